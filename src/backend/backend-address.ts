@@ -1,0 +1,57 @@
+/** Where a backend lives, parsed from a `mysql://user:pass@host:port/db` URL. */
+
+/** A parsed backend URL. `password` is non-enumerable so it never reaches a log or JSON. */
+export interface BackendAddress {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  readonly database: string;
+  /** `mysql://host:port/db`: safe to log. */
+  readonly label: string;
+}
+
+const DEFAULT_MYSQL_PORT = 3306;
+const DATABASE_NAME_PATTERN = /^[A-Za-z0-9_$]{1,64}$/;
+
+/** Parses one backend URL; returns the problem as a string instead of throwing. */
+export function parseBackendUrl(text: string): BackendAddress | string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `${JSON.stringify(redact(text))} is not a URL (expected mysql://user:pass@host:port/db)`;
+  }
+  if (url.protocol !== 'mysql:') {
+    return `${redact(text)} has scheme ${url.protocol.replace(':', '')}, expected mysql`;
+  }
+  if (url.hostname === '') return `${redact(text)} has no host`;
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!DATABASE_NAME_PATTERN.test(database)) {
+    return `${redact(text)} must name a database (letters, digits, _ or $) after the host, as in mysql://host:3306/ticketd`;
+  }
+  const port = url.port === '' ? DEFAULT_MYSQL_PORT : Number(url.port);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const address = {
+    host,
+    port,
+    user: decodeURIComponent(url.username) || 'root',
+    database,
+    label: `mysql://${url.host}/${database}`,
+  };
+  Object.defineProperty(address, 'password', {
+    value: decodeURIComponent(url.password),
+    enumerable: false,
+  });
+  return Object.freeze(address) as BackendAddress;
+}
+
+/** Builds a backend URL (the inverse of parseBackendUrl). */
+export function formatBackendUrl(a: Omit<BackendAddress, 'label'>): string {
+  const auth = a.password === '' ? encodeURIComponent(a.user) : `${encodeURIComponent(a.user)}:${encodeURIComponent(a.password)}`;
+  return `mysql://${auth}@${a.host}:${a.port}/${a.database}`;
+}
+
+function redact(text: string): string {
+  return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}

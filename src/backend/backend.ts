@@ -1,0 +1,290 @@
+/** One MySQL ticket server: its pool, ticket fetches, schema and sequence rows. */
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import pRetry from 'p-retry';
+import { toTicket, type Stripe } from '../core/ticket-math.js';
+import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { SequenceConflictError } from '../errors.js';
+import { createTicketTableStatement, schemaStatements, ticketTable } from './sql.js';
+import type { BackendAddress } from './backend-address.js';
+
+/** Timeouts and pool size for one backend. */
+export interface BackendOptions {
+  readonly connectTimeoutMs: number;
+  readonly queryTimeoutMs: number;
+  readonly poolSize: number;
+  /** Deadlock retries per REPLACE. */
+  readonly deadlockRetries: number;
+}
+
+/** Defaults: a hung backend is given up on within a second. */
+export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
+  connectTimeoutMs: 1000,
+  queryTimeoutMs: 1000,
+  poolSize: 4,
+  deadlockRetries: 8,
+});
+
+/** Settings read from a connection that decide whether its tickets are safe to use. */
+export interface SessionSettings extends Stripe {
+  readonly flushLogAtTrxCommit: number;
+  readonly syncBinlog: number;
+  readonly logBin: boolean;
+}
+
+/** Called for every new connection before it is used; throws to refuse the connection. */
+export type ConnectionGuard = (backend: Backend, session: SessionSettings) => void;
+
+/** What a run of REPLACEs produced: the tickets it got, and the error that stopped it, if any. */
+export interface TicketBatch {
+  readonly tickets: bigint[];
+  readonly error: unknown;
+}
+
+const ER_LOCK_DEADLOCK = 1213;
+const ER_DUP_ENTRY = 1062;
+
+/** A ticket server. Every connection is checked by the guard before its first use. */
+export class Backend {
+  readonly address: BackendAddress;
+  readonly label: string;
+  readonly #options: BackendOptions;
+  readonly #pool: Pool;
+  readonly #guard: ConnectionGuard;
+  readonly #verified = new WeakSet<object>();
+  /** Tail of the queue of REPLACE runs per ticket table: at most one in flight (they deadlock). */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+
+  constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS) {
+    this.address = address;
+    this.label = address.label;
+    this.#options = options;
+    this.#guard = guard;
+    this.#pool = mysql.createPool({
+      host: address.host,
+      port: address.port,
+      user: address.user,
+      password: address.password,
+      database: address.database,
+      connectTimeout: options.connectTimeoutMs,
+      connectionLimit: options.poolSize,
+      maxIdle: options.poolSize,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      enableKeepAlive: true,
+    });
+  }
+
+  /** Runs REPLACE `count` times in a row on one connection, after any run already in flight. */
+  fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
+    const table = ticketTable(sequence);
+    const previous = this.#lanes.get(table) ?? Promise.resolve();
+    const run = previous.then(() => this.#replaceRun(table, count));
+    const tail = run.catch(() => undefined);
+    this.#lanes.set(table, tail);
+    void tail.then(() => {
+      if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
+    });
+    return run;
+  }
+
+  async #replaceRun(table: string, count: number): Promise<TicketBatch> {
+    const tickets: bigint[] = [];
+    try {
+      await this.withConnection(async (conn) => {
+        for (let i = 0; i < count; i++) {
+          // One autocommit REPLACE per ticket: batching them in a transaction makes each slower.
+          const ticket = await pRetry(() => this.#replace(conn, table), {
+            retries: this.#options.deadlockRetries,
+            minTimeout: 1,
+            maxTimeout: 50,
+            randomize: true,
+            shouldRetry: ({ error }) => (error as { errno?: number }).errno === ER_LOCK_DEADLOCK,
+          });
+          tickets.push(ticket);
+        }
+      });
+      return { tickets, error: undefined };
+    } catch (error) {
+      return { tickets, error };
+    }
+  }
+
+  async #replace(conn: PoolConnection, table: string): Promise<bigint> {
+    const [result] = await conn.query<ResultSetHeader>({
+      sql: `REPLACE INTO ${table} (stub) VALUES ('a')`,
+      timeout: this.#options.queryTimeoutMs,
+    });
+    // insertId is read from this statement's own OK packet, on the connection that ran it.
+    return toTicket(result.insertId);
+  }
+
+  /** Runs fn on a checked connection; a connection that saw an error is destroyed, not reused. */
+  async withConnection<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const conn = await this.#pool.getConnection();
+    try {
+      if (!this.#verified.has(conn.connection)) {
+        this.#guard(this, await this.#readSession(conn));
+        this.#verified.add(conn.connection);
+      }
+      const result = await fn(conn);
+      conn.release();
+      return result;
+    } catch (error) {
+      conn.destroy();
+      throw error;
+    }
+  }
+
+  async #readSession(conn: PoolConnection): Promise<SessionSettings> {
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql:
+        'SELECT @@session.auto_increment_increment AS inc, @@session.auto_increment_offset AS off, ' +
+        '@@global.innodb_flush_log_at_trx_commit AS flush, @@global.sync_binlog AS sync_binlog, @@global.log_bin AS log_bin',
+      timeout: this.#options.queryTimeoutMs,
+    });
+    const row = rows[0];
+    if (row === undefined) throw new Error(`backend ${this.label} returned no session settings`);
+    return {
+      increment: BigInt(String(row.inc)),
+      offset: BigInt(String(row.off)),
+      flushLogAtTrxCommit: Number(row.flush),
+      syncBinlog: Number(row.sync_binlog),
+      logBin: Number(row.log_bin) === 1,
+    };
+  }
+
+  /** Reads the session settings of a fresh check (used by start-up checks and readiness). */
+  async session(): Promise<SessionSettings> {
+    return this.withConnection((conn) => this.#readSession(conn));
+  }
+
+  /** Applies sql/schema.sql and writes this backend's identity if it has none. Idempotent. */
+  async applySchema(): Promise<string> {
+    return this.withConnection(async (conn) => {
+      for (const statement of schemaStatements()) await conn.query(statement);
+      await conn.query('INSERT IGNORE INTO ticketd_backend (singleton, backend_id) VALUES (1, UUID())');
+      return this.#readIdentity(conn);
+    });
+  }
+
+  /** This backend's identity as written by init, or undefined before init. */
+  async identity(): Promise<string | undefined> {
+    return this.withConnection(async (conn) => {
+      try {
+        return await this.#readIdentity(conn);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'ER_NO_SUCH_TABLE') return undefined;
+        throw error;
+      }
+    });
+  }
+
+  async #readIdentity(conn: PoolConnection): Promise<string> {
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT backend_id FROM ticketd_backend WHERE singleton = 1');
+    const id = rows[0]?.backend_id;
+    if (typeof id !== 'string') throw new Error(`backend ${this.label} has no identity row`);
+    return id;
+  }
+
+  /** All sequence rows on this backend. */
+  async readSequences(): Promise<SequenceSettings[]> {
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: 'SELECT name, block_size, start_after, max_id FROM ticketd_sequences ORDER BY name',
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    return rows.map(rowToSettings);
+  }
+
+  /** One sequence row, or undefined when this backend lacks the sequence. */
+  async readSequence(name: string): Promise<SequenceSettings | undefined> {
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: 'SELECT name, block_size, start_after, max_id FROM ticketd_sequences WHERE name = ?',
+        values: [name],
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    return rows[0] === undefined ? undefined : rowToSettings(rows[0]);
+  }
+
+  /**
+   * Creates the sequence here: ticket table, counter advanced to its first useful ticket, then the
+   * row. Returns false when an identical sequence already exists; throws on a conflicting one.
+   */
+  async createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean> {
+    const existing = await this.readSequence(settings.name);
+    if (existing !== undefined) {
+      this.#assertSame(existing, settings);
+      return false;
+    }
+    await this.withConnection(async (conn) => {
+      await conn.query(createTicketTableStatement(settings.name));
+      await this.#advance(conn, ticketTable(settings.name), firstTicket);
+    });
+    try {
+      await this.withConnection((conn) =>
+        conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
+          settings.name,
+          String(settings.blockSize),
+          String(settings.startAfter),
+          String(settings.maxId),
+        ]),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== ER_DUP_ENTRY) throw error;
+      // Another process created it between our read and insert.
+      const raced = await this.readSequence(settings.name);
+      if (raced === undefined) throw error;
+      this.#assertSame(raced, settings);
+      return false;
+    }
+  }
+
+  #assertSame(existing: SequenceSettings, wanted: SequenceSettings): void {
+    if (!sameSettings(existing, wanted)) {
+      throw new SequenceConflictError(
+        `sequence ${wanted.name} exists on ${this.label} with blockSize=${existing.blockSize} startAfter=${existing.startAfter} maxId=${existing.maxId}`,
+      );
+    }
+  }
+
+  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
+  async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
+    await this.withConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
+  }
+
+  async #advance(conn: PoolConnection, table: string, minTicket: bigint): Promise<void> {
+    // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
+    if (minTicket > 1n) await conn.query(`ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`);
+  }
+
+  /** The last ticket this backend issued for the sequence (0 when none). */
+  async lastTicket(sequence: string): Promise<bigint> {
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: `SELECT MAX(id) AS id FROM ${ticketTable(sequence)}`,
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    const id = rows[0]?.id;
+    return id === null || id === undefined ? 0n : BigInt(String(id));
+  }
+
+  /** Closes every connection. */
+  async close(): Promise<void> {
+    await this.#pool.end().catch(() => undefined);
+  }
+}
+
+function rowToSettings(row: RowDataPacket): SequenceSettings {
+  return Object.freeze({
+    name: String(row.name),
+    blockSize: BigInt(String(row.block_size)),
+    startAfter: BigInt(String(row.start_after)),
+    maxId: BigInt(String(row.max_id)),
+  });
+}

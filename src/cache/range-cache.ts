@@ -1,0 +1,161 @@
+/**
+ * Cached ID ranges of one sequence, double-buffered: once about 10% of the newest segment is
+ * used, the next segment is fetched in the background, so a request waits on MySQL only when both
+ * are empty. The segment size adapts so that a steady load refills about once per target interval.
+ * IDs handed out are removed before they are returned and never put back: a crash leaves gaps only.
+ */
+import { SequenceExhaustedError } from '../errors.js';
+import type { IdRange } from '../core/ticket-math.js';
+import type { Clock } from '../allocator/backend-health.js';
+
+/** Fraction of a segment used before the next one is fetched. */
+export const PREFETCH_AT_USED_RATIO = 0.1;
+/** A steady load should trigger a refill about this often; faster means segments grow. */
+export const TARGET_REFILL_INTERVAL_MS = 1000;
+/** Upper bound on tickets per refill (split across backends). */
+export const MAX_TICKETS_PER_REFILL = 256;
+
+/** Dependencies and tuning of a cache. */
+export interface RangeCacheOptions {
+  readonly sequence: string;
+  readonly blockSize: bigint;
+  /** Fetches about this many tickets' worth of ranges; rejects when none can be had. */
+  readonly refill: (tickets: number) => Promise<IdRange[]>;
+  readonly clock: Clock;
+  /** Told about failures of background prefetches (foreground failures reach the caller). */
+  readonly onBackgroundError: (error: unknown) => void;
+  readonly targetRefillIntervalMs?: number;
+  readonly maxTicketsPerRefill?: number;
+}
+
+interface Cursor {
+  next: bigint;
+  readonly last: bigint;
+}
+
+/** The ID cache of one sequence. */
+export class RangeCache {
+  readonly #options: RangeCacheOptions;
+  readonly #queue: Cursor[] = [];
+  #available = 0;
+  #prefetchBelow = 0;
+  #ticketsPerRefill = 1;
+  #refilling: Promise<void> | undefined;
+  #lastRefillAt = Number.NEGATIVE_INFINITY;
+  #exhausted: SequenceExhaustedError | undefined;
+  #issued = 0;
+
+  constructor(options: RangeCacheOptions) {
+    this.#options = options;
+  }
+
+  /** IDs cached and not yet handed out. */
+  get available(): number {
+    return this.#available;
+  }
+
+  /** IDs handed out by this cache since it was created. */
+  get issued(): number {
+    return this.#issued;
+  }
+
+  /** Tickets the next refill will ask for (grows and shrinks with demand). */
+  get ticketsPerRefill(): number {
+    return this.#ticketsPerRefill;
+  }
+
+  /** True once the sequence can give no more IDs beyond what is cached. */
+  get exhausted(): boolean {
+    return this.#exhausted !== undefined;
+  }
+
+  /** Takes `count` IDs without waiting, or returns undefined when fewer are cached. */
+  tryTake(count: number): IdRange[] | undefined {
+    if (count > this.#available) {
+      this.#prefetch();
+      return undefined;
+    }
+    const taken: IdRange[] = [];
+    let needed = BigInt(count);
+    while (needed > 0n) {
+      const head = this.#queue[0] as Cursor;
+      const left = head.last - head.next + 1n;
+      if (left > needed) {
+        taken.push({ first: head.next, last: head.next + needed - 1n });
+        head.next += needed;
+        break;
+      }
+      taken.push({ first: head.next, last: head.last });
+      this.#queue.shift();
+      needed -= left;
+    }
+    this.#available -= count;
+    this.#issued += count;
+    if (this.#available < this.#prefetchBelow) this.#prefetch();
+    return taken;
+  }
+
+  /** Takes `count` IDs, waiting for refills only when the cache cannot cover them. */
+  async take(count: number): Promise<IdRange[]> {
+    for (;;) {
+      const taken = this.tryTake(count);
+      if (taken !== undefined) return taken;
+      if (this.#exhausted !== undefined && this.#refilling === undefined) {
+        throw new SequenceExhaustedError(
+          `sequence ${this.#options.sequence} has ${this.#available} IDs left below its maxId; ${count} were asked for`,
+          { cause: this.#exhausted },
+        );
+      }
+      const missing = BigInt(count - this.#available);
+      const blockSize = this.#options.blockSize;
+      await this.#refill(Number((missing + blockSize - 1n) / blockSize));
+    }
+  }
+
+  #prefetch(): void {
+    if (this.#refilling !== undefined || this.#exhausted !== undefined) return;
+    this.#refill(0).catch(this.#options.onBackgroundError);
+  }
+
+  #refill(minTickets: number): Promise<void> {
+    if (this.#refilling !== undefined) return this.#refilling;
+    if (this.#exhausted !== undefined) return Promise.reject(this.#exhausted);
+    this.#adapt();
+    const max = this.#options.maxTicketsPerRefill ?? MAX_TICKETS_PER_REFILL;
+    const tickets = Math.min(max, Math.max(this.#ticketsPerRefill, minTickets));
+    this.#refilling = this.#options
+      .refill(tickets)
+      .then(
+        (ranges) => this.#append(ranges),
+        (error: unknown) => {
+          if (error instanceof SequenceExhaustedError) this.#exhausted = error;
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.#refilling = undefined;
+      });
+    return this.#refilling;
+  }
+
+  #adapt(): void {
+    const now = this.#options.clock();
+    const interval = now - this.#lastRefillAt;
+    const target = this.#options.targetRefillIntervalMs ?? TARGET_REFILL_INTERVAL_MS;
+    const max = this.#options.maxTicketsPerRefill ?? MAX_TICKETS_PER_REFILL;
+    if (interval < target) this.#ticketsPerRefill = Math.min(max, this.#ticketsPerRefill * 2);
+    else if (interval > 8 * target) this.#ticketsPerRefill = Math.max(1, Math.floor(this.#ticketsPerRefill / 2));
+    this.#lastRefillAt = now;
+  }
+
+  #append(ranges: IdRange[]): void {
+    let added = 0;
+    for (const range of ranges) {
+      this.#queue.push({ next: range.first, last: range.last });
+      added += Number(range.last - range.first + 1n);
+    }
+    this.#available += added;
+    // Prefetch again once ~10% of this segment is used: the rest of it is the second buffer.
+    this.#prefetchBelow = added * (1 - PREFETCH_AT_USED_RATIO);
+  }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+/** The `ticketd` command. With cli/dev.ts, the only code that reads process.env and argv. */
+import { Command, Option } from 'commander';
+import { Allocator } from '../allocator/allocator.js';
+import { configInputFromEnv, loadConfig, parseBackends, type ConfigInput } from '../config.js';
+import { parseSequenceSettings } from '../core/sequence.js';
+import { ConfigError, TicketdError } from '../errors.js';
+import { createJsonLogger, type Logger } from '../logger.js';
+import { startTicketd } from '../server.js';
+import { initBackends } from '../service/init.js';
+import { TicketService } from '../service/ticket-service.js';
+import { runDev } from './dev.js';
+
+/** How long a graceful shutdown may take before the process exits anyway. */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+const logger = createJsonLogger();
+const env = configInputFromEnv(process.env);
+const program = new Command('ticketd').description('Unique 64-bit IDs from odd/even MySQL ticket servers').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('serve the HTTP API')
+  .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .addOption(new Option('--admin-token <token>', 'bearer token for admin routes (TICKETD_ADMIN_TOKEN)').hideHelp())
+  .action(async (flags: ConfigInput) => {
+    const config = loadConfig(env, flags);
+    const running = await startTicketd({ config, logger });
+    onShutdown(logger, () => running.close());
+  });
+
+program
+  .command('init')
+  .description('create the schema and the default sequence on every backend (idempotent)')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .action(async (flags: { backends?: string }) => {
+    await withService(flags.backends, async (allocator, service) => {
+      for (const r of await initBackends(allocator, service)) console.log(`${r.backend}: schema ready, identity ${r.identity}`);
+      console.log('sequence default ready (blockSize 10000)');
+    });
+  });
+
+const sequences = program.command('sequences').description('create or list sequences');
+sequences
+  .command('create <name>')
+  .description('create a sequence on every backend')
+  .requiredOption('--block-size <n>', 'IDs per ticket')
+  .option('--start-after <n>', 'every ID is greater than this')
+  .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; backends?: string }) => {
+    const settings = parseSequenceSettings(name, {
+      blockSize: flags.blockSize,
+      ...(flags.startAfter !== undefined && { startAfter: flags.startAfter }),
+      ...(flags.maxId !== undefined && { maxId: flags.maxId }),
+    });
+    await withService(flags.backends, async (_allocator, service) => {
+      const created = await service.createSequence(settings);
+      console.log(`sequence ${name} ${created ? 'created' : 'already exists with these settings'}`);
+    });
+  });
+sequences
+  .command('list')
+  .description('list sequences and the backends that have them')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .action(async (flags: { backends?: string }) => {
+    await withService(flags.backends, async (_allocator, service) => {
+      for (const s of await service.listSequences()) {
+        const { name, blockSize, startAfter, maxId } = s.settings;
+        console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tbackends=${s.backends.join(',')}`);
+      }
+    });
+  });
+
+program
+  .command('dev')
+  .description('start two local MySQL-compatible servers and serve the HTTP API, for trying ticketd')
+  .option('--port <n>', 'HTTP port (TICKETD_PORT, default 8080)')
+  .option('--data-dir <dir>', 'where the local servers keep their data (TICKETD_DEV_DIR, default ./.ticketd-dev)')
+  .action(async (flags: { port?: string; dataDir?: string }) => {
+    await runDev({
+      port: flags.port ?? process.env.TICKETD_PORT,
+      dataDir: flags.dataDir ?? process.env.TICKETD_DEV_DIR ?? '.ticketd-dev',
+      adminToken: process.env.TICKETD_ADMIN_TOKEN,
+      logger,
+      onShutdown: (close) => onShutdown(logger, close),
+    });
+  });
+
+async function withService(backendsFlag: string | undefined, fn: (a: Allocator, s: TicketService) => Promise<void>): Promise<void> {
+  const problems: string[] = [];
+  const backends = parseBackends(backendsFlag ?? env.backends, problems);
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  const quiet = createJsonLogger(() => undefined);
+  const allocator = new Allocator({ backends, logger: quiet });
+  const service = new TicketService({ allocator, logger: quiet });
+  try {
+    await fn(allocator, service);
+  } finally {
+    await service.close();
+  }
+}
+
+/** On SIGTERM or SIGINT: close, then exit 0; exit 1 if closing takes too long. */
+export function onShutdown(log: Logger, close: () => Promise<void>): void {
+  let closing = false;
+  const stop = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref();
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: String(error) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  // One line, naming the setting or the backend; the stack only for what we did not expect.
+  if (error instanceof TicketdError) console.error(`ticketd: ${error.message}`);
+  else console.error(`ticketd: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,121 @@
+/**
+ * Every failure ticketd reports has a literal `code` and an HTTP status. The HTTP layer maps these
+ * to problem+json in one place (src/http/problem.ts); the README lists every code.
+ */
+export abstract class TicketdError extends Error {
+  abstract readonly code: string;
+  /** HTTP status used when this error reaches a client. */
+  abstract readonly status: number;
+  /** Short slug naming the problem type (`/problems/<slug>`). */
+  abstract readonly slug: string;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad configuration: env, flags or a config value. The message names the setting. */
+export class ConfigError extends TicketdError {
+  readonly code = 'TICKETD_CONFIG_INVALID';
+  readonly status = 500;
+  readonly slug = 'config-invalid';
+}
+
+/** A request parameter or body that does not satisfy the contract. */
+export class BadRequestError extends TicketdError {
+  readonly code = 'TICKETD_BAD_REQUEST';
+  readonly status = 400;
+  readonly slug = 'bad-request';
+}
+
+/** No (or a malformed) Authorization header on an admin route. */
+export class UnauthorizedError extends TicketdError {
+  readonly code = 'TICKETD_UNAUTHORIZED';
+  readonly status = 401;
+  readonly slug = 'unauthorized';
+}
+
+/** A token was given but it is wrong, or the admin API is disabled. */
+export class ForbiddenError extends TicketdError {
+  readonly code = 'TICKETD_FORBIDDEN';
+  readonly status = 403;
+  readonly slug = 'forbidden';
+}
+
+/** No route matches the request. */
+export class RouteNotFoundError extends TicketdError {
+  readonly code = 'TICKETD_NOT_FOUND';
+  readonly status = 404;
+  readonly slug = 'not-found';
+}
+
+/** The path exists but not with this method. */
+export class MethodNotAllowedError extends TicketdError {
+  readonly code = 'TICKETD_METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  readonly slug = 'method-not-allowed';
+}
+
+/** The named sequence exists on no reachable backend. */
+export class SequenceNotFoundError extends TicketdError {
+  readonly code = 'TICKETD_SEQUENCE_NOT_FOUND';
+  readonly status = 404;
+  readonly slug = 'sequence-not-found';
+}
+
+/** A sequence with this name exists with other settings (or backends disagree on them). */
+export class SequenceConflictError extends TicketdError {
+  readonly code = 'TICKETD_SEQUENCE_CONFLICT';
+  readonly status = 409;
+  readonly slug = 'sequence-conflict';
+}
+
+/** The sequence has no IDs left at or below its maxId. Never retry: it will not come back. */
+export class SequenceExhaustedError extends TicketdError {
+  readonly code = 'TICKETD_SEQUENCE_EXHAUSTED';
+  readonly status = 409;
+  readonly slug = 'sequence-exhausted';
+}
+
+/** No backend answered and the cache cannot serve the request. Safe to retry later. */
+export class BackendsUnavailableError extends TicketdError {
+  readonly code = 'TICKETD_BACKENDS_UNAVAILABLE';
+  readonly status = 503;
+  readonly slug = 'backends-unavailable';
+  /** Seconds a client should wait before retrying. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
+  }
+}
+
+/** A backend's settings would let two backends issue the same ticket (offsets, increment). */
+export class BackendMisconfiguredError extends TicketdError {
+  readonly code = 'TICKETD_BACKEND_MISCONFIGURED';
+  readonly status = 503;
+  readonly slug = 'backend-misconfigured';
+}
+
+/** A backend returned a ticket at or below one already seen, or with the wrong parity. */
+export class TicketRegressionError extends TicketdError {
+  readonly code = 'TICKETD_TICKET_REGRESSION';
+  readonly status = 503;
+  readonly slug = 'ticket-regression';
+}
+
+/** The local launcher found no MySQL-compatible server binary. */
+export class NoServerBinaryError extends TicketdError {
+  readonly code = 'TICKETD_NO_MYSQLD';
+  readonly status = 500;
+  readonly slug = 'no-mysqld';
+}
+
+/** A local server did not start or stop as expected. */
+export class LauncherError extends TicketdError {
+  readonly code = 'TICKETD_LAUNCHER_FAILED';
+  readonly status = 500;
+  readonly slug = 'launcher-failed';
+}

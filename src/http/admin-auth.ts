@@ -1,0 +1,30 @@
+/** Bearer-token check for admin routes, in constant time. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
+
+/** Middleware that admits only `Authorization: Bearer <token>`; undefined token disables admin. */
+export function requireAdmin(token: string | undefined): RequestHandler {
+  // Hashing both sides gives equal-length buffers, so the comparison leaks neither length nor content.
+  const expected = token === undefined ? undefined : digest(token);
+  return (req, _res, next) => {
+    if (expected === undefined) {
+      next(new ForbiddenError('admin API is disabled: set TICKETD_ADMIN_TOKEN to enable it'));
+      return;
+    }
+    const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
+    if (match === null) {
+      next(new UnauthorizedError('admin route: send Authorization: Bearer <TICKETD_ADMIN_TOKEN>'));
+      return;
+    }
+    if (!timingSafeEqual(digest(match[1]!), expected)) {
+      next(new ForbiddenError('admin token does not match'));
+      return;
+    }
+    next();
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

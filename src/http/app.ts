@@ -1,0 +1,146 @@
+/** The HTTP API: routes of the public contract, mapped onto the ticket service. */
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { BadRequestError, MethodNotAllowedError, RouteNotFoundError, TicketdError } from '../errors.js';
+import { parseSequenceSettings, settingsToJson } from '../core/sequence.js';
+import type { TicketService } from '../service/ticket-service.js';
+import type { Logger } from '../logger.js';
+import { requireAdmin } from './admin-auth.js';
+import { idsAsJsonList, idsAsLines } from './format-ids.js';
+import { sendProblem } from './problem.js';
+import { openApiDocument } from './openapi.js';
+import { renderMetrics } from './metrics.js';
+import { renderStatusPage } from './status-page.js';
+
+/** Largest `count` one request may ask for, unless configured otherwise. */
+export const DEFAULT_MAX_COUNT = 10_000;
+/** Largest request body accepted (PUT bodies are three small fields). */
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/** Dependencies of the HTTP app. */
+export interface AppOptions {
+  readonly service: TicketService;
+  readonly logger: Logger;
+  readonly adminToken: string | undefined;
+  readonly maxCount?: number;
+}
+
+type Handler = (req: Request, res: Response) => Promise<void> | void;
+
+/** Builds the Express app. It holds no state of its own beyond what the service holds. */
+export function createApp(options: AppOptions): Express {
+  const { service, logger } = options;
+  const maxCount = options.maxCount ?? DEFAULT_MAX_COUNT;
+  const admin = requireAdmin(options.adminToken);
+  const app = express();
+  app.disable('x-powered-by');
+  // ETags over large ID lists cost a hash per response and IDs are never repeated anyway.
+  app.set('etag', false);
+
+  const route = (path: string, handlers: Record<string, Handler | [typeof admin, Handler]>): void => {
+    const allowed = Object.keys(handlers).map((m) => m.toUpperCase());
+    for (const [method, spec] of Object.entries(handlers)) {
+      const [guard, handler] = Array.isArray(spec) ? spec : [undefined, spec];
+      const wrapped = (req: Request, res: Response, next: NextFunction): void => {
+        Promise.resolve(handler(req, res)).catch(next);
+      };
+      const chain = guard === undefined ? [wrapped] : [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true }), wrapped];
+      app[method as 'get' | 'post' | 'put'](path, ...chain);
+    }
+    app.all(path, (req, res) => {
+      res.set('Allow', allowed.join(', '));
+      sendProblem(res, new MethodNotAllowedError(`${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+    });
+  };
+
+  route('/v1/sequences/:name/ids', {
+    post: async (req, res) => {
+      const name = req.params.name as string;
+      const count = parseCount(req.query.count, maxCount);
+      const ranges = await service.issue(name, count);
+      res.set('Cache-Control', 'no-store');
+      if (req.accepts(['application/json', 'text/plain']) === 'text/plain') {
+        res.type('text/plain').send(idsAsLines(ranges));
+      } else {
+        res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ranges)}]}`);
+      }
+    },
+  });
+
+  route('/v1/sequences/:name/next', {
+    get: async (req, res) => {
+      const name = req.params.name as string;
+      const ranges = await service.issue(name, 1);
+      res.set('Cache-Control', 'no-store');
+      res.type('application/json').send(`{"sequence":"${name}","id":"${ranges[0]!.first}"}`);
+    },
+  });
+
+  route('/v1/sequences/:name/blocks', {
+    post: async (req, res) => {
+      const name = req.params.name as string;
+      const block = await service.leaseBlock(name);
+      res.set('Cache-Control', 'no-store');
+      res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}"}`);
+    },
+  });
+
+  route('/v1/sequences/:name', {
+    get: async (req, res) => {
+      const name = req.params.name as string;
+      const settings = await service.settings(name);
+      res.json({ ...settingsToJson(settings), cache: service.cacheStatus(name) ?? null, backends: service.backendsFor(name) });
+    },
+    put: [
+      admin,
+      async (req, res) => {
+        const settings = parseSequenceSettings(req.params.name as string, req.body);
+        const created = await service.createSequence(settings);
+        res.status(created ? 201 : 200).json(settingsToJson(settings));
+      },
+    ],
+  });
+
+  route('/v1/sequences', {
+    get: async (_req, res) => {
+      const list = await service.listSequences();
+      res.json({ sequences: list.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })) });
+    },
+  });
+
+  route('/healthz', { get: (_req, res) => void res.json({ status: 'ok' }) });
+  route('/readyz', {
+    get: (_req, res) => {
+      res.set('Cache-Control', 'no-store');
+      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus() });
+    },
+  });
+  route('/metrics', { get: (_req, res) => void res.type('text/plain; version=0.0.4').send(renderMetrics(service)) });
+  route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });
+  route('/', { get: (_req, res) => void res.type('html').send(renderStatusPage(service)) });
+
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    next(new RouteNotFoundError(`no route for ${req.method} ${req.path}`));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (!(error instanceof TicketdError) && !isClientError(error)) {
+      logger.error({ method: req.method, path: req.path, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
+    }
+    sendProblem(res, error);
+  });
+  return app;
+}
+
+function parseCount(value: unknown, maxCount: number): number {
+  if (value === undefined) return 1;
+  if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
+    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`);
+  }
+  const count = Number(value);
+  if (count < 1 || count > maxCount) throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
+  return count;
+}
+
+function isClientError(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}

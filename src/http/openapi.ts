@@ -1,0 +1,142 @@
+/** The OpenAPI 3.1 description of the HTTP API, served at /openapi.json. Keep it in step with app.ts. */
+
+const idString = { type: 'string', pattern: '^[0-9]+$', description: 'A decimal integer up to 2^64−1.' };
+const problem = { $ref: '#/components/schemas/Problem' };
+const problemResponse = (description: string): object => ({
+  description,
+  content: { 'application/problem+json': { schema: problem } },
+});
+const nameParam = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,47}$' },
+};
+const issueErrors = {
+  '400': problemResponse('Bad input (count, name).'),
+  '404': problemResponse('Unknown sequence.'),
+  '409': problemResponse('The sequence has reached its maxId (type /problems/sequence-exhausted).'),
+  '503': problemResponse('No backend answered and the cache is empty; see Retry-After.'),
+};
+const json = (schema: object): object => ({ 'application/json': { schema } });
+
+/** The document. */
+export const openApiDocument = Object.freeze({
+  openapi: '3.1.0',
+  info: { title: 'ticketd', version: '0.1.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  components: {
+    securitySchemes: { admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' } },
+    schemas: {
+      Problem: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'detail', 'code'],
+        properties: {
+          type: { type: 'string' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          detail: { type: 'string' },
+          code: { type: 'string' },
+        },
+      },
+      SequenceSettings: {
+        type: 'object',
+        required: ['blockSize'],
+        additionalProperties: false,
+        properties: {
+          blockSize: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
+          startAfter: { oneOf: [{ type: 'integer', minimum: 0 }, idString] },
+          maxId: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
+        },
+      },
+      Sequence: {
+        type: 'object',
+        properties: { name: { type: 'string' }, blockSize: idString, startAfter: idString, maxId: idString },
+      },
+    },
+  },
+  paths: {
+    '/v1/sequences/{name}/ids': {
+      post: {
+        summary: 'Issue count IDs.',
+        parameters: [nameParam, { name: 'count', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1 } }],
+        responses: {
+          '200': {
+            description: 'The IDs, in increasing order within each block.',
+            content: {
+              ...json({ type: 'object', properties: { sequence: { type: 'string' }, ids: { type: 'array', items: idString } } }),
+              'text/plain': { schema: { type: 'string', description: 'One ID per line.' } },
+            },
+          },
+          ...issueErrors,
+        },
+      },
+    },
+    '/v1/sequences/{name}/next': {
+      get: {
+        summary: 'Issue one ID (Cache-Control: no-store).',
+        parameters: [nameParam],
+        responses: {
+          '200': { description: 'One ID.', content: json({ type: 'object', properties: { sequence: { type: 'string' }, id: idString } }) },
+          ...issueErrors,
+        },
+      },
+    },
+    '/v1/sequences/{name}/blocks': {
+      post: {
+        summary: 'Lease one whole block: the client hands out first..last itself.',
+        parameters: [nameParam],
+        responses: {
+          '200': {
+            description: 'The leased block.',
+            content: json({ type: 'object', properties: { sequence: { type: 'string' }, first: idString, last: idString } }),
+          },
+          ...issueErrors,
+        },
+      },
+    },
+    '/v1/sequences/{name}': {
+      get: {
+        summary: 'Settings of a sequence and its per-backend state.',
+        parameters: [nameParam],
+        responses: { '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/Sequence' }) }, '404': problemResponse('Unknown sequence.') },
+      },
+      put: {
+        summary: 'Create a sequence on every backend (admin).',
+        security: [{ admin: [] }],
+        parameters: [nameParam],
+        requestBody: { required: true, content: json({ $ref: '#/components/schemas/SequenceSettings' }) },
+        responses: {
+          '201': { description: 'Created.', content: json({ $ref: '#/components/schemas/Sequence' }) },
+          '200': { description: 'An identical sequence exists.', content: json({ $ref: '#/components/schemas/Sequence' }) },
+          '400': problemResponse('Bad name or settings.'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Wrong token, or admin API disabled.'),
+          '409': problemResponse('Exists with other settings.'),
+          '503': problemResponse('A backend did not answer; repeat to complete.'),
+        },
+      },
+    },
+    '/v1/sequences': {
+      get: {
+        summary: 'All sequences and the backends that have them.',
+        responses: {
+          '200': {
+            description: 'The sequences.',
+            content: json({ type: 'object', properties: { sequences: { type: 'array', items: { $ref: '#/components/schemas/Sequence' } } } }),
+          },
+          '503': problemResponse('No backend answered.'),
+        },
+      },
+    },
+    '/healthz': { get: { summary: 'The process is alive.', responses: { '200': { description: 'Alive.' } } } },
+    '/readyz': {
+      get: {
+        summary: 'An ID can be issued now.',
+        responses: { '200': { description: 'Ready.' }, '503': { description: 'Not ready: no backend usable and no cached IDs.' } },
+      },
+    },
+    '/metrics': { get: { summary: 'Prometheus metrics (ticketd_*).', responses: { '200': { description: 'Text exposition format.' } } } },
+    '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
+    '/': { get: { summary: 'Status page (HTML).', responses: { '200': { description: 'HTML.' } } } },
+  },
+});

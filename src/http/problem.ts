@@ -1,0 +1,70 @@
+/** The one place errors become RFC 9457 problem+json responses. */
+import type { Response } from 'express';
+import { BackendsUnavailableError, TicketdError, UnauthorizedError } from '../errors.js';
+
+/** Problem type URIs are relative references under this path; the README documents each one. */
+export const PROBLEM_TYPE_BASE = '/problems/';
+
+/** A problem document. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Builds the problem document for an error (unknown errors become an opaque 500). */
+export function toProblem(error: unknown): Problem {
+  if (error instanceof TicketdError) {
+    return {
+      type: PROBLEM_TYPE_BASE + error.slug,
+      title: TITLES[error.status] ?? 'Error',
+      status: error.status,
+      detail: error.message,
+      code: error.code,
+    };
+  }
+  const http = httpErrorOf(error);
+  if (http !== undefined) {
+    return { type: PROBLEM_TYPE_BASE + 'bad-request', title: TITLES[http.status] ?? 'Bad Request', status: http.status, detail: http.message, code: 'TICKETD_BAD_REQUEST' };
+  }
+  return {
+    type: PROBLEM_TYPE_BASE + 'internal',
+    title: TITLES[500]!,
+    status: 500,
+    detail: 'internal error; see the server log',
+    code: 'TICKETD_INTERNAL',
+  };
+}
+
+/** Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply. */
+export function sendProblem(res: Response, error: unknown): void {
+  const problem = toProblem(error);
+  if (error instanceof BackendsUnavailableError) res.set('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd admin"');
+  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+/** Errors raised by Express's body parsers carry a 4xx status and a message safe to show. */
+function httpErrorOf(error: unknown): { status: number; message: string } | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose === true && typeof message === 'string') {
+    return { status, message };
+  }
+  return undefined;
+}

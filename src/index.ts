@@ -1,0 +1,12 @@
+/** ticketd's public API. */
+export { startTicketd, type RunningTicketd, type TicketdOptions } from './server.js';
+export { loadConfig, configInputFromEnv, type Config, type ConfigInput } from './config.js';
+export { createApp, type AppOptions } from './http/app.js';
+export { TicketService } from './service/ticket-service.js';
+export { Allocator } from './allocator/allocator.js';
+export { startLocalPair, type LocalPair } from './launcher/local-pair.js';
+export { startLocalServer, findServerBinary, type LocalServer } from './launcher/local-mysql.js';
+export { createJsonLogger, silentLogger, type Logger } from './logger.js';
+export type { IdRange } from './core/ticket-math.js';
+export type { SequenceSettings } from './core/sequence.js';
+export * from './errors.js';

@@ -1,0 +1,255 @@
+/**
+ * Starts MySQL-compatible servers (MariaDB or MySQL) on free loopback ports in a directory of our
+ * own, with the backend option files from sql/. Used by `ticketd dev`, the tests and the benchmarks.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, join, resolve } from 'node:path';
+import mysql from 'mysql2/promise';
+import { LauncherError, NoServerBinaryError } from '../errors.js';
+import { SQL_DIR } from '../paths.js';
+
+/** Which server a binary is. */
+export type ServerFlavor = 'mariadb' | 'mysql';
+
+/** A server binary found on this machine. */
+export interface ServerBinary {
+  readonly path: string;
+  readonly flavor: ServerFlavor;
+}
+
+/** The database ticketd's tables live in on local servers. */
+export const LOCAL_DATABASE = 'ticketd';
+/** How long a local server may take to accept connections. */
+export const SERVER_READY_TIMEOUT_MS = 60_000;
+/** How long a clean shutdown may take before the server is killed. */
+export const SERVER_STOP_TIMEOUT_MS = 30_000;
+
+const EXTRA_SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/mysql/bin', '/opt/homebrew/bin', '/usr/local/bin'];
+const running = new Set<ChildProcess>();
+
+/** Finds mariadbd or mysqld (TICKETD_MYSQLD wins); throws NoServerBinaryError with how to get one. */
+export function findServerBinary(explicit: string | undefined, pathVariable: string | undefined): ServerBinary {
+  const dirs = [...(pathVariable ?? '').split(delimiter).filter((d) => d !== ''), ...EXTRA_SEARCH_DIRS];
+  const candidates = explicit !== undefined && explicit !== '' ? [explicit] : ['mariadbd', 'mysqld'].flatMap((n) => dirs.map((d) => join(d, n)));
+  const path = candidates.find(isExecutable);
+  if (path === undefined) {
+    throw new NoServerBinaryError(
+      explicit
+        ? `TICKETD_MYSQLD=${explicit} is not an executable file`
+        : 'no mariadbd or mysqld found on PATH: install one (apt-get install mariadb-server, or brew install mysql), set TICKETD_MYSQLD, or run the docker compose demo (docker compose -f docker/compose.yml up)',
+    );
+  }
+  const version = spawnSync(path, ['--version'], { encoding: 'utf8' });
+  return { path, flavor: /mariadb/i.test(`${version.stdout}${version.stderr}`) ? 'mariadb' : 'mysql' };
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One local server. */
+export interface LocalServer {
+  readonly name: string;
+  readonly port: number;
+  readonly dir: string;
+  /** `mysql://root@127.0.0.1:<port>/ticketd` */
+  readonly url: string;
+  /** The server's process id, while it runs. */
+  readonly pid: number | undefined;
+  /** Sends a signal to the server process (chaos tests: SIGKILL, SIGSTOP, SIGCONT). */
+  signal(signal: NodeJS.Signals): void;
+  /** Waits until the process has exited (after a kill). */
+  exited(): Promise<void>;
+  /** Starts it again on the same port and data directory. */
+  restart(): Promise<void>;
+  /** Shuts it down cleanly; kills it if that takes too long. */
+  stop(): Promise<void>;
+}
+
+/** Options for one server. */
+export interface LocalServerOptions {
+  readonly name: string;
+  /** Option file, e.g. sql/backend-a.cnf. */
+  readonly optionFile: string;
+  /** Directory for data, socket, pid and log; reused when it already holds a data directory. */
+  readonly dir: string;
+  readonly binary: ServerBinary;
+  /** Port to use; a free one is picked when omitted. */
+  readonly port?: number;
+}
+
+/** Initialises (once) and starts a server, resolving when it accepts connections. */
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const dir = resolve(options.dir);
+  const dataDir = join(dir, 'data');
+  mkdirSync(dir, { recursive: true });
+  stopStaleServer(join(dir, 'mysqld.pid'), dataDir);
+  if (!existsSync(join(dataDir, 'mysql'))) initialiseDataDir(options.binary, dataDir, dir);
+  const port = options.port ?? (await freePort());
+  let child: ChildProcess | undefined;
+  let exit: Promise<void> = Promise.resolve();
+
+  const start = async (): Promise<void> => {
+    child = spawnServer(options, dir, dataDir, port);
+    const proc = child;
+    exit = new Promise((done) => proc.once('exit', () => done()));
+    running.add(proc);
+    void exit.then(() => running.delete(proc));
+    await waitReady(dir, proc, exit);
+    await prepareAccounts(dir);
+  };
+  await start();
+
+  return {
+    name: options.name,
+    port,
+    dir,
+    url: `mysql://root@127.0.0.1:${port}/${LOCAL_DATABASE}`,
+    get pid() {
+      return child?.exitCode === null && child.signalCode === null ? child.pid : undefined;
+    },
+    signal: (signal) => {
+      if (child?.pid !== undefined && child.exitCode === null) process.kill(child.pid, signal);
+    },
+    exited: () => exit,
+    restart: start,
+    stop: async () => {
+      const proc = child;
+      if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGCONT');
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), SERVER_STOP_TIMEOUT_MS);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): void {
+  const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
+  const [command, args] =
+    binary.flavor === 'mariadb'
+      ? [
+          installDbFor(binary.path),
+          ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...asRoot],
+        ]
+      : [binary.path, ['--no-defaults', '--initialize-insecure', `--datadir=${dataDir}`, ...asRoot]];
+  const result = spawnSync(command, args, { encoding: 'utf8', cwd: dir });
+  if (result.status !== 0) {
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`.trim().split('\n').slice(-5).join(' | ');
+    throw new LauncherError(`initialising ${dataDir} with ${command} failed: ${output}`);
+  }
+}
+
+function installDbFor(serverPath: string): string {
+  const beside = [join(serverPath, '..', '..', 'bin', 'mariadb-install-db'), join(serverPath, '..', 'mariadb-install-db')];
+  return beside.find(isExecutable) ?? 'mariadb-install-db';
+}
+
+function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, port: number): ChildProcess {
+  const args = [
+    // --defaults-file must come first; it also keeps the machine's own my.cnf out.
+    `--defaults-file=${options.optionFile}`,
+    `--datadir=${dataDir}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    `--socket=${join(dir, 'mysqld.sock')}`,
+    `--pid-file=${join(dir, 'mysqld.pid')}`,
+    `--log-error=${join(dir, 'error.log')}`,
+    '--innodb-buffer-pool-size=64M',
+    '--max-connections=500',
+    ...(options.binary.flavor === 'mysql' ? ['--mysqlx=OFF'] : []),
+    ...(process.getuid?.() === 0 ? ['--user=root'] : []),
+  ];
+  // Own process group: a Ctrl-C meant for ticketd does not reach the server, which we stop ourselves.
+  return spawn(options.binary.path, args, { stdio: 'ignore', detached: true });
+}
+
+async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>): Promise<void> {
+  const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
+  let exited = false;
+  void exit.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new LauncherError(`server in ${dir} exited during start: ${logTail(dir)}`);
+    try {
+      const conn = await mysql.createConnection({ socketPath: join(dir, 'mysqld.sock'), user: 'root', connectTimeout: 1000 });
+      await conn.end();
+      return;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new LauncherError(`server in ${dir} did not accept connections within ${SERVER_READY_TIMEOUT_MS} ms: ${logTail(dir)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+async function prepareAccounts(dir: string): Promise<void> {
+  // MySQL's --initialize-insecure creates only root@localhost; TCP from 127.0.0.1 needs its own account.
+  const conn = await mysql.createConnection({ socketPath: join(dir, 'mysqld.sock'), user: 'root', multipleStatements: true });
+  try {
+    await conn.query(
+      `CREATE DATABASE IF NOT EXISTS ${LOCAL_DATABASE};` +
+        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';" +
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;",
+    );
+  } finally {
+    await conn.end();
+  }
+}
+
+function logTail(dir: string): string {
+  try {
+    return readFileSync(join(dir, 'error.log'), 'utf8').trim().split('\n').slice(-3).join(' | ');
+  } catch {
+    return '(no error log)';
+  }
+}
+
+/** A server left running by a crashed `ticketd dev` holds the data directory's lock; stop it. */
+function stopStaleServer(pidFile: string, dataDir: string): void {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes(dataDir)) return;
+  process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) spawnSync('sleep', ['0.05']);
+}
+
+/** A port that was free on 127.0.0.1 a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+/** The option file of backend `a`, `b`, … in sql/. */
+export function backendOptionFile(name: string): string {
+  return join(SQL_DIR, `backend-${name}.cnf`);
+}
+
+/** Kills every server this process started and has not stopped (last resort at exit). */
+export function killAllLocalServers(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+process.once('exit', killAllLocalServers);

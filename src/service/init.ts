@@ -1,0 +1,27 @@
+/** `ticketd init`: schema, backend identity and the `default` sequence on every backend. */
+import type { Allocator } from '../allocator/allocator.js';
+import { DEFAULT_BLOCK_SIZE, DEFAULT_SEQUENCE_NAME, parseSequenceSettings } from '../core/sequence.js';
+import { BackendsUnavailableError } from '../errors.js';
+import type { TicketService } from './ticket-service.js';
+
+/** What init did on one backend. */
+export interface InitResult {
+  readonly backend: string;
+  readonly identity: string;
+}
+
+/** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */
+export async function initBackends(allocator: Allocator, service: TicketService): Promise<InitResult[]> {
+  const failures = await allocator.probe();
+  const first = failures[0];
+  if (first !== undefined) {
+    const reason = first.error instanceof Error ? first.error.message : String(first.error);
+    throw new BackendsUnavailableError(`init needs every backend: ${first.backend} failed: ${reason}`, { cause: first.error });
+  }
+  const results: InitResult[] = [];
+  for (const backend of allocator.backends) {
+    results.push({ backend: backend.label, identity: await backend.applySchema() });
+  }
+  await service.createSequence(parseSequenceSettings(DEFAULT_SEQUENCE_NAME, { blockSize: String(DEFAULT_BLOCK_SIZE) }));
+  return results;
+}

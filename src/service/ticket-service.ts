@@ -1,0 +1,178 @@
+/** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
+import { Allocator, type BackendStatus } from '../allocator/allocator.js';
+import type { Clock } from '../allocator/backend-health.js';
+import { RangeCache } from '../cache/range-cache.js';
+import { assertSequenceName, sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { firstUsefulTicket, type IdRange } from '../core/ticket-math.js';
+import { BackendsUnavailableError, SequenceConflictError, SequenceNotFoundError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** Dependencies of the service. */
+export interface TicketServiceOptions {
+  readonly allocator: Allocator;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+}
+
+/** A sequence as listed: its settings and the backends that have it. */
+export interface SequenceListing {
+  readonly settings: SequenceSettings;
+  readonly backends: readonly string[];
+}
+
+interface Entry {
+  readonly settings: SequenceSettings;
+  readonly cache: RangeCache;
+}
+
+/** Issues IDs from per-sequence caches and manages sequences on every backend. */
+export class TicketService {
+  readonly #allocator: Allocator;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #entries = new Map<string, Entry>();
+  readonly #resolving = new Map<string, Promise<Entry>>();
+
+  constructor(options: TicketServiceOptions) {
+    this.#allocator = options.allocator;
+    this.#logger = options.logger;
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
+  async issue(name: string, count: number): Promise<IdRange[]> {
+    const entry = this.#entries.get(name) ?? (await this.#resolve(name));
+    return entry.cache.tryTake(count) ?? entry.cache.take(count);
+  }
+
+  /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
+  async leaseBlock(name: string): Promise<IdRange> {
+    const entry = this.#entries.get(name) ?? (await this.#resolve(name));
+    const ranges = await this.#allocator.fetchRanges(entry.settings, 1);
+    return ranges[0] as IdRange;
+  }
+
+  /** Settings of a known sequence (404 when no reachable backend has it). */
+  async settings(name: string): Promise<SequenceSettings> {
+    return (this.#entries.get(name) ?? (await this.#resolve(name))).settings;
+  }
+
+  #resolve(name: string): Promise<Entry> {
+    assertSequenceName(name);
+    const pending = this.#resolving.get(name);
+    if (pending !== undefined) return pending;
+    const resolving = this.#load(name).finally(() => this.#resolving.delete(name));
+    this.#resolving.set(name, resolving);
+    return resolving;
+  }
+
+  async #load(name: string): Promise<Entry> {
+    const rows = await Promise.allSettled(this.#allocator.backends.map((b) => b.readSequence(name)));
+    const found: { backend: string; settings: SequenceSettings }[] = [];
+    rows.forEach((r, i) => {
+      if (r.status === 'fulfilled' && r.value !== undefined) found.push({ backend: this.#allocator.backends[i]!.label, settings: r.value });
+    });
+    const first = found[0];
+    if (first === undefined) {
+      if (rows.every((r) => r.status === 'rejected')) {
+        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name}`, {
+          cause: (rows[0] as PromiseRejectedResult | undefined)?.reason,
+        });
+      }
+      throw new SequenceNotFoundError(`sequence ${name} does not exist`);
+    }
+    const odd = found.find((f) => !sameSettings(f.settings, first.settings));
+    if (odd !== undefined) {
+      throw new SequenceConflictError(
+        `sequence ${name} has blockSize=${first.settings.blockSize} on ${first.backend} but blockSize=${odd.settings.blockSize} (startAfter=${odd.settings.startAfter}, maxId=${odd.settings.maxId}) on ${odd.backend}`,
+      );
+    }
+    const settings = first.settings;
+    const entry: Entry = {
+      settings,
+      cache: new RangeCache({
+        sequence: name,
+        blockSize: settings.blockSize,
+        refill: (tickets) => this.#allocator.fetchRanges(settings, tickets),
+        clock: this.#clock,
+        onBackgroundError: (error) =>
+          this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),
+      }),
+    };
+    this.#entries.set(name, entry);
+    return entry;
+  }
+
+  /**
+   * Creates the sequence on every backend. Returns true when it was created anywhere now, false
+   * when every backend already had it. A conflicting one is refused; a backend that does not answer
+   * makes it fail with 503, and a repeat completes it.
+   */
+  async createSequence(settings: SequenceSettings): Promise<boolean> {
+    const backends = this.#allocator.backends;
+    const results = await Promise.allSettled(backends.map((b) => b.createSequence(settings, firstUsefulTicket(settings))));
+    const conflict = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof SequenceConflictError);
+    if (conflict !== undefined) throw conflict.reason;
+    const failed: string[] = [];
+    results.forEach((r, i) => {
+      const backend = backends[i]!;
+      if (r.status === 'fulfilled') this.#allocator.notePresent(backend, settings.name);
+      else failed.push(`${backend.label}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+    });
+    if (failed.length > 0) {
+      throw new BackendsUnavailableError(
+        `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
+      );
+    }
+    return results.some((r) => r.status === 'fulfilled' && r.value);
+  }
+
+  /** Every sequence found on a reachable backend, with the backends that have it. */
+  async listSequences(): Promise<SequenceListing[]> {
+    const backends = this.#allocator.backends;
+    const rows = await Promise.allSettled(backends.map((b) => b.readSequences()));
+    if (rows.every((r) => r.status === 'rejected')) throw new BackendsUnavailableError('no backend answered while listing sequences');
+    const listing = new Map<string, { settings: SequenceSettings; backends: string[] }>();
+    rows.forEach((r, i) => {
+      if (r.status !== 'fulfilled') return;
+      for (const settings of r.value) {
+        const seen = listing.get(settings.name) ?? { settings, backends: [] };
+        seen.backends.push(backends[i]!.label);
+        listing.set(settings.name, seen);
+      }
+    });
+    return [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1));
+  }
+
+  /** The cache of a sequence as seen by this process, if it has served it. */
+  cacheStatus(name: string): { available: number; issued: number; ticketsPerRefill: number; exhausted: boolean } | undefined {
+    const cache = this.#entries.get(name)?.cache;
+    return cache && { available: cache.available, issued: cache.issued, ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
+  }
+
+  /** Names of the sequences this process has served. */
+  servedSequences(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /** Per-backend state of one sequence. */
+  backendsFor(name: string): ReturnType<Allocator['sequenceStatus']> {
+    return this.#allocator.sequenceStatus(name);
+  }
+
+  /** State of every backend. */
+  backendStatus(): BackendStatus[] {
+    return this.#allocator.status();
+  }
+
+  /** True when an ID can be issued now: a backend is usable or some cache holds IDs. */
+  get ready(): boolean {
+    if (this.#allocator.anyBackendAvailable) return true;
+    return [...this.#entries.values()].some((e) => e.cache.available > 0);
+  }
+
+  /** Releases the backend pools. */
+  async close(): Promise<void> {
+    await this.#allocator.close();
+  }
+}
