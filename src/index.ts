@@ -10,3 +10,4 @@ export { createJsonLogger, silentLogger, type Logger } from './logger.js';
 export type { IdRange } from './core/ticket-math.js';
 export type { SequenceSettings } from './core/sequence.js';
 export * from './errors.js';
+export { initBackends } from './service/init.js';

@@ -24,6 +24,9 @@ import {
 import type { Logger } from '../logger.js';
 import { BackendHealth, type Clock, type HealthState, type Random } from './backend-health.js';
 
+/** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter has reached the column's maximum. */
+const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
+
 /** How long a backend found lacking a sequence (or disagreeing on it) is left before asking again. */
 export const MEMBERSHIP_RECHECK_MS = 5000;
 
@@ -160,10 +163,12 @@ export class Allocator {
       }
       slot.lastTicket.set(name, ticket);
       const outcome = blockForTicket(ticket, settings);
-      if (outcome.kind === 'range') ranges.push(outcome.range);
-      else if (outcome.kind === 'exhausted') {
-        slot.exhausted.add(name);
-        this.#logger.warn({ backend: slot.backend.label, sequence: name, ticket }, 'backend has no tickets left below maxId');
+      if (outcome.kind === 'range') {
+        ranges.push(outcome.range);
+        // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
+        if (outcome.range.last === settings.maxId) this.#markExhausted(slot, name, ticket);
+      } else if (outcome.kind === 'exhausted') {
+        this.#markExhausted(slot, name, ticket);
         break;
       } else if (!retry) {
         retry = true;
@@ -172,8 +177,14 @@ export class Allocator {
       }
     }
     if (batch.error === undefined) this.#recordSuccess(slot);
+    else if (isCounterOverflow(batch.error)) this.#markExhausted(slot, name, slot.lastTicket.get(name));
     else this.#recordFailure(slot, batch.error);
     return { ranges, retry };
+  }
+
+  #markExhausted(slot: Slot, sequence: string, ticket: bigint | undefined): void {
+    slot.exhausted.add(sequence);
+    this.#logger.warn({ backend: slot.backend.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
   }
 
   async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {
@@ -264,4 +275,9 @@ export class Allocator {
   async close(): Promise<void> {
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
+}
+
+function isCounterOverflow(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return typeof errno === 'number' && COUNTER_OVERFLOW_ERRNOS.has(errno);
 }

@@ -108,7 +108,12 @@ export class RangeCache {
       }
       const missing = BigInt(count - this.#available);
       const blockSize = this.#options.blockSize;
-      await this.#refill(Number((missing + blockSize - 1n) / blockSize));
+      try {
+        await this.#refill(Number((missing + blockSize - 1n) / blockSize));
+      } catch (error) {
+        // Exhaustion is reported on the next turn, with what is left; other failures go to the caller.
+        if (!(error instanceof SequenceExhaustedError)) throw error;
+      }
     }
   }
 

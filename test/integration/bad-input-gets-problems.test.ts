@@ -1,0 +1,86 @@
+import type { RunningTicketd } from '../../src/server.js';
+import { postIds, sharedBackends, startInProcess, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+
+interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+}
+
+async function problemOf(res: Response, status: number): Promise<Problem> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = (await res.json()) as Problem;
+  expect(body.status).toBe(status);
+  expect(typeof body.detail).toBe('string');
+  return body;
+}
+
+describe('bad input', () => {
+  let server: RunningTicketd;
+
+  beforeAll(async () => {
+    server = await startInProcess(sharedBackends());
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it.each(['0', '-1', '10001', 'abc', '1.5', ''])('count=%s is a 400 naming count', async (count) => {
+    const res = await fetch(`${server.url}/v1/sequences/default/ids?count=${count}`, { method: 'POST' });
+    expect((await problemOf(res, 400)).detail).toMatch(/^count must be an integer from 1 to 10000/);
+  });
+
+  it('a repeated count is a 400', async () => {
+    const res = await fetch(`${server.url}/v1/sequences/default/ids?count=1&count=2`, { method: 'POST' });
+    await problemOf(res, 400);
+  });
+
+  it.each(['Bad', 'a;drop', 'a'.repeat(49), '%60x%60'])('sequence name %s is a 400', async (name) => {
+    const res = await fetch(`${server.url}/v1/sequences/${name}/ids?count=1`, { method: 'POST' });
+    expect((await problemOf(res, 400)).detail).toMatch(/does not match/);
+  });
+
+  it('an unknown sequence is a 404', async () => {
+    const res = await fetch(`${server.url}/v1/sequences/no_such_sequence/next`);
+    expect((await problemOf(res, 404)).code).toBe('TICKETD_SEQUENCE_NOT_FOUND');
+  });
+
+  it('an admin route without a token is a 401 with WWW-Authenticate; a wrong token is a 403', async () => {
+    const put = (headers: Record<string, string>) =>
+      fetch(`${server.url}/v1/sequences/needs_token`, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: '{"blockSize":10}' });
+    const missing = await put({});
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await problemOf(missing, 401)).code).toBe('TICKETD_UNAUTHORIZED');
+    expect((await problemOf(await put({ authorization: 'Bearer wrong-token-wrong-token' }), 403)).code).toBe('TICKETD_FORBIDDEN');
+    expect((await problemOf(await put({ authorization: `Basic ${TEST_ADMIN_TOKEN}` }), 401)).code).toBe('TICKETD_UNAUTHORIZED');
+  });
+
+  it('a malformed or oversized body is a 400/413, not a 500', async () => {
+    const put = (body: string) =>
+      fetch(`${server.url}/v1/sequences/bodies`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body,
+      });
+    await problemOf(await put('{"blockSize":'), 400);
+    await problemOf(await put('"just a string"'), 400);
+    await problemOf(await put('{"blockSize":1e400}'), 400);
+    await problemOf(await put(JSON.stringify({ blockSize: 1, pad: 'x'.repeat(64 * 1024) })), 413);
+  });
+
+  it('a known path with another method is a 405 with Allow; an unknown path is a 404', async () => {
+    const res = await fetch(`${server.url}/v1/sequences/default/ids`);
+    expect(res.headers.get('allow')).toBe('POST');
+    await problemOf(res, 405);
+    await problemOf(await fetch(`${server.url}/nope`), 404);
+  });
+
+  it('keeps serving unique IDs after all of that', async () => {
+    const ids = await postIds(server.url, 'default', 100);
+    expect(new Set(ids).size).toBe(100);
+  });
+});

@@ -1,0 +1,104 @@
+/** Helpers for integration tests: real backends from the launcher, real ticketd servers. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Allocator } from '../../src/allocator/allocator.js';
+import { loadConfig } from '../../src/config.js';
+import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
+import { silentLogger } from '../../src/logger.js';
+import { startTicketd, type RunningTicketd } from '../../src/server.js';
+import { initBackends } from '../../src/service/init.js';
+import { TicketService } from '../../src/service/ticket-service.js';
+
+/** Admin token used by every test server. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** TICKETD_BACKENDS of the pair started by test/support/global-setup.js. */
+export function sharedBackends(): string {
+  const url = process.env.TICKETD_TEST_BACKENDS;
+  if (url === undefined) throw new Error('TICKETD_TEST_BACKENDS is unset: run through npm test, whose globalSetup starts the shared pair');
+  return url;
+}
+
+/** A ticketd in this process on a free port of 127.0.0.1. */
+export function startInProcess(backends: string): Promise<RunningTicketd> {
+  const config = loadConfig({ backends, port: '0', adminToken: TEST_ADMIN_TOKEN });
+  return startTicketd({ config, logger: silentLogger, host: '127.0.0.1' });
+}
+
+/** A pair of backends of this test's own (for tests that kill or stop them), initialised. */
+export async function startPrivatePair(): Promise<LocalPair & { dispose(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-test-'));
+  const pair = await startLocalPair(dir);
+  const allocator = new Allocator({ backends: loadConfig({ backends: pair.backendsUrl }).backends, logger: silentLogger });
+  const service = new TicketService({ allocator, logger: silentLogger });
+  await initBackends(allocator, service).finally(() => service.close());
+  return {
+    ...pair,
+    dispose: async () => {
+      await pair.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A ticketd started as its own process from the build (`node dist/cli/main.js serve`). */
+export interface ChildTicketd {
+  readonly url: string;
+  readonly process: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns `ticketd serve` on a free port and resolves once it listens. */
+export function spawnTicketd(backends: string, extraEnv: Record<string, string> = {}): Promise<ChildTicketd> {
+  const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0'], {
+    env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...extraEnv },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return new Promise((done, fail) => {
+    const lines = createInterface({ input: child.stderr! });
+    const timer = setTimeout(() => fail(new Error('ticketd did not start within 20 s')), 20_000);
+    lines.on('line', (line) => {
+      const match = /"port":(\d+).*"msg":"ticketd listening"/.exec(line);
+      if (match === null) return;
+      clearTimeout(timer);
+      done({
+        url: `http://127.0.0.1:${match[1]}`,
+        process: child,
+        stop: (signal = 'SIGTERM') => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exited;
+        },
+      });
+    });
+    void exited.then((code) => fail(new Error(`ticketd exited with ${code} before listening`)));
+  });
+}
+
+/** POST /ids and the IDs it returned (throws on a non-200). */
+export async function postIds(base: string, sequence: string, count: number): Promise<string[]> {
+  const res = await fetch(`${base}/v1/sequences/${sequence}/ids?count=${count}`, { method: 'POST' });
+  if (res.status !== 200) throw new Error(`POST ids: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { ids: string[] }).ids;
+}
+
+/** GET /next and its ID (throws on a non-200). */
+export async function nextId(base: string, sequence: string): Promise<string> {
+  const res = await fetch(`${base}/v1/sequences/${sequence}/next`);
+  if (res.status !== 200) throw new Error(`GET next: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** PUT a sequence as admin; returns the status. */
+export async function putSequence(base: string, name: string, body: object): Promise<number> {
+  const res = await fetch(`${base}/v1/sequences/${name}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}

@@ -1,0 +1,38 @@
+import { stripeProblem } from '../../src/core/stripes.js';
+
+const s = (increment: bigint, offset: bigint) => ({ increment, offset });
+
+describe('stripeProblem', () => {
+  const pinnedA = new Map([['mysql://a:3306/t', s(2n, 1n)]]);
+
+  it('accepts a distinct offset with the same increment', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(2n, 2n), pinnedA, 2)).toBeUndefined();
+  });
+
+  it('names both backends when offsets collide', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(2n, 1n), pinnedA, 2)).toBe(
+      'backend mysql://b:3306/t has auto_increment_offset=1, same as mysql://a:3306/t',
+    );
+  });
+
+  it('refuses a different increment', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(3n, 2n), pinnedA, 2)).toMatch(/auto_increment_increment=3, but mysql:\/\/a:3306\/t has 2/);
+  });
+
+  it('refuses an offset above the increment, which MySQL would silently ignore', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(2n, 3n), new Map(), 2)).toMatch(/offset=3 > auto_increment_increment=2/);
+  });
+
+  it('refuses an increment smaller than the number of backends (the 1/1 of a server without its option file)', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(1n, 1n), new Map(), 2)).toMatch(/increment=1, smaller than the 2 backends/);
+  });
+
+  it('refuses a backend whose settings changed since it was first seen', () => {
+    expect(stripeProblem('mysql://a:3306/t', s(2n, 2n), pinnedA, 2)).toMatch(/now has .* it had 2\/1/);
+  });
+
+  it('treats offset == increment as residue 0, distinct from offset 1', () => {
+    const pinned = new Map([['x', s(3n, 3n)]]);
+    expect(stripeProblem('y', s(3n, 1n), pinned, 2)).toBeUndefined();
+  });
+});
