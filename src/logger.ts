@@ -10,8 +10,8 @@ export interface Logger {
   error(fields: LogFields, message: string): void;
 }
 
-/** Writes JSON lines to a stream (stderr by default), like pino's default format. */
-export function createJsonLogger(write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+/** Writes JSON lines to stdout (like pino), leaving stderr to the one-line fatal error. */
+export function createJsonLogger(write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
   const log = (level: number, fields: LogFields, msg: string): void => {
     write(`${JSON.stringify({ level, time: Date.now(), ...fields, msg }, bigintReplacer)}\n`);
   };

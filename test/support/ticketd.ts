@@ -55,11 +55,11 @@ export interface ChildTicketd {
 export function spawnTicketd(backends: string, extraEnv: Record<string, string> = {}): Promise<ChildTicketd> {
   const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0'], {
     env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...extraEnv },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return new Promise((done, fail) => {
-    const lines = createInterface({ input: child.stderr! });
+    const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => fail(new Error('ticketd did not start within 20 s')), 20_000);
     lines.on('line', (line) => {
       const match = /"port":(\d+).*"msg":"ticketd listening"/.exec(line);

@@ -1,0 +1,88 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { sharedBackends } from '../support/ticketd.js';
+
+function ticketd(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, ['dist/cli/main.js', ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 30_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
+}
+
+describe('the ticketd command', () => {
+  it('refuses bad configuration with one line naming the setting, before touching anything', () => {
+    const missing = ticketd(['serve']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe('ticketd: TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs)');
+    const bad = ticketd(['serve', '--port', 'x'], { TICKETD_BACKENDS: 'mysql://h/db' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/TICKETD_PORT must be an integer/);
+  });
+
+  it('refuses to serve two backends with the same offset, naming both', () => {
+    const [a] = sharedBackends().split(',');
+    const result = ticketd(['serve', '--port', '0'], { TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql)$/);
+  });
+
+  it('init is idempotent, and sequences create/list work', () => {
+    const env = { TICKETD_BACKENDS: sharedBackends() };
+    for (let i = 0; i < 2; i++) {
+      const init = ticketd(['init'], env);
+      expect(init.stderr).toBe('');
+      expect(init.status).toBe(0);
+      expect(init.stdout).toMatch(/sequence default ready/);
+    }
+    expect(ticketd(['sequences', 'create', 'cli_made', '--block-size', '50'], env).stdout).toMatch(/created/);
+    expect(ticketd(['sequences', 'create', 'cli_made', '--block-size', '50'], env).stdout).toMatch(/already exists/);
+    const conflict = ticketd(['sequences', 'create', 'cli_made', '--block-size', '51'], env);
+    expect(conflict.status).toBe(1);
+    expect(conflict.stderr).toMatch(/^ticketd: sequence cli_made exists on mysql:\/\/.* with blockSize=50/);
+    expect(ticketd(['sequences', 'create', 'Bad', '--block-size', '5'], env).stderr).toMatch(/does not match/);
+    const list = ticketd(['sequences', 'list'], env);
+    expect(list.stdout).toMatch(/^cli_made\tblockSize=50\tstartAfter=0\tmaxId=18446744073709551615\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m);
+  });
+});
+
+describe('ticketd dev', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-dev-'));
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function runOnce(): Promise<bigint[]> {
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    const base = await new Promise<string>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error('dev did not start in 60 s')), 60_000);
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        const match = /ticketd dev is running on (http:\/\/\S+)/.exec(line);
+        if (match) {
+          clearTimeout(timer);
+          done(match[1]!);
+        }
+      });
+    });
+    const res = await fetch(`${base}/v1/sequences/default/ids?count=3`, { method: 'POST' });
+    const ids = ((await res.json()) as { ids: string[] }).ids.map(BigInt);
+    const pids = ['a', 'b'].map((n) => Number(readFileSync(join(dir, n, 'mysqld.pid'), 'utf8')));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    // Ctrl-C stops both servers too.
+    for (const pid of pids) expect(existsSync(`/proc/${pid}`)).toBe(false);
+    return ids;
+  }
+
+  it('serves IDs, stops cleanly on Ctrl-C, and keeps growing IDs when run again on the same data', async () => {
+    const first = await runOnce();
+    const second = await runOnce();
+    expect(first).toHaveLength(3);
+    expect(second[0]! > first[2]!).toBe(true);
+  });
+});
