@@ -20,3 +20,16 @@ CREATE TABLE IF NOT EXISTS ticketd_backend (
   created_at TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (singleton)
 ) ENGINE=InnoDB;
+
+-- High-water marks: the highest ticket ticketd has used per sequence and residue class
+-- (ticket ≡ stripe_residue mod stripe_increment), written to every backend before the ticket's
+-- block is handed out. A backend restored from an old backup is caught by the copies its peers hold.
+CREATE TABLE IF NOT EXISTS ticketd_marks (
+  sequence         VARCHAR(48)      NOT NULL,
+  stripe_increment BIGINT UNSIGNED  NOT NULL,
+  stripe_residue   BIGINT UNSIGNED  NOT NULL,
+  ticket           BIGINT UNSIGNED  NOT NULL,
+  backend_id       CHAR(36)         NOT NULL,
+  updated_at       TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, stripe_increment, stripe_residue)
+) ENGINE=InnoDB;

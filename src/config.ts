@@ -11,6 +11,10 @@ export interface Config {
   readonly port: number;
   /** Bearer token for admin routes; undefined disables them. */
   readonly adminToken: string | undefined;
+  /** Demos only: accept backends without crash-safe durability settings. */
+  readonly allowUnsafeDurability: boolean;
+  /** What to do with a backend whose counter went back: advance it past the mark, or keep it out. */
+  readonly onRegression: 'advance' | 'quarantine';
 }
 
 /** Values as given: flags win over environment variables. */
@@ -18,6 +22,8 @@ export interface ConfigInput {
   readonly backends?: string | undefined;
   readonly port?: string | undefined;
   readonly adminToken?: string | undefined;
+  readonly allowUnsafeDurability?: boolean | undefined;
+  readonly onRegression?: string | undefined;
 }
 
 const MIN_ADMIN_TOKEN_LENGTH = 16;
@@ -28,6 +34,7 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     backends: env.TICKETD_BACKENDS,
     port: env.TICKETD_PORT,
     adminToken: env.TICKETD_ADMIN_TOKEN,
+    onRegression: env.TICKETD_ON_REGRESSION,
   };
 }
 
@@ -40,8 +47,18 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}): Config {
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     problems.push(`TICKETD_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; got ${adminToken.length}`);
   }
+  const onRegression = flags.onRegression ?? env.onRegression ?? 'advance';
+  if (onRegression !== 'advance' && onRegression !== 'quarantine') {
+    problems.push(`TICKETD_ON_REGRESSION must be advance or quarantine; got ${JSON.stringify(onRegression)}`);
+  }
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  return Object.freeze({ backends: Object.freeze(backends), port, adminToken });
+  return Object.freeze({
+    backends: Object.freeze(backends),
+    port,
+    adminToken,
+    allowUnsafeDurability: flags.allowUnsafeDurability ?? false,
+    onRegression: onRegression as Config['onRegression'],
+  });
 }
 
 /** Parses TICKETD_BACKENDS alone (for commands that need nothing else). */

@@ -2,13 +2,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
-import type { Clock, Random } from './allocator/backend-health.js';
+import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/backend.js';
 import type { Config } from './config.js';
 import { BackendMisconfiguredError } from './errors.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { TicketService } from './service/ticket-service.js';
+import { runChecks } from './service/check.js';
 
 /** What startTicketd needs. */
 export interface TicketdOptions {
@@ -31,26 +32,33 @@ export interface RunningTicketd {
 }
 
 /**
- * Checks every reachable backend (stripes: offsets and increment), then listens. A misconfigured
- * backend stops the start; one that does not answer is only logged, and is checked when it does.
+ * Runs the checks of `ticketd check` on every reachable backend, then listens. A misconfigured
+ * backend stops the start; one that does not answer is only logged, and is checked on every new
+ * connection once it does.
  */
 export async function startTicketd(options: TicketdOptions): Promise<RunningTicketd> {
   const { config, logger } = options;
+  if (config.allowUnsafeDurability) {
+    logger.warn({}, 'started with --allow-unsafe-durability: a crash of a backend can make IDs repeat; for demos only');
+  }
+  const findings = await runChecks(config.backends, config.allowUnsafeDurability);
+  const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
+  if (misconfigured.length > 0) throw new BackendMisconfiguredError(misconfigured.join('\n'));
+  for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const allocator = new Allocator({
     backends: config.backends,
     logger,
+    allowUnsafeDurability: config.allowUnsafeDurability,
+    regressionPolicy: config.onRegression,
     ...(options.clock && { clock: options.clock }),
     ...(options.random && { random: options.random }),
     ...(options.backendOptions && { backendOptions: options.backendOptions }),
   });
   const failures = await allocator.probe();
-  const misconfigured = failures.find((f) => f.error instanceof BackendMisconfiguredError);
-  if (misconfigured !== undefined) {
+  const refused = failures.find((f) => f.error instanceof BackendMisconfiguredError);
+  if (refused !== undefined) {
     await allocator.close();
-    throw misconfigured.error;
-  }
-  for (const f of failures) {
-    logger.warn({ backend: f.backend, err: f.error instanceof Error ? f.error.message : String(f.error) }, 'backend not reachable at start');
+    throw refused.error;
   }
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   const app = createApp({ service, logger, adminToken: config.adminToken });

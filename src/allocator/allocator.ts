@@ -1,19 +1,15 @@
 /**
  * Turns tickets from the backends into ID ranges. Every ticket passes the parity and high-water
- * checks of core/ticket-math before its block is used; a backend that fails is skipped until its
- * backoff runs out.
+ * checks of core/ticket-math, and its mark is stored on the backends, before its block is used.
+ * Backends sit behind circuit breakers; a refill never waits long on a slow one.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type SessionSettings } from '../backend/backend.js';
+import pRetry from 'p-retry';
+import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../core/stripes.js';
-import {
-  blockForTicket,
-  firstUsefulTicket,
-  HighWaterMarks,
-  type IdRange,
-  type Stripe,
-} from '../core/ticket-math.js';
+import { blockForTicket, firstUsefulTicket, HighWaterMarks, ownsTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
 import {
   BackendMisconfiguredError,
   BackendsUnavailableError,
@@ -22,40 +18,85 @@ import {
   TicketRegressionError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { BackendHealth, type Clock, type HealthState, type Random } from './backend-health.js';
+import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
+import { Histogram } from '../util/histogram.js';
+import { highestOverlapping, markFor, readMarksEverywhere, writeMarkOnPeers } from './mark-store.js';
 
-/** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter has reached the column's maximum. */
-const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
+/** What to do with a backend whose counter is at or below a ticket already used. */
+export type RegressionPolicy = 'advance' | 'quarantine';
 
 /** How long a backend found lacking a sequence (or disagreeing on it) is left before asking again. */
 export const MEMBERSHIP_RECHECK_MS = 5000;
+/** Once one backend has delivered, how long a refill waits for the others before returning. */
+export const STRAGGLER_GRACE_MS = 50;
+/** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
+export const CATCH_UP_MIN_LAG_TICKETS = 64n;
+/** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
+const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
 
 type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
 
-/** One backend with what the allocator knows about it. */
 interface Slot {
   readonly backend: Backend;
-  readonly health: BackendHealth;
+  readonly breaker: Breaker;
   readonly membership: Map<string, Membership>;
   readonly exhausted: Set<string>;
+  readonly quarantined: Map<string, string>;
+  /** Sequences whose stored marks are loaded and counter caught up since the backend (re)joined. */
+  readonly prepared: Set<string>;
   readonly lastTicket: Map<string, bigint>;
+  readonly stats: BackendStats;
+  identity: string | undefined;
+  warned: boolean;
+  probeTimer: NodeJS.Timeout | undefined;
+}
+
+/** Counters per backend, for metrics. */
+export interface BackendStats {
+  tickets: number;
+  fetches: number;
+  failures: number;
+  regressions: number;
+  readonly fetchSeconds: Histogram;
 }
 
 /** A backend's state as shown to operators. */
 export interface BackendStatus {
   readonly backend: string;
-  readonly state: HealthState;
+  readonly state: BreakerState;
+  readonly identity: string | undefined;
   readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
   readonly lastError: string | undefined;
+  readonly stats: Readonly<BackendStats>;
 }
 
-/** Dependencies of the allocator. */
+/** A backend's state for one sequence. */
+export interface BackendSequenceStatus {
+  readonly backend: string;
+  readonly state: BreakerState;
+  readonly member: string;
+  readonly lastTicket: string | null;
+  readonly lastError: string | null;
+  readonly exhausted: boolean;
+  readonly quarantined: string | null;
+}
+
+/** Dependencies and policies of the allocator. */
 export interface AllocatorOptions {
   readonly backends: readonly BackendAddress[];
   readonly logger: Logger;
   readonly clock?: Clock;
   readonly random?: Random;
   readonly backendOptions?: BackendOptions;
+  readonly breakerOptions?: BreakerOptions;
+  /** Demos only: accept backends without crash-safe durability settings (logs a warning). */
+  readonly allowUnsafeDurability?: boolean;
+  readonly regressionPolicy?: RegressionPolicy;
+}
+
+interface LaneResult {
+  readonly ranges: IdRange[];
+  readonly retry: boolean;
 }
 
 /** Fetches tickets round-robin over the backends and maps them to ranges. */
@@ -65,19 +106,30 @@ export class Allocator {
   readonly #marks = new HighWaterMarks();
   readonly #logger: Logger;
   readonly #clock: Clock;
+  readonly #allowUnsafeDurability: boolean;
+  readonly #policy: RegressionPolicy;
   #cursor = 0;
+  #closed = false;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
+    this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
+    this.#policy = options.regressionPolicy ?? 'advance';
     const random = options.random ?? Math.random;
-    const guard = (backend: Backend, session: SessionSettings): void => this.#checkSession(backend, session);
+    const guard = (backend: Backend, settings: ServerSettings): void => this.#checkConnection(backend, settings);
     this.#slots = options.backends.map((address) => ({
       backend: new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS),
-      health: new BackendHealth(this.#clock, random),
+      breaker: new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
       membership: new Map(),
       exhausted: new Set(),
+      quarantined: new Map(),
+      prepared: new Set(),
       lastTicket: new Map(),
+      stats: { tickets: 0, fetches: 0, failures: 0, regressions: 0, fetchSeconds: new Histogram() },
+      identity: undefined,
+      warned: false,
+      probeTimer: undefined,
     }));
   }
 
@@ -86,20 +138,32 @@ export class Allocator {
     return this.#slots.map((s) => s.backend);
   }
 
-  #checkSession(backend: Backend, session: SessionSettings): void {
+  #checkConnection(backend: Backend, settings: ServerSettings): void {
     // Runs for every new connection, so a backend restarted without its option file is caught.
-    const problem = stripeProblem(backend.label, session, this.#stripes, this.#slots.length);
+    const slot = this.#slots.find((s) => s.backend === backend)!;
+    const problems = serverProblems(backend.label, settings, this.#allowUnsafeDurability);
+    const problem = stripeProblem(backend.label, settings, this.#stripes, this.#slots.length) ?? problems.fatal[0];
     if (problem !== undefined) throw new BackendMisconfiguredError(problem);
-    this.#stripes.set(backend.label, { increment: session.increment, offset: session.offset });
+    if (!slot.warned && problems.warnings.length > 0) {
+      slot.warned = true;
+      for (const warning of problems.warnings) this.#logger.warn({ backend: backend.label }, `unsafe durability allowed: ${warning}`);
+    }
+    if (slot.identity !== undefined && settings.identity !== slot.identity) {
+      // Another server (or a re-initialised one) now answers at this URL: reload marks before use.
+      this.#logger.error({ backend: backend.label, was: slot.identity, now: settings.identity }, 'backend identity changed');
+      slot.prepared.clear();
+    }
+    slot.identity = settings.identity;
+    this.#stripes.set(backend.label, { increment: settings.increment, offset: settings.offset });
   }
 
-  /** Connects to every backend once, pinning and checking their stripes. Returns the problems. */
+  /** Connects to every backend once, checking its settings. Returns the failures. */
   async probe(): Promise<{ backend: string; error: unknown }[]> {
     const failures: { backend: string; error: unknown }[] = [];
     await Promise.all(
       this.#slots.map(async (slot) => {
         try {
-          await slot.backend.session();
+          await slot.backend.settings();
           this.#recordSuccess(slot);
         } catch (error) {
           this.#recordFailure(slot, error);
@@ -110,29 +174,75 @@ export class Allocator {
     return failures;
   }
 
-  /** True when at least one backend is not known to be failing. */
+  /** True when at least one backend's breaker is closed and its last call did not fail. */
   get anyBackendAvailable(): boolean {
-    return this.#slots.some((s) => s.health.available && s.health.state !== 'down');
+    return this.#slots.some((s) => s.breaker.state === 'up' || s.breaker.state === 'unknown');
   }
 
-  /** Fetches about `tickets` tickets for the sequence, spread over the available backends. */
-  async fetchRanges(settings: SequenceSettings, tickets: number): Promise<IdRange[]> {
-    for (let round = 0; round < 3; round++) {
-      const result = await this.#fetchRound(settings, Math.max(1, tickets));
-      if (result.ranges.length > 0) return result.ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
-      if (!result.retry) break;
-    }
-    throw this.#emptyHandedError(settings.name);
+  /**
+   * Fetches about `tickets` tickets' worth of ranges, spread over the closed backends. Returns once
+   * every lane is done, or STRAGGLER_GRACE_MS after the first lane delivered; ranges that arrive
+   * later go to `onLate`. Retries (p-retry) only when no backend delivered and another may.
+   */
+  async fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+    return pRetry(
+      async () => {
+        const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate);
+        if (ranges.length > 0) return ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
+        const error = this.#emptyHandedError(settings.name);
+        if (retry && error instanceof BackendsUnavailableError) throw new RetryRound(error);
+        throw error;
+      },
+      {
+        retries: 3,
+        minTimeout: 10,
+        maxTimeout: 200,
+        randomize: true,
+        // Safe to retry: a REPLACE that failed either took no ticket or one that is now only a gap.
+        shouldRetry: ({ error }) => error instanceof RetryRound,
+      },
+    ).catch((error: unknown) => {
+      throw error instanceof RetryRound ? error.cause : error;
+    });
   }
 
-  async #fetchRound(settings: SequenceSettings, tickets: number): Promise<{ ranges: IdRange[]; retry: boolean }> {
-    const candidates = this.#rotate().filter((s) => s.health.available && !s.exhausted.has(settings.name));
+  #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void): Promise<LaneResult> {
+    const name = settings.name;
+    const candidates = this.#rotate().filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
     const shares = candidates.slice(0, tickets).map((slot, i) => ({
       slot,
       count: Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0),
     }));
-    const results = await Promise.all(shares.map(({ slot, count }) => this.#fetchFrom(slot, settings, count)));
-    return { ranges: results.flatMap((r) => r.ranges), retry: results.some((r) => r.retry) };
+    if (shares.length === 0) return Promise.resolve({ ranges: [], retry: false });
+    return new Promise((resolve) => {
+      const ranges: IdRange[] = [];
+      let retry = false;
+      let pending = shares.length;
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        done = true;
+        clearTimeout(timer);
+        resolve({ ranges, retry });
+      };
+      for (const { slot, count } of shares) {
+        const failed = (error: unknown): LaneResult => {
+          this.#logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
+          return { ranges: [], retry: true };
+        };
+        void this.#fetchFrom(slot, settings, count).catch(failed).then((lane) => {
+          pending--;
+          if (done) {
+            if (lane.ranges.length > 0) onLate(lane.ranges);
+            return;
+          }
+          ranges.push(...lane.ranges);
+          retry ||= lane.retry;
+          if (pending === 0) finish();
+          else if (lane.ranges.length > 0 && timer === undefined) timer = setTimeout(finish, STRAGGLER_GRACE_MS);
+        });
+      }
+    });
   }
 
   #rotate(): Slot[] {
@@ -141,27 +251,35 @@ export class Allocator {
     return [...this.#slots.slice(start), ...this.#slots.slice(0, start)];
   }
 
-  async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number): Promise<{ ranges: IdRange[]; retry: boolean }> {
+  /** One backend's part of a refill. Never rejects: failures go to the breaker. */
+  async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number): Promise<LaneResult> {
     const name = settings.name;
-    const ranges: IdRange[] = [];
+    const label = slot.backend.label;
+    const started = this.#clock();
     try {
-      if (!(await this.#hasSequence(slot, settings))) return { ranges, retry: false };
+      if (!(await this.#hasSequence(slot, settings))) return { ranges: [], retry: false };
+      if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
     } catch (error) {
       this.#recordFailure(slot, error);
-      return { ranges, retry: false };
+      return { ranges: [], retry: true };
     }
     const batch = await slot.backend.fetchTickets(name, count);
-    const stripe = this.#stripes.get(slot.backend.label);
+    slot.stats.fetches++;
+    slot.stats.fetchSeconds.observe((this.#clock() - started) / 1000);
+    const stripe = this.#stripes.get(label);
+    const ranges: IdRange[] = [];
+    let highest: bigint | undefined;
     let retry = false;
     for (const ticket of batch.tickets) {
       try {
-        if (stripe === undefined) throw new BackendMisconfiguredError(`backend ${slot.backend.label} has no checked stripe`);
-        this.#marks.accept(slot.backend.label, name, ticket, stripe);
+        if (stripe === undefined) throw new BackendMisconfiguredError(`backend ${label} has no checked stripe`);
+        this.#marks.accept(label, name, ticket, stripe);
       } catch (error) {
-        this.#quarantine(slot, name, error);
-        return { ranges, retry: true };
+        retry = await this.#onRefusedTicket(slot, settings, ticket, error);
+        break;
       }
-      slot.lastTicket.set(name, ticket);
+      highest = ticket;
+      slot.stats.tickets++;
       const outcome = blockForTicket(ticket, settings);
       if (outcome.kind === 'range') {
         ranges.push(outcome.range);
@@ -170,21 +288,76 @@ export class Allocator {
       } else if (outcome.kind === 'exhausted') {
         this.#markExhausted(slot, name, ticket);
         break;
-      } else if (!retry) {
-        retry = true;
+      } else {
         // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
+        retry = true;
         await slot.backend.advanceCounter(name, firstUsefulTicket(settings)).catch((e: unknown) => this.#recordFailure(slot, e));
+        break;
       }
     }
+    if (highest !== undefined) {
+      slot.lastTicket.set(name, highest);
+      // The mark is stored on a peer before any of these blocks is handed out: a restored backup of
+      // this backend, seen by a ticketd started later, is caught by that copy.
+      const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed).map((s) => s.backend);
+      const stored = await writeMarkOnPeers(peers, markFor(name, stripe!, highest), slot.identity ?? label);
+      if (!stored && peers.length > 0) this.#logger.warn({ backend: label, sequence: name }, 'high-water mark could not be stored on any peer');
+    }
     if (batch.error === undefined) this.#recordSuccess(slot);
-    else if (isCounterOverflow(batch.error)) this.#markExhausted(slot, name, slot.lastTicket.get(name));
-    else this.#recordFailure(slot, batch.error);
+    else if (isCounterOverflow(batch.error)) this.#markExhausted(slot, name, highest);
+    else {
+      this.#recordFailure(slot, batch.error);
+      retry = true;
+    }
     return { ranges, retry };
   }
 
-  #markExhausted(slot: Slot, sequence: string, ticket: bigint | undefined): void {
-    slot.exhausted.add(sequence);
-    this.#logger.warn({ backend: slot.backend.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
+  /** Loads stored marks for the backend's residue class, then catches its counter up to the leader. */
+  async #prepare(slot: Slot, settings: SequenceSettings): Promise<void> {
+    const name = settings.name;
+    const label = slot.backend.label;
+    const stripe = this.#stripes.get(label);
+    if (stripe === undefined) await slot.backend.settings();
+    const pinned = this.#stripes.get(label)!;
+    const { marks } = await readMarksEverywhere(this.#slots.filter((s) => s.breaker.closed).map((s) => s.backend), name);
+    const stored = highestOverlapping(marks, pinned);
+    if (stored !== undefined) this.#marks.raise(label, name, stored);
+    const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
+    const counters = await Promise.allSettled(others.map((s) => s.backend.lastTicket(name)));
+    const leader = counters.reduce((max, c) => (c.status === 'fulfilled' && c.value > max ? c.value : max), 0n);
+    const own = await slot.backend.lastTicket(name);
+    if (leader > own + CATCH_UP_MIN_LAG_TICKETS * pinned.increment) {
+      // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
+      await slot.backend.advanceCounter(name, leader + 1n);
+      this.#logger.info({ backend: label, sequence: name, from: own, to: leader }, 'counter caught up with the leader');
+    }
+    slot.prepared.add(name);
+  }
+
+  /** Handles a refused ticket; returns whether the refill should try again. */
+  async #onRefusedTicket(slot: Slot, settings: SequenceSettings, ticket: bigint, error: unknown): Promise<boolean> {
+    const name = settings.name;
+    const label = slot.backend.label;
+    const mark = this.#marks.get(label, name);
+    slot.stats.regressions++;
+    const stripe = this.#stripes.get(label);
+    // Only a counter that went back can be advanced past the mark; a ticket of the wrong residue cannot.
+    const cannotAdvance = stripe === undefined || !ownsTicket(ticket, stripe) || mark === undefined;
+    if (cannotAdvance || this.#policy === 'quarantine') {
+      slot.quarantined.set(name, error instanceof Error ? error.message : String(error));
+      this.#logger.error({ backend: label, sequence: name, ticket, mark, err: String(error) }, 'ticket refused: backend quarantined for this sequence');
+      return true;
+    }
+    this.#logger.error(
+      { backend: label, sequence: name, ticket, mark },
+      'ticket refused: counter at or below a ticket already used (restored backup?); advancing it past the mark',
+    );
+    try {
+      await slot.backend.advanceCounter(name, mark + 1n);
+    } catch (advanceError) {
+      this.#recordFailure(slot, advanceError);
+    }
+    return true;
   }
 
   async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {
@@ -209,12 +382,9 @@ export class Allocator {
     slot?.membership.set(name, { kind: 'present', checkedAt: this.#clock() });
   }
 
-  #quarantine(slot: Slot, sequence: string, error: unknown): void {
-    this.#logger.error(
-      { backend: slot.backend.label, sequence, code: (error as { code?: string }).code, err: String(error) },
-      'ticket refused: backend quarantined',
-    );
-    this.#recordFailure(slot, error);
+  #markExhausted(slot: Slot, sequence: string, ticket: bigint | undefined): void {
+    slot.exhausted.add(sequence);
+    this.#logger.warn({ backend: slot.backend.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
   }
 
   #emptyHandedError(sequence: string): Error {
@@ -222,29 +392,52 @@ export class Allocator {
     if (withSequence.length > 0 && withSequence.every((s) => s.exhausted.has(sequence))) {
       return new SequenceExhaustedError(`sequence ${sequence} has no IDs left at or below its maxId`);
     }
-    const reachable = this.#slots.filter((s) => s.health.state === 'up');
-    if (reachable.length > 0 && reachable.every((s) => s.membership.get(sequence)?.kind === 'absent')) {
-      return new SequenceNotFoundError(`sequence ${sequence} does not exist on any reachable backend`);
+    const answered = this.#slots.filter((s) => s.membership.has(sequence));
+    if (answered.length === this.#slots.length && answered.every((s) => s.membership.get(sequence)?.kind === 'absent')) {
+      return new SequenceNotFoundError(`sequence ${sequence} does not exist on any backend`);
     }
-    const retryInMs = Math.min(...this.#slots.map((s) => s.health.retryInMs));
-    const last = this.#slots.map((s) => s.health.lastError).find((e) => e !== undefined);
-    return new BackendsUnavailableError(
-      `no backend issued a ticket for sequence ${sequence}${last === undefined ? '' : `: ${last}`}`,
-      { retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)) },
-    );
+    const open = this.#slots.filter((s) => !s.breaker.closed).map((s) => s.breaker.probeInMs);
+    const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
+    const reasons = this.#slots.map((s) => `${s.backend.label}: ${s.quarantined.get(sequence) ?? s.breaker.lastError ?? s.breaker.state}`);
+    return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
+      retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
+    });
   }
 
   #recordSuccess(slot: Slot): void {
-    if (slot.health.recordSuccess()) this.#logger.info({ backend: slot.backend.label }, 'backend up');
+    const previous = slot.breaker.recordSuccess();
+    if (previous === 'up') return;
+    if (previous === 'open' || previous === 'half-open' || previous === 'down') {
+      // Rejoining after an outage: reload marks and catch the counter up before it is used again.
+      slot.prepared.clear();
+    }
+    this.#logger.info({ backend: slot.backend.label, was: previous }, 'backend up');
   }
 
   #recordFailure(slot: Slot, error: unknown): void {
-    if (error instanceof TicketRegressionError || error instanceof BackendMisconfiguredError) {
-      this.#logger.error({ backend: slot.backend.label, code: error.code }, error.message);
+    slot.stats.failures++;
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof BackendMisconfiguredError) {
+      this.#logger.error({ backend: slot.backend.label, code: error.code }, message);
+      slot.breaker.trip(error);
+    } else {
+      const previous = slot.breaker.recordFailure(error);
+      if (previous !== slot.breaker.state) this.#logger.warn({ backend: slot.backend.label, state: slot.breaker.state, err: message }, `backend ${slot.breaker.state}`);
     }
-    if (slot.health.recordFailure(error)) {
-      this.#logger.warn({ backend: slot.backend.label, err: slot.health.lastError }, 'backend down');
-    }
+    if (slot.breaker.state === 'open') this.#scheduleProbe(slot);
+  }
+
+  #scheduleProbe(slot: Slot): void {
+    if (this.#closed || slot.probeTimer !== undefined) return;
+    slot.probeTimer = setTimeout(() => {
+      slot.probeTimer = undefined;
+      if (this.#closed || !slot.breaker.beginProbe()) return;
+      slot.backend.settings().then(
+        () => this.#recordSuccess(slot),
+        (error: unknown) => this.#recordFailure(slot, error),
+      );
+    }, slot.breaker.probeInMs + 1);
+    slot.probeTimer.unref();
   }
 
   /** Operator view of every backend. */
@@ -253,27 +446,40 @@ export class Allocator {
       const stripe = this.#stripes.get(s.backend.label);
       return {
         backend: s.backend.label,
-        state: s.health.state,
+        state: s.breaker.state,
+        identity: s.identity,
         stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
-        lastError: s.health.lastError,
+        lastError: s.breaker.lastError,
+        stats: s.stats,
       };
     });
   }
 
-  /** Per-backend view of one sequence: membership and the last ticket seen here. */
-  sequenceStatus(name: string): { backend: string; state: HealthState; member: string; lastTicket: string | null; exhausted: boolean }[] {
+  /** Per-backend view of one sequence. */
+  sequenceStatus(name: string): BackendSequenceStatus[] {
     return this.#slots.map((s) => ({
       backend: s.backend.label,
-      state: s.health.state,
+      state: s.breaker.state,
       member: s.membership.get(name)?.kind ?? 'unknown',
       lastTicket: s.lastTicket.get(name)?.toString() ?? null,
+      lastError: s.breaker.lastError ?? null,
       exhausted: s.exhausted.has(name),
+      quarantined: s.quarantined.get(name) ?? null,
     }));
   }
 
-  /** Closes every backend pool. */
+  /** Stops background probes and closes every backend pool. */
   async close(): Promise<void> {
+    this.#closed = true;
+    for (const s of this.#slots) clearTimeout(s.probeTimer);
     await Promise.all(this.#slots.map((s) => s.backend.close()));
+  }
+}
+
+/** Marks a round that found nothing but may find something on a retry. */
+class RetryRound extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
   }
 }
 

@@ -2,7 +2,8 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
-import { toTicket, type Stripe } from '../core/ticket-math.js';
+import { toTicket } from '../core/ticket-math.js';
+import type { ServerSettings } from '../core/server-checks.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { SequenceConflictError } from '../errors.js';
 import { createTicketTableStatement, schemaStatements, ticketTable } from './sql.js';
@@ -25,15 +26,16 @@ export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
   deadlockRetries: 8,
 });
 
-/** Settings read from a connection that decide whether its tickets are safe to use. */
-export interface SessionSettings extends Stripe {
-  readonly flushLogAtTrxCommit: number;
-  readonly syncBinlog: number;
-  readonly logBin: boolean;
-}
-
 /** Called for every new connection before it is used; throws to refuse the connection. */
-export type ConnectionGuard = (backend: Backend, session: SessionSettings) => void;
+export type ConnectionGuard = (backend: Backend, settings: ServerSettings) => void;
+
+/** One persisted high-water mark: the highest ticket used of a sequence's residue class. */
+export interface StoredMark {
+  readonly sequence: string;
+  readonly increment: bigint;
+  readonly residue: bigint;
+  readonly ticket: bigint;
+}
 
 /** What a run of REPLACEs produced: the tickets it got, and the error that stopped it, if any. */
 export interface TicketBatch {
@@ -136,26 +138,35 @@ export class Backend {
     }
   }
 
-  async #readSession(conn: PoolConnection): Promise<SessionSettings> {
+  async #readSession(conn: PoolConnection): Promise<ServerSettings> {
+    const timeout = this.#options.queryTimeoutMs;
     const [rows] = await conn.query<RowDataPacket[]>({
       sql:
         'SELECT @@session.auto_increment_increment AS inc, @@session.auto_increment_offset AS off, ' +
         '@@global.innodb_flush_log_at_trx_commit AS flush, @@global.sync_binlog AS sync_binlog, @@global.log_bin AS log_bin',
-      timeout: this.#options.queryTimeoutMs,
+      timeout,
     });
     const row = rows[0];
     if (row === undefined) throw new Error(`backend ${this.label} returned no session settings`);
+    // MySQL without Galera has no wsrep_* variables at all; SHOW … WHERE works on both.
+    const [wsrep] = await conn.query<RowDataPacket[]>({
+      sql: "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_auto_increment_control')",
+      timeout,
+    });
+    const on = (name: string): boolean => wsrep.some((r) => r.Variable_name === name && String(r.Value).toUpperCase() === 'ON');
     return {
       increment: BigInt(String(row.inc)),
       offset: BigInt(String(row.off)),
       flushLogAtTrxCommit: Number(row.flush),
       syncBinlog: Number(row.sync_binlog),
       logBin: Number(row.log_bin) === 1,
+      galeraAutoIncrementControl: on('wsrep_on') && on('wsrep_auto_increment_control'),
+      identity: await this.#readIdentity(conn),
     };
   }
 
-  /** Reads the session settings of a fresh check (used by start-up checks and readiness). */
-  async session(): Promise<SessionSettings> {
+  /** Connects (a fresh check of the server's settings) and returns what it reports. */
+  async settings(): Promise<ServerSettings> {
     return this.withConnection((conn) => this.#readSession(conn));
   }
 
@@ -164,27 +175,68 @@ export class Backend {
     return this.withConnection(async (conn) => {
       for (const statement of schemaStatements()) await conn.query(statement);
       await conn.query('INSERT IGNORE INTO ticketd_backend (singleton, backend_id) VALUES (1, UUID())');
-      return this.#readIdentity(conn);
+      const identity = await this.#readIdentity(conn);
+      if (identity === undefined) throw new Error(`backend ${this.label} has no identity row after init`);
+      return identity;
     });
   }
 
-  /** This backend's identity as written by init, or undefined before init. */
-  async identity(): Promise<string | undefined> {
-    return this.withConnection(async (conn) => {
-      try {
-        return await this.#readIdentity(conn);
-      } catch (error) {
-        if ((error as { code?: string }).code === 'ER_NO_SUCH_TABLE') return undefined;
-        throw error;
-      }
-    });
+  /** The identity `init` wrote (MariaDB has no @@server_uuid), or undefined before init. */
+  async #readIdentity(conn: PoolConnection): Promise<string | undefined> {
+    try {
+      const [rows] = await conn.query<RowDataPacket[]>({
+        sql: 'SELECT backend_id FROM ticketd_backend WHERE singleton = 1',
+        timeout: this.#options.queryTimeoutMs,
+      });
+      const id = rows[0]?.backend_id;
+      return typeof id === 'string' ? id : undefined;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ER_NO_SUCH_TABLE') return undefined;
+      throw error;
+    }
   }
 
-  async #readIdentity(conn: PoolConnection): Promise<string> {
-    const [rows] = await conn.query<RowDataPacket[]>('SELECT backend_id FROM ticketd_backend WHERE singleton = 1');
-    const id = rows[0]?.backend_id;
-    if (typeof id !== 'string') throw new Error(`backend ${this.label} has no identity row`);
-    return id;
+  /** Storage engine of every ticket table, by sequence name. */
+  async ticketTableEngines(): Promise<Map<string, string>> {
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: "SELECT TABLE_NAME AS name, ENGINE AS engine FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'tickets\\_%'",
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    return new Map(rows.map((r) => [String(r.name).slice('tickets_'.length), String(r.engine)]));
+  }
+
+  /** Raises stored marks (never lowers them): one statement, durable when it returns. */
+  async writeMarks(marks: readonly StoredMark[], writer: string): Promise<void> {
+    if (marks.length === 0) return;
+    const values = marks.flatMap((m) => [m.sequence, String(m.increment), String(m.residue), String(m.ticket), writer]);
+    await this.withConnection((conn) =>
+      conn.query({
+        sql:
+          `INSERT INTO ticketd_marks (sequence, stripe_increment, stripe_residue, ticket, backend_id) VALUES ${marks.map(() => '(?, ?, ?, ?, ?)').join(', ')} ` +
+          'ON DUPLICATE KEY UPDATE backend_id = IF(VALUES(ticket) > ticket, VALUES(backend_id), backend_id), ticket = GREATEST(ticket, VALUES(ticket))',
+        values,
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+  }
+
+  /** The marks stored here for a sequence. */
+  async readMarks(sequence: string): Promise<StoredMark[]> {
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: 'SELECT stripe_increment AS inc, stripe_residue AS residue, ticket FROM ticketd_marks WHERE sequence = ?',
+        values: [sequence],
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    return rows.map((r) => ({
+      sequence,
+      increment: BigInt(String(r.inc)),
+      residue: BigInt(String(r.residue)),
+      ticket: BigInt(String(r.ticket)),
+    }));
   }
 
   /** All sequence rows on this backend. */

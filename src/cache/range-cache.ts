@@ -6,7 +6,7 @@
  */
 import { SequenceExhaustedError } from '../errors.js';
 import type { IdRange } from '../core/ticket-math.js';
-import type { Clock } from '../allocator/backend-health.js';
+import type { Clock } from '../allocator/breaker.js';
 
 /** Fraction of a segment used before the next one is fetched. */
 export const PREFETCH_AT_USED_RATIO = 0.1;
@@ -19,8 +19,11 @@ export const MAX_TICKETS_PER_REFILL = 256;
 export interface RangeCacheOptions {
   readonly sequence: string;
   readonly blockSize: bigint;
-  /** Fetches about this many tickets' worth of ranges; rejects when none can be had. */
-  readonly refill: (tickets: number) => Promise<IdRange[]>;
+  /**
+   * Fetches about this many tickets' worth of ranges; rejects when none can be had. Ranges that
+   * arrive after it resolved (from a slow backend) are passed to `late`.
+   */
+  readonly refill: (tickets: number, late: (ranges: IdRange[]) => void) => Promise<IdRange[]>;
   readonly clock: Clock;
   /** Told about failures of background prefetches (foreground failures reach the caller). */
   readonly onBackgroundError: (error: unknown) => void;
@@ -129,9 +132,9 @@ export class RangeCache {
     const max = this.#options.maxTicketsPerRefill ?? MAX_TICKETS_PER_REFILL;
     const tickets = Math.min(max, Math.max(this.#ticketsPerRefill, minTickets));
     this.#refilling = this.#options
-      .refill(tickets)
+      .refill(tickets, (late) => this.#append(late, false))
       .then(
-        (ranges) => this.#append(ranges),
+        (ranges) => this.#append(ranges, true),
         (error: unknown) => {
           if (error instanceof SequenceExhaustedError) this.#exhausted = error;
           throw error;
@@ -153,7 +156,7 @@ export class RangeCache {
     this.#lastRefillAt = now;
   }
 
-  #append(ranges: IdRange[]): void {
+  #append(ranges: IdRange[], segment: boolean): void {
     let added = 0;
     for (const range of ranges) {
       this.#queue.push({ next: range.first, last: range.last });
@@ -161,6 +164,6 @@ export class RangeCache {
     }
     this.#available += added;
     // Prefetch again once ~10% of this segment is used: the rest of it is the second buffer.
-    this.#prefetchBelow = added * (1 - PREFETCH_AT_USED_RATIO);
+    if (segment) this.#prefetchBelow = added * (1 - PREFETCH_AT_USED_RATIO);
   }
 }

@@ -8,6 +8,7 @@ import { ConfigError, TicketdError } from '../errors.js';
 import { createJsonLogger, type Logger } from '../logger.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
+import { runChecks } from '../service/check.js';
 import { TicketService } from '../service/ticket-service.js';
 import { runDev } from './dev.js';
 
@@ -24,10 +25,28 @@ program
   .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .addOption(new Option('--admin-token <token>', 'bearer token for admin routes (TICKETD_ADMIN_TOKEN)').hideHelp())
+  .option('--on-regression <policy>', 'advance or quarantine a backend whose counter went back (TICKETD_ON_REGRESSION, default advance)')
+  .option('--allow-unsafe-durability', 'demos only: accept backends without innodb_flush_log_at_trx_commit=1 and sync_binlog=1')
   .action(async (flags: ConfigInput) => {
     const config = loadConfig(env, flags);
     const running = await startTicketd({ config, logger });
     onShutdown(logger, () => running.close());
+  });
+
+program
+  .command('check')
+  .description('check every backend: offsets, increment, durability, Galera, engines, sequences; exit 1 on any problem')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .option('--allow-unsafe-durability', 'report durability problems as warnings')
+  .action(async (flags: { backends?: string; allowUnsafeDurability?: boolean }) => {
+    const problems: string[] = [];
+    const backends = parseBackends(flags.backends ?? env.backends, problems);
+    if (problems.length > 0) throw new ConfigError(problems.join('; '));
+    const findings = await runChecks(backends, flags.allowUnsafeDurability ?? false);
+    for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
+    const failed = findings.filter((f) => f.kind !== 'warning').length;
+    console.log(failed === 0 ? `ok: ${backends.length} backends checked` : `${failed} problem(s) found`);
+    process.exitCode = failed === 0 ? 0 : 1;
   });
 
 program
@@ -124,7 +143,7 @@ export function onShutdown(log: Logger, close: () => Promise<void>): void {
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   // One line, naming the setting or the backend; the stack only for what we did not expect.
-  if (error instanceof TicketdError) console.error(`ticketd: ${error.message}`);
+  if (error instanceof TicketdError) for (const line of error.message.split('\n')) console.error(`ticketd: ${line}`);
   else console.error(`ticketd: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

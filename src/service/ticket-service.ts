@@ -1,6 +1,6 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import { Allocator, type BackendStatus } from '../allocator/allocator.js';
-import type { Clock } from '../allocator/backend-health.js';
+import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
 import { assertSequenceName, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket, type IdRange } from '../core/ticket-math.js';
@@ -93,7 +93,7 @@ export class TicketService {
       cache: new RangeCache({
         sequence: name,
         blockSize: settings.blockSize,
-        refill: (tickets) => this.#allocator.fetchRanges(settings, tickets),
+        refill: (tickets, late) => this.#allocator.fetchRanges(settings, tickets, late),
         clock: this.#clock,
         onBackgroundError: (error) =>
           this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),

@@ -1,0 +1,62 @@
+/**
+ * High-water marks kept on the backends, so that a restarted ticketd (or one started after a
+ * backend was restored from an old backup) knows which tickets were already used.
+ *
+ * Marks are kept per sequence and residue class (ticket ≡ residue mod increment) rather than per
+ * server: uniqueness is a property of the residue class, whichever server produces it. A fresh
+ * server put behind an old backend's URL, or a restored backup, is caught the same way.
+ */
+import type { Backend, StoredMark } from '../backend/backend.js';
+import type { Stripe } from '../core/ticket-math.js';
+
+/** The stored mark for tickets of this stripe. */
+export function markFor(sequence: string, stripe: Stripe, ticket: bigint): StoredMark {
+  return { sequence, increment: stripe.increment, residue: stripe.offset % stripe.increment, ticket };
+}
+
+/**
+ * The highest stored ticket that could share a residue class with `stripe`. Marks written under
+ * another increment count when their classes overlap (r ≡ r' mod gcd), e.g. after re-striping.
+ */
+export function highestOverlapping(marks: readonly StoredMark[], stripe: Stripe): bigint | undefined {
+  let highest: bigint | undefined;
+  const residue = stripe.offset % stripe.increment;
+  for (const m of marks) {
+    const g = gcd(m.increment, stripe.increment);
+    if (residue % g !== m.residue % g) continue;
+    if (highest === undefined || m.ticket > highest) highest = m.ticket;
+  }
+  return highest;
+}
+
+/** Reads the marks of a sequence from every backend that answers; returns them and how many answered. */
+export async function readMarksEverywhere(backends: readonly Backend[], sequence: string): Promise<{ marks: StoredMark[]; answered: number }> {
+  const results = await Promise.allSettled(backends.map((b) => b.readMarks(sequence)));
+  const marks = results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+  return { marks, answered: results.filter((r) => r.status === 'fulfilled').length };
+}
+
+/**
+ * Writes a mark to the peers (never to the backend it describes: a restored backup would bring
+ * its own stale copy back). Resolves true as soon as one peer stored it durably, false when all
+ * failed; the other writes finish in the background. One copy is enough to be found later.
+ */
+export function writeMarkOnPeers(peers: readonly Backend[], mark: StoredMark, writer: string): Promise<boolean> {
+  if (peers.length === 0) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let failed = 0;
+    for (const peer of peers) {
+      peer.writeMarks([mark], writer).then(
+        () => resolve(true),
+        () => {
+          if (++failed === peers.length) resolve(false);
+        },
+      );
+    }
+  });
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}

@@ -1,0 +1,119 @@
+/**
+ * `ticketd check`, also run by `serve` before it listens: every backend's offsets, increment,
+ * durability, Galera, identity, ticket table engines and sequence settings, reported together.
+ */
+import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
+import type { BackendAddress } from '../backend/backend-address.js';
+import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { serverProblems, type ServerSettings } from '../core/server-checks.js';
+import { stripeProblem } from '../core/stripes.js';
+import type { Stripe } from '../core/ticket-math.js';
+
+/**
+ * What kind of finding: `misconfigured` can make IDs repeat and stops `serve`; `unreachable` and
+ * `incomplete` (a backend lacking a sequence or the schema) only make `check` fail.
+ */
+export type FindingKind = 'misconfigured' | 'unreachable' | 'incomplete' | 'warning';
+
+/** One line of the report, naming the backend and the setting. */
+export interface Finding {
+  readonly kind: FindingKind;
+  readonly message: string;
+}
+
+interface Observed {
+  readonly label: string;
+  readonly settings: ServerSettings;
+  readonly sequences: SequenceSettings[];
+  readonly engines: Map<string, string>;
+}
+
+/** Runs every check against every backend; never throws for what it finds. */
+export async function runChecks(addresses: readonly BackendAddress[], allowUnsafeDurability: boolean): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const backends = addresses.map((a) => new Backend(a, () => undefined, DEFAULT_BACKEND_OPTIONS));
+  try {
+    const observed = await Promise.all(
+      backends.map(async (b): Promise<Observed | undefined> => {
+        try {
+          const settings = await b.settings();
+          const initialised = settings.identity !== undefined;
+          return {
+            label: b.label,
+            settings,
+            sequences: initialised ? await b.readSequences() : [],
+            engines: await b.ticketTableEngines(),
+          };
+        } catch (error) {
+          findings.push({ kind: 'unreachable', message: `backend ${b.label} did not answer: ${error instanceof Error ? error.message : String(error)}` });
+          return undefined;
+        }
+      }),
+    );
+    const up = observed.filter((o): o is Observed => o !== undefined);
+    checkServers(up, addresses.length, allowUnsafeDurability, findings);
+    checkSequences(up, findings);
+  } finally {
+    await Promise.all(backends.map((b) => b.close()));
+  }
+  return findings;
+}
+
+function checkServers(up: Observed[], backendCount: number, allowUnsafeDurability: boolean, findings: Finding[]): void {
+  const pinned = new Map<string, Stripe>();
+  const identities = new Map<string, string>();
+  for (const o of up) {
+    const stripe = stripeProblem(o.label, o.settings, pinned, backendCount);
+    if (stripe !== undefined) findings.push({ kind: 'misconfigured', message: stripe });
+    pinned.set(o.label, o.settings);
+    const own = serverProblems(o.label, o.settings, allowUnsafeDurability);
+    for (const message of own.fatal) findings.push({ kind: 'misconfigured', message });
+    for (const message of own.warnings) findings.push({ kind: 'warning', message: `unsafe durability allowed: ${message}` });
+    const identity = o.settings.identity;
+    if (identity === undefined) {
+      findings.push({ kind: 'incomplete', message: `backend ${o.label} has no ticketd schema or identity; run ticketd init` });
+    } else if (identities.has(identity)) {
+      findings.push({
+        kind: 'misconfigured',
+        message: `backend ${o.label} has identity ${identity}, same as ${identities.get(identity)} (a cloned data directory?)`,
+      });
+    } else {
+      identities.set(identity, o.label);
+    }
+    for (const [sequence, engine] of o.engines) {
+      if (engine.toLowerCase() !== 'innodb') {
+        findings.push({
+          kind: 'misconfigured',
+          message: `backend ${o.label} has ticket table tickets_${sequence} with ENGINE=${engine}; it must be InnoDB (crash-safe)`,
+        });
+      }
+    }
+  }
+}
+
+function checkSequences(up: Observed[], findings: Finding[]): void {
+  const names = [...new Set(up.flatMap((o) => o.sequences.map((s) => s.name)))].sort();
+  for (const name of names) {
+    const holders = up.flatMap((o) => o.sequences.filter((s) => s.name === name).map((s) => ({ label: o.label, s, engines: o.engines })));
+    const first = holders[0]!;
+    for (const h of holders.slice(1)) {
+      if (!sameSettings(h.s, first.s)) {
+        findings.push({
+          kind: 'misconfigured',
+          message: `sequence ${name} has blockSize=${h.s.blockSize} startAfter=${h.s.startAfter} maxId=${h.s.maxId} on ${h.label} but blockSize=${first.s.blockSize} startAfter=${first.s.startAfter} maxId=${first.s.maxId} on ${first.label}`,
+        });
+      }
+    }
+    for (const o of up) {
+      if (o.settings.identity !== undefined && !holders.some((h) => h.label === o.label)) {
+        findings.push({
+          kind: 'incomplete',
+          message: `sequence ${name} is missing on backend ${o.label}, so it is not used for it; repeat the PUT (or ticketd sequences create) to complete it`,
+        });
+      }
+    }
+    for (const h of holders) {
+      if (!h.engines.has(name)) findings.push({ kind: 'incomplete', message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}` });
+    }
+  }
+}
