@@ -259,6 +259,7 @@ export class Allocator {
     try {
       if (!(await this.#hasSequence(slot, settings))) return { ranges: [], retry: false };
       if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
+      if (slot.quarantined.has(name)) return { ranges: [], retry: true };
     } catch (error) {
       this.#recordFailure(slot, error);
       return { ranges: [], retry: true };
@@ -322,10 +323,24 @@ export class Allocator {
     const { marks } = await readMarksEverywhere(this.#slots.filter((s) => s.breaker.closed).map((s) => s.backend), name);
     const stored = highestOverlapping(marks, pinned);
     if (stored !== undefined) this.#marks.raise(label, name, stored);
+    let own = await slot.backend.lastTicket(name);
+    const mark = this.#marks.get(label, name);
+    if (mark !== undefined && own < mark) {
+      // Its last ticket is below one already used: a restored backup, or a re-initialised server.
+      slot.stats.regressions++;
+      if (this.#policy === 'quarantine') {
+        const reason = `counter at ${own}, below ticket ${mark} already used (restored backup?)`;
+        slot.quarantined.set(name, reason);
+        this.#logger.error({ backend: label, sequence: name, ticket: own, mark }, `backend quarantined for this sequence: ${reason}`);
+        return;
+      }
+      this.#logger.error({ backend: label, sequence: name, ticket: own, mark }, 'counter below a ticket already used (restored backup?); advancing it past the mark');
+      await slot.backend.advanceCounter(name, mark + 1n);
+      own = mark;
+    }
     const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
     const counters = await Promise.allSettled(others.map((s) => s.backend.lastTicket(name)));
     const leader = counters.reduce((max, c) => (c.status === 'fulfilled' && c.value > max ? c.value : max), 0n);
-    const own = await slot.backend.lastTicket(name);
     if (leader > own + CATCH_UP_MIN_LAG_TICKETS * pinned.increment) {
       // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
       await slot.backend.advanceCounter(name, leader + 1n);

@@ -1,18 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { sharedBackends } from '../support/ticketd.js';
-
-function ticketd(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ['dist/cli/main.js', ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', ...env },
-    timeout: 30_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
-}
+import { runCli as ticketd, sharedBackends } from '../support/ticketd.js';
 
 describe('the ticketd command', () => {
   it('refuses bad configuration with one line naming the setting, before touching anything', () => {

@@ -1,5 +1,6 @@
 /** Helpers for integration tests: real backends from the launcher, real ticketd servers. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,4 +102,35 @@ export async function putSequence(base: string, name: string, body: object): Pro
   });
   await res.arrayBuffer();
   return res.status;
+}
+
+/** Runs SQL on a local server as root (to break or restore its settings in a test). */
+export async function sqlOn(serverUrl: string, ...statements: string[]): Promise<void> {
+  const conn = await mysql.createConnection(serverUrl);
+  try {
+    for (const statement of statements) await conn.query(statement);
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Runs the built CLI and returns its exit status and output. */
+export function runCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['dist/cli/main.js', ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 30_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
+}
+
+/** Kills every other client connection on a local server, so that clients must reconnect. */
+export async function killConnections(serverUrl: string): Promise<void> {
+  const conn = await mysql.createConnection(serverUrl);
+  try {
+    const [rows] = await conn.query<RowDataPacket[]>("SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID() AND command <> 'Daemon'");
+    for (const row of rows) await conn.query(`KILL ${Number(row.id)}`).catch(() => undefined);
+  } finally {
+    await conn.end();
+  }
 }

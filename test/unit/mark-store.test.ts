@@ -1,0 +1,32 @@
+import { highestOverlapping, markFor, writeMarkOnPeers } from '../../src/allocator/mark-store.js';
+import type { Backend, StoredMark } from '../../src/backend/backend.js';
+
+const mark = (increment: bigint, residue: bigint, ticket: bigint): StoredMark => ({ sequence: 's', increment, residue, ticket });
+
+describe('stored high-water marks', () => {
+  it('keys a mark by residue class, offset == increment being residue 0', () => {
+    expect(markFor('s', { increment: 2n, offset: 2n }, 10n)).toEqual(mark(2n, 0n, 10n));
+  });
+
+  it('takes the highest mark of the same class and ignores the other class', () => {
+    const odd = { increment: 2n, offset: 1n };
+    expect(highestOverlapping([mark(2n, 1n, 101n), mark(2n, 0n, 900n), mark(2n, 1n, 55n)], odd)).toBe(101n);
+    expect(highestOverlapping([mark(2n, 0n, 900n)], odd)).toBeUndefined();
+  });
+
+  it('counts marks written under another increment when their classes overlap (re-striping)', () => {
+    // Old odd tickets (mod 2 = 1) include tickets ≡ 1 and ≡ 3 (mod 4); even ones never do.
+    expect(highestOverlapping([mark(2n, 1n, 5001n), mark(2n, 0n, 9000n)], { increment: 4n, offset: 3n })).toBe(5001n);
+    expect(highestOverlapping([mark(4n, 2n, 7000n)], { increment: 2n, offset: 1n })).toBeUndefined();
+  });
+
+  it('resolves as soon as one peer stored the mark, false only when every peer failed', async () => {
+    const peer = (outcome: 'ok' | 'fail' | 'hang') =>
+      ({
+        writeMarks: () => (outcome === 'ok' ? Promise.resolve() : outcome === 'fail' ? Promise.reject(new Error('down')) : new Promise(() => undefined)),
+      }) as unknown as Backend;
+    expect(await writeMarkOnPeers([peer('hang'), peer('ok')], mark(2n, 1n, 1n), 'w')).toBe(true);
+    expect(await writeMarkOnPeers([peer('fail'), peer('fail')], mark(2n, 1n, 1n), 'w')).toBe(false);
+    expect(await writeMarkOnPeers([], mark(2n, 1n, 1n), 'w')).toBe(false);
+  });
+});

@@ -1,0 +1,35 @@
+import { serverProblems, type ServerSettings } from '../../src/core/server-checks.js';
+
+const good: ServerSettings = {
+  increment: 2n,
+  offset: 1n,
+  flushLogAtTrxCommit: 1,
+  syncBinlog: 1,
+  logBin: false,
+  galeraAutoIncrementControl: false,
+  identity: 'id',
+};
+
+describe('serverProblems', () => {
+  it('finds nothing on a crash-safe server', () => {
+    expect(serverProblems('mysql://a/t', good, false)).toEqual({ fatal: [], warnings: [] });
+  });
+
+  it('refuses innodb_flush_log_at_trx_commit ≠ 1 and sync_binlog ≠ 1, naming backend and setting', () => {
+    const { fatal } = serverProblems('mysql://a/t', { ...good, flushLogAtTrxCommit: 2, syncBinlog: 0 }, false);
+    expect(fatal).toHaveLength(2);
+    expect(fatal[0]).toMatch(/^backend mysql:\/\/a\/t has innodb_flush_log_at_trx_commit=2; it must be 1/);
+    expect(fatal[1]).toMatch(/^backend mysql:\/\/a\/t has sync_binlog=0; it must be 1/);
+  });
+
+  it('turns durability problems into warnings with --allow-unsafe-durability', () => {
+    const result = serverProblems('mysql://a/t', { ...good, flushLogAtTrxCommit: 0 }, true);
+    expect(result.fatal).toEqual([]);
+    expect(result.warnings).toHaveLength(1);
+  });
+
+  it('refuses Galera with auto-increment control, even with unsafe durability allowed', () => {
+    const { fatal } = serverProblems('mysql://a/t', { ...good, galeraAutoIncrementControl: true }, true);
+    expect(fatal).toEqual(['backend mysql://a/t has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node']);
+  });
+});
