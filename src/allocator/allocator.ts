@@ -20,6 +20,7 @@ import {
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
 import { Histogram } from '../util/histogram.js';
+import { settleWithin } from '../util/settle-within.js';
 import { highestOverlapping, markFor, readMarksEverywhere, writeMarkOnPeers } from './mark-store.js';
 
 /** What to do with a backend whose counter is at or below a ticket already used. */
@@ -29,6 +30,18 @@ export type RegressionPolicy = 'advance' | 'quarantine';
 export const MEMBERSHIP_RECHECK_MS = 5000;
 /** Once one backend has delivered, how long a refill waits for the others before returning. */
 export const STRAGGLER_GRACE_MS = 50;
+/** Least time between two probes of one backend forced by requests while every backend is open. */
+export const DEMAND_PROBE_INTERVAL_MS = 100;
+/** How long preparing a (re)joining backend waits for its peers' marks and counters. */
+export const PREPARE_WAIT_MS = 300;
+/** A refill that has no tickets after this long also asks a backend it had not asked. */
+export const HEDGE_AFTER_MS = 100;
+/**
+ * How long handing out a refill waits for a peer to store the mark. Past it the blocks are used
+ * anyway (the write goes on): a hung peer must not stall every refill. The gap this leaves is
+ * documented: a backend restored to a point within it, seen only by a ticketd started later.
+ */
+export const MARK_WAIT_MS = 200;
 /** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
 export const CATCH_UP_MIN_LAG_TICKETS = 64n;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
@@ -49,6 +62,7 @@ interface Slot {
   identity: string | undefined;
   warned: boolean;
   probeTimer: NodeJS.Timeout | undefined;
+  lastDemandProbeAt: number;
 }
 
 /** Counters per backend, for metrics. */
@@ -130,6 +144,7 @@ export class Allocator {
       identity: undefined,
       warned: false,
       probeTimer: undefined,
+      lastDemandProbeAt: Number.NEGATIVE_INFINITY,
     }));
   }
 
@@ -187,6 +202,7 @@ export class Allocator {
   async fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
     return pRetry(
       async () => {
+        await this.#probeIfNoneClosed(settings.name);
         const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate);
         if (ranges.length > 0) return ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
         const error = this.#emptyHandedError(settings.name);
@@ -209,39 +225,49 @@ export class Allocator {
   #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void): Promise<LaneResult> {
     const name = settings.name;
     const candidates = this.#rotate().filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
-    const shares = candidates.slice(0, tickets).map((slot, i) => ({
-      slot,
-      count: Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0),
-    }));
-    if (shares.length === 0) return Promise.resolve({ ranges: [], retry: false });
+    const perLane = (i: number): number => Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
+    const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
+    const spares = candidates.slice(lanes.length);
+    if (lanes.length === 0) return Promise.resolve({ ranges: [], retry: false });
     return new Promise((resolve) => {
       const ranges: IdRange[] = [];
       let retry = false;
-      let pending = shares.length;
+      let pending = 0;
       let done = false;
-      let timer: NodeJS.Timeout | undefined;
+      let grace: NodeJS.Timeout | undefined;
       const finish = (): void => {
         done = true;
-        clearTimeout(timer);
+        clearTimeout(grace);
+        clearTimeout(hedge);
         resolve({ ranges, retry });
       };
-      for (const { slot, count } of shares) {
+      const start = (slot: Slot, count: number): void => {
+        pending++;
         const failed = (error: unknown): LaneResult => {
           this.#logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
           return { ranges: [], retry: true };
         };
-        void this.#fetchFrom(slot, settings, count).catch(failed).then((lane) => {
-          pending--;
-          if (done) {
-            if (lane.ranges.length > 0) onLate(lane.ranges);
-            return;
-          }
-          ranges.push(...lane.ranges);
-          retry ||= lane.retry;
-          if (pending === 0) finish();
-          else if (lane.ranges.length > 0 && timer === undefined) timer = setTimeout(finish, STRAGGLER_GRACE_MS);
-        });
-      }
+        void this.#fetchFrom(slot, settings, count)
+          .catch(failed)
+          .then((lane) => {
+            pending--;
+            if (done) {
+              if (lane.ranges.length > 0) onLate(lane.ranges);
+              return;
+            }
+            ranges.push(...lane.ranges);
+            retry ||= lane.retry;
+            if (pending === 0 && (ranges.length > 0 || spares.length === 0)) finish();
+            else if (pending === 0) start(spares.shift()!, 1);
+            else if (lane.ranges.length > 0 && grace === undefined) grace = setTimeout(finish, STRAGGLER_GRACE_MS);
+          });
+      };
+      // A single-lane refill to a backend that hangs would wait out its query timeout: after
+      // HEDGE_AFTER_MS without tickets, ask a spare backend too.
+      const hedge = setTimeout(() => {
+        if (!done && ranges.length === 0 && spares.length > 0) start(spares.shift()!, 1);
+      }, HEDGE_AFTER_MS);
+      for (const { slot, count } of lanes) start(slot, count);
     });
   }
 
@@ -300,9 +326,10 @@ export class Allocator {
       slot.lastTicket.set(name, highest);
       // The mark is stored on a peer before any of these blocks is handed out: a restored backup of
       // this backend, seen by a ticketd started later, is caught by that copy.
+      // A peer that is failing gets the write too, but a refill waits for it only MARK_WAIT_MS.
       const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed).map((s) => s.backend);
-      const stored = await writeMarkOnPeers(peers, markFor(name, stripe!, highest), slot.identity ?? label);
-      if (!stored && peers.length > 0) this.#logger.warn({ backend: label, sequence: name }, 'high-water mark could not be stored on any peer');
+      const stored = await writeMarkOnPeers(peers, markFor(name, stripe!, highest), slot.identity ?? label, MARK_WAIT_MS);
+      if (stored === 'none' && peers.length > 0) this.#logger.warn({ backend: label, sequence: name }, 'high-water mark could not be stored on any peer');
     }
     if (batch.error === undefined) this.#recordSuccess(slot);
     else if (isCounterOverflow(batch.error)) this.#markExhausted(slot, name, highest);
@@ -320,7 +347,8 @@ export class Allocator {
     const stripe = this.#stripes.get(label);
     if (stripe === undefined) await slot.backend.settings();
     const pinned = this.#stripes.get(label)!;
-    const { marks } = await readMarksEverywhere(this.#slots.filter((s) => s.breaker.closed).map((s) => s.backend), name);
+    // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
+    const marks = (await settleWithin(this.#closedBackends().map((b) => b.readMarks(name)), PREPARE_WAIT_MS)).flat();
     const stored = highestOverlapping(marks, pinned);
     if (stored !== undefined) this.#marks.raise(label, name, stored);
     let own = await slot.backend.lastTicket(name);
@@ -339,8 +367,8 @@ export class Allocator {
       own = mark;
     }
     const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
-    const counters = await Promise.allSettled(others.map((s) => s.backend.lastTicket(name)));
-    const leader = counters.reduce((max, c) => (c.status === 'fulfilled' && c.value > max ? c.value : max), 0n);
+    const counters = await settleWithin(others.map((s) => s.backend.lastTicket(name)), PREPARE_WAIT_MS);
+    const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
     if (leader > own + CATCH_UP_MIN_LAG_TICKETS * pinned.increment) {
       // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
       await slot.backend.advanceCounter(name, leader + 1n);
@@ -363,16 +391,37 @@ export class Allocator {
       this.#logger.error({ backend: label, sequence: name, ticket, mark, err: String(error) }, 'ticket refused: backend quarantined for this sequence');
       return true;
     }
-    this.#logger.error(
-      { backend: label, sequence: name, ticket, mark },
-      'ticket refused: counter at or below a ticket already used (restored backup?); advancing it past the mark',
-    );
     try {
-      await slot.backend.advanceCounter(name, mark + 1n);
+      // This process's mark only covers its own tickets; other processes took tickets from this
+      // backend too. Advance past the highest mark any of them stored, or their blocks repeat.
+      const target = await this.#globalMark(slot, name);
+      this.#logger.error(
+        { backend: label, sequence: name, ticket, mark: target },
+        'ticket refused: counter at or below a ticket already used (restored backup?); advancing it past the mark',
+      );
+      await slot.backend.advanceCounter(name, target + 1n);
     } catch (advanceError) {
       this.#recordFailure(slot, advanceError);
     }
     return true;
+  }
+
+  #closedBackends(): Backend[] {
+    return this.#slots.filter((s) => s.breaker.closed).map((s) => s.backend);
+  }
+
+  /** Raises this process's mark for the backend to the highest stored mark, and returns it. */
+  async #globalMark(slot: Slot, sequence: string): Promise<bigint> {
+    const label = slot.backend.label;
+    const stripe = this.#stripes.get(label);
+    const { marks, answered } = await readMarksEverywhere(this.#closedBackends(), sequence);
+    const stored = stripe === undefined ? undefined : highestOverlapping(marks, stripe);
+    if (stored !== undefined) this.#marks.raise(label, sequence, stored);
+    const mark = this.#marks.get(label, sequence);
+    if (mark === undefined || (answered === 0 && this.#slots.length > 1)) {
+      throw new BackendsUnavailableError(`no backend answered while reading the marks of ${label} for ${sequence}`);
+    }
+    return mark;
   }
 
   async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {
@@ -422,8 +471,9 @@ export class Allocator {
   #recordSuccess(slot: Slot): void {
     const previous = slot.breaker.recordSuccess();
     if (previous === 'up') return;
-    if (previous === 'open' || previous === 'half-open' || previous === 'down') {
+    if (previous === 'open' || previous === 'half-open') {
       // Rejoining after an outage: reload marks and catch the counter up before it is used again.
+      // (One failed call, 'down', is not an outage: its tickets were never out of this process's view.)
       slot.prepared.clear();
     }
     this.#logger.info({ backend: slot.backend.label, was: previous }, 'backend up');
@@ -442,15 +492,38 @@ export class Allocator {
     if (slot.breaker.state === 'open') this.#scheduleProbe(slot);
   }
 
+  /**
+   * When a request finds every usable backend open, probes them now instead of waiting out their
+   * backoff (at most once per DEMAND_PROBE_INTERVAL_MS each): recovery follows demand at once.
+   */
+  async #probeIfNoneClosed(sequence: string): Promise<void> {
+    const usable = this.#slots.filter((s) => !s.exhausted.has(sequence) && !s.quarantined.has(sequence));
+    if (usable.some((s) => s.breaker.closed)) return;
+    const now = this.#clock();
+    const due = usable.filter((s) => now - s.lastDemandProbeAt >= DEMAND_PROBE_INTERVAL_MS);
+    await Promise.all(
+      due.map((slot) => {
+        slot.lastDemandProbeAt = now;
+        return this.#runProbe(slot, true);
+      }),
+    );
+  }
+
+  async #runProbe(slot: Slot, force: boolean): Promise<void> {
+    if (this.#closed || !slot.breaker.beginProbe(force)) return;
+    try {
+      await slot.backend.settings();
+      this.#recordSuccess(slot);
+    } catch (error) {
+      this.#recordFailure(slot, error);
+    }
+  }
+
   #scheduleProbe(slot: Slot): void {
     if (this.#closed || slot.probeTimer !== undefined) return;
     slot.probeTimer = setTimeout(() => {
       slot.probeTimer = undefined;
-      if (this.#closed || !slot.breaker.beginProbe()) return;
-      slot.backend.settings().then(
-        () => this.#recordSuccess(slot),
-        (error: unknown) => this.#recordFailure(slot, error),
-      );
+      void this.#runProbe(slot, false);
     }, slot.breaker.probeInMs + 1);
     slot.probeTimer.unref();
   }

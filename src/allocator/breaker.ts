@@ -22,11 +22,11 @@ export interface BreakerOptions {
   readonly maxBackoffMs: number;
 }
 
-/** Defaults: open on the second failure in a row, probe within 0.1–0.2 s, then at most every 5 s. */
+/** Defaults: open on the second failure in a row, probe within 0.1–0.2 s, then at most every 2 s. */
 export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = Object.freeze({
   failureThreshold: 2,
   initialBackoffMs: 200,
-  maxBackoffMs: 5000,
+  maxBackoffMs: 2000,
 });
 
 /** The breaker of one backend. */
@@ -99,9 +99,9 @@ export class Breaker {
     this.#open();
   }
 
-  /** Starts a probe: open → half-open. Returns false when no probe is due. */
-  beginProbe(): boolean {
-    if (this.#state !== 'open' || this.#clock() < this.#probeAt) return false;
+  /** Starts a probe: open → half-open. Returns false when none is due (unless forced) or one runs. */
+  beginProbe(force = false): boolean {
+    if (this.#state !== 'open' || (!force && this.#clock() < this.#probeAt)) return false;
     this.#set('half-open');
     return true;
   }

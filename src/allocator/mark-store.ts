@@ -38,18 +38,29 @@ export async function readMarksEverywhere(backends: readonly Backend[], sequence
 
 /**
  * Writes a mark to the peers (never to the backend it describes: a restored backup would bring
- * its own stale copy back). Resolves true as soon as one peer stored it durably, false when all
- * failed; the other writes finish in the background. One copy is enough to be found later.
+ * its own stale copy back). Resolves 'stored' as soon as one peer stored it durably, 'none' when
+ * all failed, 'pending' when none answered within waitMs; the writes go on in the background.
+ * One copy is enough to be found later.
  */
-export function writeMarkOnPeers(peers: readonly Backend[], mark: StoredMark, writer: string): Promise<boolean> {
-  if (peers.length === 0) return Promise.resolve(false);
+export function writeMarkOnPeers(
+  peers: readonly Backend[],
+  mark: StoredMark,
+  writer: string,
+  waitMs: number,
+): Promise<'stored' | 'none' | 'pending'> {
+  if (peers.length === 0) return Promise.resolve('none');
   return new Promise((resolve) => {
     let failed = 0;
+    const timer = setTimeout(() => resolve('pending'), waitMs);
+    const settle = (outcome: 'stored' | 'none'): void => {
+      clearTimeout(timer);
+      resolve(outcome);
+    };
     for (const peer of peers) {
       peer.writeMarks([mark], writer).then(
-        () => resolve(true),
+        () => settle('stored'),
         () => {
-          if (++failed === peers.length) resolve(false);
+          if (++failed === peers.length) settle('none');
         },
       );
     }

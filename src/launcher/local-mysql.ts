@@ -89,7 +89,8 @@ export interface LocalServerOptions {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dir = resolve(options.dir);
   const dataDir = join(dir, 'data');
-  mkdirSync(dir, { recursive: true });
+  // A temp directory of its own: servers initialised at once in a shared /tmp clash on temp tables.
+  mkdirSync(join(dir, 'tmp'), { recursive: true });
   stopStaleServer(join(dir, 'mysqld.pid'), dataDir);
   if (!existsSync(join(dataDir, 'mysql'))) initialiseDataDir(options.binary, dataDir, dir);
   const port = options.port ?? (await freePort());
@@ -138,9 +139,16 @@ function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): 
     binary.flavor === 'mariadb'
       ? [
           installDbFor(binary.path),
-          ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...asRoot],
+          [
+            '--no-defaults',
+            `--datadir=${dataDir}`,
+            `--tmpdir=${join(dir, 'tmp')}`,
+            '--auth-root-authentication-method=normal',
+            '--skip-test-db',
+            ...asRoot,
+          ],
         ]
-      : [binary.path, ['--no-defaults', '--initialize-insecure', `--datadir=${dataDir}`, ...asRoot]];
+      : [binary.path, ['--no-defaults', '--initialize-insecure', `--datadir=${dataDir}`, `--tmpdir=${join(dir, 'tmp')}`, ...asRoot]];
   const result = spawnSync(command, args, { encoding: 'utf8', cwd: dir });
   if (result.status !== 0) {
     const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`.trim().split('\n').slice(-5).join(' | ');
@@ -163,6 +171,7 @@ function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, 
     `--socket=${join(dir, 'mysqld.sock')}`,
     `--pid-file=${join(dir, 'mysqld.pid')}`,
     `--log-error=${join(dir, 'error.log')}`,
+    `--tmpdir=${join(dir, 'tmp')}`,
     '--innodb-buffer-pool-size=64M',
     '--max-connections=500',
     ...(options.binary.flavor === 'mysql' ? ['--mysqlx=OFF'] : []),

@@ -48,6 +48,8 @@ export async function startPrivatePair(): Promise<LocalPair & { dispose(): Promi
 /** A ticketd started as its own process from the build (`node dist/cli/main.js serve`). */
 export interface ChildTicketd {
   readonly url: string;
+  /** Every log line it has written so far. */
+  readonly logs: string[];
   readonly process: ChildProcess;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -61,13 +63,16 @@ export function spawnTicketd(backends: string, extraEnv: Record<string, string> 
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return new Promise((done, fail) => {
     const lines = createInterface({ input: child.stdout! });
+    const logs: string[] = [];
     const timer = setTimeout(() => fail(new Error('ticketd did not start within 20 s')), 20_000);
     lines.on('line', (line) => {
+      logs.push(line);
       const match = /"port":(\d+).*"msg":"ticketd listening"/.exec(line);
       if (match === null) return;
       clearTimeout(timer);
       done({
         url: `http://127.0.0.1:${match[1]}`,
+        logs,
         process: child,
         stop: (signal = 'SIGTERM') => {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);

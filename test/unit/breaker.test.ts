@@ -53,4 +53,13 @@ describe('Breaker', () => {
     expect(b.recordSuccess()).toBe('half-open');
     expect(b.state).toBe('up');
   });
+
+  it('a forced probe (demand while every backend is open) skips the backoff, but never runs twice', () => {
+    const { b } = breaker();
+    expect(b.beginProbe(true)).toBe(false);
+    b.trip('down');
+    expect(b.beginProbe()).toBe(false);
+    expect(b.beginProbe(true)).toBe(true);
+    expect(b.beginProbe(true)).toBe(false);
+  });
 });

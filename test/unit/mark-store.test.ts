@@ -20,13 +20,14 @@ describe('stored high-water marks', () => {
     expect(highestOverlapping([mark(4n, 2n, 7000n)], { increment: 2n, offset: 1n })).toBeUndefined();
   });
 
-  it('resolves as soon as one peer stored the mark, false only when every peer failed', async () => {
+  it('resolves as soon as one peer stored the mark, none when every peer failed, pending past the wait', async () => {
     const peer = (outcome: 'ok' | 'fail' | 'hang') =>
       ({
         writeMarks: () => (outcome === 'ok' ? Promise.resolve() : outcome === 'fail' ? Promise.reject(new Error('down')) : new Promise(() => undefined)),
       }) as unknown as Backend;
-    expect(await writeMarkOnPeers([peer('hang'), peer('ok')], mark(2n, 1n, 1n), 'w')).toBe(true);
-    expect(await writeMarkOnPeers([peer('fail'), peer('fail')], mark(2n, 1n, 1n), 'w')).toBe(false);
-    expect(await writeMarkOnPeers([], mark(2n, 1n, 1n), 'w')).toBe(false);
+    expect(await writeMarkOnPeers([peer('hang'), peer('ok')], mark(2n, 1n, 1n), 'w', 1000)).toBe('stored');
+    expect(await writeMarkOnPeers([peer('fail'), peer('fail')], mark(2n, 1n, 1n), 'w', 1000)).toBe('none');
+    expect(await writeMarkOnPeers([peer('hang'), peer('fail')], mark(2n, 1n, 1n), 'w', 10)).toBe('pending');
+    expect(await writeMarkOnPeers([], mark(2n, 1n, 1n), 'w', 10)).toBe('none');
   });
 });
