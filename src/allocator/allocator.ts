@@ -15,7 +15,6 @@ import {
   BackendsUnavailableError,
   SequenceExhaustedError,
   SequenceNotFoundError,
-  TicketRegressionError,
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
