@@ -1,5 +1,15 @@
-/** Files shipped beside the code. This file sits directly in src/ (and dist/), one level below the package root. */
+/** Files shipped beside the code, found from wherever this module was compiled to. */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The sql/ directory: schema and backend option files. */
-export const SQL_DIR = fileURLToPath(new URL('../sql/', import.meta.url));
+/** The sql/ directory (schema and backend option files): the nearest one above this module. */
+export const SQL_DIR = findUp(dirname(fileURLToPath(import.meta.url)));
+
+function findUp(from: string): string {
+  // src/ and dist/ sit one level below the package root; the bench build (dist-bench/src/) two.
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'sql', 'schema.sql'))) return join(dir, 'sql');
+    if (dirname(dir) === dir) throw new Error(`no sql/schema.sql above ${from}`);
+  }
+}

@@ -56,9 +56,10 @@ export function createApp(options: AppOptions): Express {
     post: async (req, res) => {
       const name = req.params.name as string;
       const count = parseCount(req.query.count, maxCount);
-      const ranges = await service.issue(name, count);
+      const ranges = service.tryIssue(name, count) ?? (await service.issue(name, count));
       res.set('Cache-Control', 'no-store');
-      if (req.accepts(['application/json', 'text/plain']) === 'text/plain') {
+      // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
+      if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
         res.type('text/plain').send(idsAsLines(ranges));
       } else {
         res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ranges)}]}`);
@@ -69,7 +70,7 @@ export function createApp(options: AppOptions): Express {
   route('/v1/sequences/:name/next', {
     get: async (req, res) => {
       const name = req.params.name as string;
-      const ranges = await service.issue(name, 1);
+      const ranges = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
       res.set('Cache-Control', 'no-store');
       res.type('application/json').send(`{"sequence":"${name}","id":"${ranges[0]!.first}"}`);
     },

@@ -17,14 +17,20 @@ export function forEachId(ranges: readonly IdRange[], emit: (id: string) => void
 
 /** `"a","b",…`: the inside of a JSON array of ID strings. */
 export function idsAsJsonList(ranges: readonly IdRange[]): string {
-  const parts: string[] = [];
-  forEachId(ranges, (id) => parts.push(`"${id}"`));
-  return parts.join(',');
+  return join(ranges, '"', '",', 1);
 }
 
 /** One ID per line, each line ending in a newline. */
 export function idsAsLines(ranges: readonly IdRange[]): string {
-  const parts: string[] = [];
-  forEachId(ranges, (id) => parts.push(id));
-  return parts.join('\n') + '\n';
+  return join(ranges, '', '\n', 0);
+}
+
+/** Every ID wrapped in `before` and `after`, with the last `trim` characters dropped. */
+function join(ranges: readonly IdRange[], before: string, after: string, trim: number): string {
+  // String concatenation builds a rope in V8: cheaper than an array of parts and a join.
+  let out = '';
+  forEachId(ranges, (id) => {
+    out += before + id + after;
+  });
+  return trim > 0 ? out.slice(0, -trim) : out;
 }

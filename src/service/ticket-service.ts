@@ -39,6 +39,11 @@ export class TicketService {
     this.#clock = options.clock ?? Date.now;
   }
 
+  /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
+  tryIssue(name: string, count: number): IdRange[] | undefined {
+    return this.#entries.get(name)?.cache.tryTake(count);
+  }
+
   /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
   async issue(name: string, count: number): Promise<IdRange[]> {
     const entry = this.#entries.get(name) ?? (await this.#resolve(name));

@@ -1,0 +1,62 @@
+/** In-process ID generation, all in one process: what handing out one ID costs. */
+import { randomUUID } from 'node:crypto';
+import { Snowflake } from '@sapphire/snowflake';
+import { monotonicFactory } from 'ulid';
+import { v7 } from 'uuid';
+import { RangeCache } from '../src/cache/range-cache.js';
+
+/** IDs per second of one generator. */
+export interface InProcessResult {
+  readonly name: string;
+  readonly idsPerSecond: number;
+}
+
+const RUN_MS = 300;
+const ROUNDS = 3;
+
+function measure(name: string, next: () => unknown): InProcessResult {
+  let best = 0;
+  let sink: unknown;
+  for (let round = 0; round < ROUNDS; round++) {
+    let n = 0;
+    const start = process.hrtime.bigint();
+    const end = start + BigInt(RUN_MS) * 1_000_000n;
+    let now = start;
+    while (now < end) {
+      for (let i = 0; i < 1000; i++) sink = next();
+      n += 1000;
+      now = process.hrtime.bigint();
+    }
+    best = Math.max(best, n / (Number(now - start) / 1e9));
+  }
+  if (sink === undefined) throw new Error(`${name} produced nothing`);
+  return { name, idsPerSecond: Math.round(best) };
+}
+
+/** Runs every generator; the ticketd entry is the server's cache hot path (the SDK is not built yet). */
+export async function runInProcess(): Promise<InProcessResult[]> {
+  const blockSize = 1_000_000_000n;
+  let ticket = 0n;
+  const cache = new RangeCache({
+    sequence: 'bench',
+    blockSize,
+    refill: () => {
+      ticket++;
+      return Promise.resolve([{ first: ticket * blockSize, last: ticket * blockSize + blockSize - 1n }]);
+    },
+    clock: Date.now,
+    onBackgroundError: () => undefined,
+  });
+  await cache.take(1);
+  const snowflake = new Snowflake(new Date('2026-01-01T00:00:00Z'));
+  const ulid = monotonicFactory();
+  const results = [
+    measure('ticketd RangeCache.tryTake(1) (cached block)', () => cache.tryTake(1)![0]!.first),
+    measure('@sapphire/snowflake generate()', () => snowflake.generate()),
+    measure('crypto.randomUUID()', () => randomUUID()),
+    measure('ulid (monotonic)', () => ulid()),
+    measure('uuid v7', () => v7()),
+  ];
+  for (const r of results) console.log(`  ${r.name}: ${r.idsPerSecond.toLocaleString('en')} IDs/s`);
+  return results;
+}

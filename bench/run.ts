@@ -1,0 +1,203 @@
+/**
+ * `npm run bench`: ticketd against naive Flickr and bare Express, side by side, in one run.
+ * Every comparison is a ratio of numbers taken in the same run (these machines are shared and
+ * noisy), and every ID every scenario received is checked for uniqueness.
+ * BENCH_SECONDS (default 10) and BENCH_WARMUP_SECONDS (default 3) set the durations.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Allocator } from '../src/allocator/allocator.js';
+import { loadConfig } from '../src/config.js';
+import { parseSequenceSettings } from '../src/core/sequence.js';
+import { startLocalPair } from '../src/launcher/local-pair.js';
+import { findServerBinary, freePort } from '../src/launcher/local-mysql.js';
+import { silentLogger } from '../src/logger.js';
+import { initBackends } from '../src/service/init.js';
+import { TicketService } from '../src/service/ticket-service.js';
+import { runInProcess, type InProcessResult } from './in-process.js';
+import { renderChart, renderMarkdown } from './report.js';
+import { assertUnique } from './unique.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const CONNECTIONS = 32;
+
+/** What one load run measured. */
+export interface HttpResult {
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly idsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly maxMs: number;
+  readonly failed: number;
+  readonly ids: number;
+  readonly unique: boolean | 'not checked';
+}
+
+/** Everything a run produced. */
+export interface BenchResults {
+  readonly date: string;
+  readonly machine: string;
+  readonly command: string;
+  readonly seconds: number;
+  readonly single: HttpResult[];
+  readonly batch: HttpResult[];
+  readonly workers: string;
+  readonly smallBlocks: HttpResult;
+  readonly inProcess: InProcessResult[];
+  readonly failover: HttpResult & { readonly note: string };
+}
+
+interface LoadOptions {
+  readonly name: string;
+  readonly url: string;
+  readonly method?: 'GET' | 'POST';
+  readonly idsPerResponse: number;
+  readonly check: boolean;
+  readonly seconds?: number;
+  readonly during?: () => Promise<void>;
+}
+
+async function load(options: LoadOptions): Promise<HttpResult> {
+  const base = { url: options.url, connections: CONNECTIONS, method: options.method ?? 'GET' };
+  await autocannon({ ...base, duration: WARMUP_SECONDS });
+  const bodies: Buffer[] = [];
+  const run = autocannon({
+    ...base,
+    duration: options.seconds ?? SECONDS,
+    ...(options.check && { setupClient: (client) => client.on('body', (body: Buffer) => bodies.push(body)) }),
+  });
+  await options.during?.();
+  const result = await run;
+  const unique = options.check ? assertUnique(bodies, options.name) : 'not checked';
+  const failed = result.non2xx + result.errors + result.timeouts;
+  return {
+    name: options.name,
+    requestsPerSecond: result.requests.average,
+    idsPerSecond: result.requests.average * options.idsPerResponse,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    p999: result.latency.p99_9,
+    maxMs: result.latency.max,
+    failed,
+    ids: bodies.length * options.idsPerResponse,
+    unique,
+  };
+}
+
+function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (ready.test(seen)) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-bench-'));
+  const pair = await startLocalPair(dir);
+  const children: ChildProcess[] = [];
+  try {
+    const backends = loadConfig({ backends: pair.backendsUrl }).backends;
+    const allocator = new Allocator({ backends, logger: silentLogger });
+    const setup = new TicketService({ allocator, logger: silentLogger });
+    await initBackends(allocator, setup);
+    await setup.createSequence(parseSequenceSettings('naive', { blockSize: 1 }));
+    await setup.createSequence(parseSequenceSettings('small', { blockSize: 50 }));
+    await setup.createSequence(parseSequenceSettings('large', { blockSize: 1_000_000 }));
+    await setup.close();
+
+    const [ticketdPort, naivePort, barePort] = [await freePort(), await freePort(), await freePort()];
+    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort) };
+    children.push(await startProcess(['dist/cli/main.js', 'serve'], env, /ticketd listening/));
+    children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'naive', String(naivePort), pair.backendsUrl], {}, /listening/));
+    children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'bare', String(barePort)], {}, /listening/));
+    const ticketd = `http://127.0.0.1:${ticketdPort}`;
+
+    console.log(`bench: ${SECONDS} s per run after ${WARMUP_SECONDS} s of warm-up, ${CONNECTIONS} connections`);
+    const single = [
+      await load({ name: 'ticketd', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'naive Flickr', url: `http://127.0.0.1:${naivePort}/v1/sequences/naive/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'bare Express', url: `http://127.0.0.1:${barePort}/v1/sequences/default/next`, idsPerResponse: 1, check: false }),
+    ];
+    const batch = [
+      await load({ name: 'ticketd', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({ name: 'bare Express (counter)', url: `http://127.0.0.1:${barePort}/v1/sequences/default/ids`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({ name: 'ticketd, blockSize 1,000,000', url: `${ticketd}/v1/sequences/large/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+    ];
+    const smallBlocks = await load({ name: 'ticketd, blockSize 50', url: `${ticketd}/v1/sequences/small/next`, idsPerResponse: 1, check: true });
+    const inProcess = await runInProcess();
+    const failoverBase = await load({
+      name: 'ticketd, backend A killed and restarted',
+      url: `${ticketd}/v1/sequences/small/next`,
+      idsPerResponse: 1,
+      check: true,
+      during: async () => {
+        await new Promise((r) => setTimeout(r, (SECONDS * 1000) / 4));
+        pair.a.signal('SIGKILL');
+        await pair.a.exited();
+        await new Promise((r) => setTimeout(r, (SECONDS * 1000) / 4));
+        await pair.a.restart();
+      },
+    });
+    const server = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
+    const serverVersion = spawnSync(server.path, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    const results: BenchResults = {
+      date: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${serverVersion}`,
+      command: `BENCH_SECONDS=${SECONDS} BENCH_WARMUP_SECONDS=${WARMUP_SECONDS} npm run bench`,
+      seconds: SECONDS,
+      single,
+      batch,
+      workers: 'not run: `serve --workers` does not exist yet',
+      smallBlocks,
+      inProcess,
+      failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
+    };
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(`bench/results/${results.date.slice(0, 10)}.json`, JSON.stringify(results, null, 2) + '\n');
+    mkdirSync('docs', { recursive: true });
+    writeFileSync('docs/benchmarks.md', renderMarkdown(results));
+    writeFileSync('docs/benchmarks.svg', renderChart(results));
+    printHeadlines(results);
+    const duplicates = [...single, ...batch, smallBlocks, failoverBase].filter((r) => r.unique === false);
+    if (duplicates.length > 0) throw new Error(`duplicate IDs in: ${duplicates.map((d) => d.name).join(', ')}`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await pair.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printHeadlines(r: BenchResults): void {
+  const [t, naive, bare] = r.single as [HttpResult, HttpResult, HttpResult];
+  const [tb, bb] = r.batch as [HttpResult, HttpResult];
+  const snowflake = r.inProcess.find((x) => x.name.startsWith('@sapphire/snowflake'));
+  const cache = r.inProcess.find((x) => x.name.startsWith('ticketd RangeCache'));
+  const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`);
+  console.log(`
+headline ratios (same run):
+  single ID: ticketd / bare Express = ${ratio(t.requestsPerSecond, bare.requestsPerSecond)} (target ≥ 0.9×), ticketd / naive Flickr = ${ratio(t.requestsPerSecond, naive.requestsPerSecond)} (target ≥ 5×)
+  batch of 1,000: ticketd / bare Express counter = ${ratio(tb.idsPerSecond, bb.idsPerSecond)} (target ≥ 0.8×), ticketd = ${Math.round(tb.idsPerSecond).toLocaleString('en')} IDs/s (target ≥ 1,000,000)
+  refills (blockSize 50): p99 ${r.smallBlocks.p99} ms vs ${t.p99} ms with blockSize 10,000
+  in-process: ticketd cache tryTake / @sapphire/snowflake = ${ratio(cache?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}
+  failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
+  every ID checked: ${[...r.single, ...r.batch, r.smallBlocks, r.failover].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench: ${error instanceof Error ? error.stack : String(error)}`);
+    process.exit(1);
+  },
+);
