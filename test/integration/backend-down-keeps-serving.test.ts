@@ -1,37 +1,24 @@
-import type { LocalPair } from '../../src/launcher/local-pair.js';
-import type { RunningTicketd } from '../../src/server.js';
-import { postIds, putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { postIds, putSequence, usePrivatePairAndServer } from '../support/ticketd.js';
 
 describe('a backend that dies', () => {
-  let pair: LocalPair & { dispose(): Promise<void> };
-  let server: RunningTicketd;
-
-  beforeAll(async () => {
-    pair = await startPrivatePair();
-    server = await startInProcess(pair.backendsUrl);
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    await pair?.dispose();
-  });
+  const context = usePrivatePairAndServer();
 
   it('kill -9 of backend A: every request is still served, from B, and A rejoins after restart', async () => {
-    expect(await putSequence(server.url, 'one_down', { blockSize: 20 })).toBe(201);
+    expect(await putSequence(context.server.url, 'one_down', { blockSize: 20 })).toBe(201);
     const seen = new Set<string>();
     let total = 0;
     const take = async (n: number, count = 7): Promise<void> => {
       for (let i = 0; i < n; i++) {
-        for (const id of await postIds(server.url, 'one_down', count)) seen.add(id);
+        for (const id of await postIds(context.server.url, 'one_down', count)) seen.add(id);
         total += count;
       }
     };
     await take(50);
-    pair.a.signal('SIGKILL');
-    await pair.a.exited();
+    context.pair.a.signal('SIGKILL');
+    await context.pair.a.exited();
     await take(300);
     const duringOutage = [...seen].map((id) => BigInt(id) / 20n);
-    await pair.a.restart();
+    await context.pair.a.restart();
     // Past the longest backoff, then enough IDs for several refills (each grows to 256 tickets).
     await new Promise((r) => setTimeout(r, 5500));
     await take(50, 1000);
@@ -42,14 +29,14 @@ describe('a backend that dies', () => {
   });
 
   it('both backends down: cached IDs are served, then 503 problem+json with Retry-After; recovery after restart', async () => {
-    await postIds(server.url, 'one_down', 1);
-    pair.a.signal('SIGKILL');
-    pair.b.signal('SIGKILL');
-    await Promise.all([pair.a.exited(), pair.b.exited()]);
+    await postIds(context.server.url, 'one_down', 1);
+    context.pair.a.signal('SIGKILL');
+    context.pair.b.signal('SIGKILL');
+    await Promise.all([context.pair.a.exited(), context.pair.b.exited()]);
     let served = 0;
     let res: Response;
     for (;;) {
-      res = await fetch(`${server.url}/v1/sequences/one_down/next`);
+      res = await fetch(`${context.server.url}/v1/sequences/one_down/next`);
       if (res.status !== 200) break;
       await res.arrayBuffer();
       served++;
@@ -59,15 +46,15 @@ describe('a backend that dies', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await res.json()) as { code: string }).code).toBe('TICKETD_BACKENDS_UNAVAILABLE');
-    const ready = await fetch(`${server.url}/readyz`);
+    const ready = await fetch(`${context.server.url}/readyz`);
     expect(ready.status).toBe(503);
     await ready.arrayBuffer();
 
-    await Promise.all([pair.a.restart(), pair.b.restart()]);
+    await Promise.all([context.pair.a.restart(), context.pair.b.restart()]);
     const deadline = Date.now() + 15_000;
     let ids: string[] | undefined;
     while (ids === undefined && Date.now() < deadline) {
-      ids = await postIds(server.url, 'one_down', 5).catch(() => undefined);
+      ids = await postIds(context.server.url, 'one_down', 5).catch(() => undefined);
       if (ids === undefined) await new Promise((r) => setTimeout(r, 200));
     }
     expect(ids).toHaveLength(5);

@@ -139,3 +139,17 @@ export async function killConnections(serverUrl: string): Promise<void> {
     await conn.end();
   }
 }
+
+/** Registers beforeAll/afterAll hooks for a private pair with one in-process ticketd on it. */
+export function usePrivatePairAndServer(): { readonly pair: LocalPair & { dispose(): Promise<void> }; readonly server: RunningTicketd } {
+  const context = {} as { pair: LocalPair & { dispose(): Promise<void> }; server: RunningTicketd };
+  beforeAll(async () => {
+    context.pair = await startPrivatePair();
+    context.server = await startInProcess(context.pair.backendsUrl);
+  });
+  afterAll(async () => {
+    await context.server?.close();
+    await context.pair?.dispose();
+  });
+  return context;
+}
