@@ -19,8 +19,13 @@ describe('a backend that dies', () => {
     await take(300);
     const duringOutage = [...seen].map((id) => BigInt(id) / 20n);
     await context.pair.a.restart();
-    // Past the longest backoff, then enough IDs for several refills (each grows to 256 tickets).
-    await new Promise((r) => setTimeout(r, 5500));
+    // Background probes close A's breaker again (backoff at most 2 s; more on a loaded machine).
+    const deadline = Date.now() + 20_000;
+    while (context.server.service.backendStatus()[0]!.state !== 'up' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(context.server.service.backendStatus()[0]!.state).toBe('up');
+    // Then enough IDs for several refills (each grows to 256 tickets).
     await take(50, 1000);
     expect(seen.size).toBe(total);
     const after = [...seen].map((id) => BigInt(id) / 20n).slice(duringOutage.length);
