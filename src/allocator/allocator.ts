@@ -20,7 +20,7 @@ import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
 import { Histogram } from '../util/histogram.js';
 import { settleWithin } from '../util/settle-within.js';
-import { highestOverlapping, markFor, readMarksEverywhere, writeMarkOnPeers } from './mark-store.js';
+import { firstSuccess, highestOverlapping, markFor, readMarksEverywhere } from './mark-store.js';
 
 /** What to do with a backend whose counter is at or below a ticket already used. */
 export type RegressionPolicy = 'advance' | 'quarantine';
@@ -33,14 +33,18 @@ export const STRAGGLER_GRACE_MS = 50;
 export const DEMAND_PROBE_INTERVAL_MS = 100;
 /** How long preparing a (re)joining backend waits for its peers' marks and counters. */
 export const PREPARE_WAIT_MS = 300;
+/** Tickets fetched from one backend before their blocks are passed on (and the refill can return). */
+export const LANE_CHUNK_TICKETS = 16;
+/** A refill slower than this is logged with what each of its lanes did. */
+export const SLOW_REFILL_MS = 500;
 /** A refill that has no tickets after this long also asks a backend it had not asked. */
 export const HEDGE_AFTER_MS = 100;
 /**
- * How long handing out a refill waits for a peer to store the mark. Past it the blocks are used
- * anyway (the write goes on): a hung peer must not stall every refill. The gap this leaves is
- * documented: a backend restored to a point within it, seen only by a ticketd started later.
+ * How far past the highest stored mark a regressed counter is advanced. Other processes may hold
+ * tickets they fetched before the regression and are still storing (at most a chunk or two each);
+ * the gap covers those of up to a few hundred processes. It is only spent when a counter went back.
  */
-export const MARK_WAIT_MS = 200;
+export const REGRESSION_GAP_TICKETS = 4096n;
 /** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
 export const CATCH_UP_MIN_LAG_TICKETS = 64n;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
@@ -107,7 +111,7 @@ export interface AllocatorOptions {
   readonly regressionPolicy?: RegressionPolicy;
 }
 
-interface LaneResult {
+interface RoundResult {
   readonly ranges: IdRange[];
   readonly retry: boolean;
 }
@@ -199,10 +203,12 @@ export class Allocator {
    * later go to `onLate`. Retries (p-retry) only when no backend delivered and another may.
    */
   async fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+    const started = this.#clock();
+    const trace: string[] = [];
     return pRetry(
       async () => {
         await this.#probeIfNoneClosed(settings.name);
-        const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate);
+        const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate, trace);
         if (ranges.length > 0) return ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
         const error = this.#emptyHandedError(settings.name);
         if (retry && error instanceof BackendsUnavailableError) throw new RetryRound(error);
@@ -216,17 +222,24 @@ export class Allocator {
         // Safe to retry: a REPLACE that failed either took no ticket or one that is now only a gap.
         shouldRetry: ({ error }) => error instanceof RetryRound,
       },
-    ).catch((error: unknown) => {
-      throw error instanceof RetryRound ? error.cause : error;
-    });
+    )
+      .catch((error: unknown) => {
+        throw error instanceof RetryRound ? error.cause : error;
+      })
+      .finally(() => {
+        const ms = this.#clock() - started;
+        // What each lane did, for the operator who sees requests wait on a refill.
+        if (ms > SLOW_REFILL_MS) this.#logger.warn({ sequence: settings.name, ms, tickets, lanes: trace.join(' ') }, 'slow refill');
+      });
   }
 
-  #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void): Promise<LaneResult> {
+  #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void, trace: string[]): Promise<RoundResult> {
     const name = settings.name;
     const candidates = this.#rotate().filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
     const perLane = (i: number): number => Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
     const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
     const spares = candidates.slice(lanes.length);
+    trace.push('|');
     if (lanes.length === 0) return Promise.resolve({ ranges: [], retry: false });
     return new Promise((resolve) => {
       const ranges: IdRange[] = [];
@@ -240,25 +253,30 @@ export class Allocator {
         clearTimeout(hedge);
         resolve({ ranges, retry });
       };
+      // Blocks arriving after the round resolved go to onLate: never dropped, never handed out twice.
+      const deliver = (got: IdRange[]): void => {
+        if (got.length === 0) return;
+        if (done) return onLate(got);
+        ranges.push(...got);
+        grace ??= setTimeout(finish, STRAGGLER_GRACE_MS);
+      };
       const start = (slot: Slot, count: number): void => {
         pending++;
-        const failed = (error: unknown): LaneResult => {
+        const laneStarted = this.#clock();
+        const failed = (error: unknown): { retry: boolean } => {
           this.#logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
-          return { ranges: [], retry: true };
+          return { retry: true };
         };
-        void this.#fetchFrom(slot, settings, count)
+        void this.#fetchFrom(slot, settings, count, deliver)
           .catch(failed)
           .then((lane) => {
+            trace.push(`${slot.backend.label}:${count}t:${this.#clock() - laneStarted}ms${done ? ':late' : ''}`);
             pending--;
-            if (done) {
-              if (lane.ranges.length > 0) onLate(lane.ranges);
-              return;
-            }
-            ranges.push(...lane.ranges);
+            if (done) return;
             retry ||= lane.retry;
-            if (pending === 0 && (ranges.length > 0 || spares.length === 0)) finish();
-            else if (pending === 0) start(spares.shift()!, 1);
-            else if (lane.ranges.length > 0 && grace === undefined) grace = setTimeout(finish, STRAGGLER_GRACE_MS);
+            if (pending > 0) return;
+            if (ranges.length > 0 || spares.length === 0) finish();
+            else start(spares.shift()!, 1);
           });
       };
       // A single-lane refill to a backend that hangs would wait out its query timeout: after
@@ -276,19 +294,35 @@ export class Allocator {
     return [...this.#slots.slice(start), ...this.#slots.slice(0, start)];
   }
 
-  /** One backend's part of a refill. Never rejects: failures go to the breaker. */
-  async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number): Promise<LaneResult> {
+  /**
+   * One backend's part of a refill, in chunks of at most LANE_CHUNK_TICKETS: each chunk's blocks
+   * are checked, their mark stored on a peer, then passed to `deliver`, so that a long run on one
+   * backend does not keep waiting requests from the first blocks. Never rejects.
+   */
+  async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number, deliver: (ranges: IdRange[]) => void): Promise<{ retry: boolean }> {
+    const name = settings.name;
+    try {
+      if (!(await this.#hasSequence(slot, settings))) return { retry: false };
+      if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
+      if (slot.quarantined.has(name)) return { retry: true };
+    } catch (error) {
+      this.#recordFailure(slot, error);
+      return { retry: true };
+    }
+    for (let left = count; left > 0; ) {
+      const chunk = Math.min(LANE_CHUNK_TICKETS, left);
+      const outcome = await this.#fetchChunk(slot, settings, chunk);
+      deliver(outcome.ranges);
+      if (outcome.stop) return { retry: outcome.retry };
+      left -= chunk;
+    }
+    return { retry: false };
+  }
+
+  async #fetchChunk(slot: Slot, settings: SequenceSettings, count: number): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
     const name = settings.name;
     const label = slot.backend.label;
     const started = this.#clock();
-    try {
-      if (!(await this.#hasSequence(slot, settings))) return { ranges: [], retry: false };
-      if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
-      if (slot.quarantined.has(name)) return { ranges: [], retry: true };
-    } catch (error) {
-      this.#recordFailure(slot, error);
-      return { ranges: [], retry: true };
-    }
     const batch = await slot.backend.fetchTickets(name, count);
     slot.stats.fetches++;
     slot.stats.fetchSeconds.observe((this.#clock() - started) / 1000);
@@ -296,12 +330,14 @@ export class Allocator {
     const ranges: IdRange[] = [];
     let highest: bigint | undefined;
     let retry = false;
+    let stop = false;
     for (const ticket of batch.tickets) {
       try {
         if (stripe === undefined) throw new BackendMisconfiguredError(`backend ${label} has no checked stripe`);
         this.#marks.accept(label, name, ticket, stripe);
       } catch (error) {
         retry = await this.#onRefusedTicket(slot, settings, ticket, error);
+        stop = true;
         break;
       }
       highest = ticket;
@@ -310,33 +346,50 @@ export class Allocator {
       if (outcome.kind === 'range') {
         ranges.push(outcome.range);
         // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
-        if (outcome.range.last === settings.maxId) this.#markExhausted(slot, name, ticket);
+        if (outcome.range.last === settings.maxId) {
+          this.#markExhausted(slot, name, ticket);
+          stop = true;
+        }
       } else if (outcome.kind === 'exhausted') {
         this.#markExhausted(slot, name, ticket);
+        stop = true;
         break;
       } else {
         // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
         retry = true;
+        stop = true;
         await slot.backend.advanceCounter(name, firstUsefulTicket(settings)).catch((e: unknown) => this.#recordFailure(slot, e));
         break;
       }
     }
     if (highest !== undefined) {
       slot.lastTicket.set(name, highest);
-      // The mark is stored on a peer before any of these blocks is handed out: a restored backup of
-      // this backend, seen by a ticketd started later, is caught by that copy.
-      // A peer that is failing gets the write too, but a refill waits for it only MARK_WAIT_MS.
-      const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed).map((s) => s.backend);
-      const stored = await writeMarkOnPeers(peers, markFor(name, stripe!, highest), slot.identity ?? label, MARK_WAIT_MS);
-      if (stored === 'none' && peers.length > 0) this.#logger.warn({ backend: label, sequence: name }, 'high-water mark could not be stored on any peer');
+      // The mark is stored on a peer before any of these blocks is handed out: another process
+      // that finds this backend's counter gone back, or a ticketd started after a restore, then
+      // advances it past these tickets. Only when every peer fails (and is counted as failing) are
+      // the blocks handed out on this process's own mark alone.
+      const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed);
+      const mark = markFor(name, stripe!, highest);
+      const writes = peers.map((peer) =>
+        peer.backend.writeMarks([mark], slot.identity ?? label).catch((error: unknown) => {
+          this.#recordFailure(peer, error);
+          throw error;
+        }),
+      );
+      if (!(await firstSuccess(writes)) && peers.length > 0) {
+        this.#logger.warn({ backend: label, sequence: name, ticket: highest }, 'high-water mark could not be stored on any peer');
+      }
     }
     if (batch.error === undefined) this.#recordSuccess(slot);
-    else if (isCounterOverflow(batch.error)) this.#markExhausted(slot, name, highest);
-    else {
+    else if (isCounterOverflow(batch.error)) {
+      this.#markExhausted(slot, name, highest);
+      stop = true;
+    } else {
       this.#recordFailure(slot, batch.error);
       retry = true;
+      stop = true;
     }
-    return { ranges, retry };
+    return { ranges, retry, stop };
   }
 
   /** Loads stored marks for the backend's residue class, then catches its counter up to the leader. */
@@ -362,8 +415,8 @@ export class Allocator {
         return;
       }
       this.#logger.error({ backend: label, sequence: name, ticket: own, mark }, 'counter below a ticket already used (restored backup?); advancing it past the mark');
-      await slot.backend.advanceCounter(name, mark + 1n);
-      own = mark;
+      own = mark + REGRESSION_GAP_TICKETS * pinned.increment;
+      await slot.backend.advanceCounter(name, own + 1n);
     }
     const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
     const counters = await settleWithin(others.map((s) => s.backend.lastTicket(name)), PREPARE_WAIT_MS);
@@ -398,7 +451,7 @@ export class Allocator {
         { backend: label, sequence: name, ticket, mark: target },
         'ticket refused: counter at or below a ticket already used (restored backup?); advancing it past the mark',
       );
-      await slot.backend.advanceCounter(name, target + 1n);
+      await slot.backend.advanceCounter(name, target + REGRESSION_GAP_TICKETS * stripe!.increment + 1n);
     } catch (advanceError) {
       this.#recordFailure(slot, advanceError);
     }

@@ -37,30 +37,19 @@ export async function readMarksEverywhere(backends: readonly Backend[], sequence
 }
 
 /**
- * Writes a mark to the peers (never to the backend it describes: a restored backup would bring
- * its own stale copy back). Resolves 'stored' as soon as one peer stored it durably, 'none' when
- * all failed, 'pending' when none answered within waitMs; the writes go on in the background.
- * One copy is enough to be found later.
+ * Resolves true as soon as one of the writes succeeded, false once all of them failed. The mark
+ * goes to the peers only, never to the backend it describes: a restored backup would bring its
+ * own stale copy back. One copy is enough to be found later.
  */
-export function writeMarkOnPeers(
-  peers: readonly Backend[],
-  mark: StoredMark,
-  writer: string,
-  waitMs: number,
-): Promise<'stored' | 'none' | 'pending'> {
-  if (peers.length === 0) return Promise.resolve('none');
+export function firstSuccess(writes: readonly Promise<unknown>[]): Promise<boolean> {
+  if (writes.length === 0) return Promise.resolve(false);
   return new Promise((resolve) => {
     let failed = 0;
-    const timer = setTimeout(() => resolve('pending'), waitMs);
-    const settle = (outcome: 'stored' | 'none'): void => {
-      clearTimeout(timer);
-      resolve(outcome);
-    };
-    for (const peer of peers) {
-      peer.writeMarks([mark], writer).then(
-        () => settle('stored'),
+    for (const write of writes) {
+      write.then(
+        () => resolve(true),
         () => {
-          if (++failed === peers.length) settle('none');
+          if (++failed === writes.length) resolve(false);
         },
       );
     }

@@ -13,6 +13,8 @@ import type { BackendAddress } from './backend-address.js';
 export interface BackendOptions {
   readonly connectTimeoutMs: number;
   readonly queryTimeoutMs: number;
+  /** Timeout of a high-water mark write: refills wait for it, so it is shorter. */
+  readonly markTimeoutMs: number;
   readonly poolSize: number;
   /** Deadlock retries per REPLACE. */
   readonly deadlockRetries: number;
@@ -22,6 +24,7 @@ export interface BackendOptions {
 export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
   connectTimeoutMs: 1000,
   queryTimeoutMs: 1000,
+  markTimeoutMs: 500,
   poolSize: 4,
   deadlockRetries: 8,
 });
@@ -217,7 +220,7 @@ export class Backend {
           `INSERT INTO ticketd_marks (sequence, stripe_increment, stripe_residue, ticket, backend_id) VALUES ${marks.map(() => '(?, ?, ?, ?, ?)').join(', ')} ` +
           'ON DUPLICATE KEY UPDATE backend_id = IF(VALUES(ticket) > ticket, VALUES(backend_id), backend_id), ticket = GREATEST(ticket, VALUES(ticket))',
         values,
-        timeout: this.#options.queryTimeoutMs,
+        timeout: this.#options.markTimeoutMs,
       }),
     );
   }

@@ -10,8 +10,11 @@ import type { Clock } from '../allocator/breaker.js';
 
 /** Fraction of a segment used before the next one is fetched. */
 export const PREFETCH_AT_USED_RATIO = 0.1;
-/** A steady load should trigger a refill about this often; faster means segments grow. */
-export const TARGET_REFILL_INTERVAL_MS = 1000;
+/**
+ * A steady load should trigger a refill about this often; faster means segments grow. Two seconds
+ * keeps about two seconds of demand cached, enough to ride out a backend that hangs.
+ */
+export const TARGET_REFILL_INTERVAL_MS = 2000;
 /** Upper bound on tickets per refill (split across backends). */
 export const MAX_TICKETS_PER_REFILL = 256;
 
@@ -47,6 +50,7 @@ export class RangeCache {
   #lastRefillAt = Number.NEGATIVE_INFINITY;
   #exhausted: SequenceExhaustedError | undefined;
   #issued = 0;
+  #refills = 0;
 
   constructor(options: RangeCacheOptions) {
     this.#options = options;
@@ -131,10 +135,18 @@ export class RangeCache {
     this.#adapt();
     const max = this.#options.maxTicketsPerRefill ?? MAX_TICKETS_PER_REFILL;
     const tickets = Math.min(max, Math.max(this.#ticketsPerRefill, minTickets));
+    // Blocks of one refill arrive in chunks, most of them after it resolved; all of them make up
+    // the new segment, whose size sets the next prefetch point.
+    const refill = ++this.#refills;
+    let segment = 0;
+    const append = (ranges: IdRange[]): void => {
+      segment += this.#append(ranges);
+      if (refill === this.#refills) this.#prefetchBelow = segment * (1 - PREFETCH_AT_USED_RATIO);
+    };
     this.#refilling = this.#options
-      .refill(tickets, (late) => this.#append(late, false))
+      .refill(tickets, append)
       .then(
-        (ranges) => this.#append(ranges, true),
+        append,
         (error: unknown) => {
           if (error instanceof SequenceExhaustedError) this.#exhausted = error;
           throw error;
@@ -156,14 +168,14 @@ export class RangeCache {
     this.#lastRefillAt = now;
   }
 
-  #append(ranges: IdRange[], segment: boolean): void {
+  /** Queues ranges; returns how many IDs they hold. */
+  #append(ranges: IdRange[]): number {
     let added = 0;
     for (const range of ranges) {
       this.#queue.push({ next: range.first, last: range.last });
       added += Number(range.last - range.first + 1n);
     }
     this.#available += added;
-    // Prefetch again once ~10% of this segment is used: the rest of it is the second buffer.
-    if (segment) this.#prefetchBelow = added * (1 - PREFETCH_AT_USED_RATIO);
+    return added;
   }
 }

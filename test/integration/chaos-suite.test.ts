@@ -188,6 +188,7 @@ describe('chaos: faults under continuous load', () => {
     expect(seen.size).toBe(acknowledged);
     const parity = everyInstance.flatMap((i) => i.logs.filter((l) => /not ≡/.test(l)));
     expect(parity).toEqual([]);
-    console.log(`chaos total: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} duplicates\n${summaries.join('\n')}`);
+    const slow = everyInstance.flatMap((i) => i.logs.filter((l) => l.includes('"slow refill"'))).slice(0, 5);
+    console.log(`chaos total: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} duplicates\n${summaries.join('\n')}\nslow refills: ${slow.join('\n')}`);
   });
 });

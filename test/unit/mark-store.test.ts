@@ -1,5 +1,5 @@
-import { highestOverlapping, markFor, writeMarkOnPeers } from '../../src/allocator/mark-store.js';
-import type { Backend, StoredMark } from '../../src/backend/backend.js';
+import { firstSuccess, highestOverlapping, markFor } from '../../src/allocator/mark-store.js';
+import type { StoredMark } from '../../src/backend/backend.js';
 
 const mark = (increment: bigint, residue: bigint, ticket: bigint): StoredMark => ({ sequence: 's', increment, residue, ticket });
 
@@ -20,14 +20,10 @@ describe('stored high-water marks', () => {
     expect(highestOverlapping([mark(4n, 2n, 7000n)], { increment: 2n, offset: 1n })).toBeUndefined();
   });
 
-  it('resolves as soon as one peer stored the mark, none when every peer failed, pending past the wait', async () => {
-    const peer = (outcome: 'ok' | 'fail' | 'hang') =>
-      ({
-        writeMarks: () => (outcome === 'ok' ? Promise.resolve() : outcome === 'fail' ? Promise.reject(new Error('down')) : new Promise(() => undefined)),
-      }) as unknown as Backend;
-    expect(await writeMarkOnPeers([peer('hang'), peer('ok')], mark(2n, 1n, 1n), 'w', 1000)).toBe('stored');
-    expect(await writeMarkOnPeers([peer('fail'), peer('fail')], mark(2n, 1n, 1n), 'w', 1000)).toBe('none');
-    expect(await writeMarkOnPeers([peer('hang'), peer('fail')], mark(2n, 1n, 1n), 'w', 10)).toBe('pending');
-    expect(await writeMarkOnPeers([], mark(2n, 1n, 1n), 'w', 10)).toBe('none');
+  it('waits for the first peer that stored the mark, and reports false only when every peer failed', async () => {
+    const hang = new Promise<void>(() => undefined);
+    expect(await firstSuccess([hang, Promise.resolve()])).toBe(true);
+    expect(await firstSuccess([Promise.reject(new Error('down')), Promise.reject(new Error('down'))])).toBe(false);
+    expect(await firstSuccess([])).toBe(false);
   });
 });
