@@ -21,6 +21,7 @@ import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerStat
 import { Histogram } from '../util/histogram.js';
 import { settleWithin } from '../util/settle-within.js';
 import { firstSuccess, highestOverlapping, markFor, readMarksEverywhere } from './mark-store.js';
+import { runRound, type RoundResult } from './refill-round.js';
 
 /** What to do with a backend whose counter is at or below a ticket already used. */
 export type RegressionPolicy = 'advance' | 'quarantine';
@@ -111,10 +112,6 @@ export interface AllocatorOptions {
   readonly regressionPolicy?: RegressionPolicy;
 }
 
-interface RoundResult {
-  readonly ranges: IdRange[];
-  readonly retry: boolean;
-}
 
 /** Fetches tickets round-robin over the backends and maps them to ranges. */
 export class Allocator {
@@ -240,51 +237,23 @@ export class Allocator {
     const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
     const spares = candidates.slice(lanes.length);
     trace.push('|');
-    if (lanes.length === 0) return Promise.resolve({ ranges: [], retry: false });
-    return new Promise((resolve) => {
-      const ranges: IdRange[] = [];
-      let retry = false;
-      let pending = 0;
-      let done = false;
-      let grace: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        done = true;
-        clearTimeout(grace);
-        clearTimeout(hedge);
-        resolve({ ranges, retry });
-      };
-      // Blocks arriving after the round resolved go to onLate: never dropped, never handed out twice.
-      const deliver = (got: IdRange[]): void => {
-        if (got.length === 0) return;
-        if (done) return onLate(got);
-        ranges.push(...got);
-        grace ??= setTimeout(finish, STRAGGLER_GRACE_MS);
-      };
-      const start = (slot: Slot, count: number): void => {
-        pending++;
-        const laneStarted = this.#clock();
-        const failed = (error: unknown): { retry: boolean } => {
+    const started = new Map<Slot, number>();
+    return runRound({
+      lanes,
+      spares,
+      run: (slot, count, deliver) => {
+        started.set(slot, this.#clock());
+        return this.#fetchFrom(slot, settings, count, deliver).catch((error: unknown) => {
           this.#logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
           return { retry: true };
-        };
-        void this.#fetchFrom(slot, settings, count, deliver)
-          .catch(failed)
-          .then((lane) => {
-            trace.push(`${slot.backend.label}:${count}t:${this.#clock() - laneStarted}ms${done ? ':late' : ''}`);
-            pending--;
-            if (done) return;
-            retry ||= lane.retry;
-            if (pending > 0) return;
-            if (ranges.length > 0 || spares.length === 0) finish();
-            else start(spares.shift()!, 1);
-          });
-      };
-      // A single-lane refill to a backend that hangs would wait out its query timeout: after
-      // HEDGE_AFTER_MS without tickets, ask a spare backend too.
-      const hedge = setTimeout(() => {
-        if (!done && ranges.length === 0 && spares.length > 0) start(spares.shift()!, 1);
-      }, HEDGE_AFTER_MS);
-      for (const { slot, count } of lanes) start(slot, count);
+        });
+      },
+      onLate,
+      graceMs: STRAGGLER_GRACE_MS,
+      hedgeMs: HEDGE_AFTER_MS,
+      onLaneEnd: (slot, count, late) => {
+        trace.push(`${slot.backend.label}:${count}t:${this.#clock() - (started.get(slot) ?? 0)}ms${late ? ':late' : ''}`);
+      },
     });
   }
 
