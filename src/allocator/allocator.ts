@@ -373,6 +373,12 @@ export class Allocator {
     const stored = highestOverlapping(marks, pinned);
     if (stored !== undefined) this.#marks.raise(label, name, stored);
     let own = await slot.backend.lastTicket(name);
+    if (own === 0n) {
+      // An empty ticket table tells nothing of its counter (a new sequence sits at its startAfter,
+      // a table recreated by a restore at 1): its first ticket meets the raised mark instead.
+      slot.prepared.add(name);
+      return;
+    }
     const mark = this.#marks.get(label, name);
     if (mark !== undefined && own < mark) {
       // Its last ticket is below one already used: a restored backup, or a re-initialised server.
