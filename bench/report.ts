@@ -64,8 +64,8 @@ p99 with refills this frequent against p99 of scenario 1 (blockSize 10,000): ${r
 |---|---|---|
 ${r.inProcess.map((x) => `| ${x.name} | ${fmt(x.idsPerSecond)} | ${ratio(x.idsPerSecond, inProcessTop.idsPerSecond)} |`).join('\n')}
 
-The client SDK (issue 4) does not exist yet; its target is next() ≥ 1.5× @sapphire/snowflake. The
-first row is the server's cache hot path, the closest thing measured today.
+Target: SDK next() ≥ 1.5× @sapphire/snowflake. The SDK rows lease blocks of 10,000 from the running
+ticketd over HTTP while they are measured; the RangeCache row is the server's own cache hot path.
 
 ## 6. Failover
 

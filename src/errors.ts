@@ -119,3 +119,17 @@ export class LauncherError extends TicketdError {
   readonly status = 500;
   readonly slug = 'launcher-failed';
 }
+
+/** Client SDK: no ID is buffered for nextSync(); call next() (which waits for a lease) instead. */
+export class NoBufferedIdsError extends TicketdError {
+  readonly code = 'TICKETD_CLIENT_EMPTY';
+  readonly status = 503;
+  readonly slug = 'client-empty';
+}
+
+/** Client SDK: no ticketd URL leased a block. */
+export class LeaseFailedError extends TicketdError {
+  readonly code = 'TICKETD_CLIENT_LEASE_FAILED';
+  readonly status = 503;
+  readonly slug = 'client-lease-failed';
+}

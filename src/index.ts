@@ -11,3 +11,4 @@ export type { IdRange } from './core/ticket-math.js';
 export type { SequenceSettings } from './core/sequence.js';
 export * from './errors.js';
 export { initBackends } from './service/init.js';
+export { createTicketClient, type TicketClient, type TicketClientOptions } from './client/ticket-client.js';
