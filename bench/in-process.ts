@@ -15,70 +15,48 @@ export interface InProcessResult {
 const RUN_MS = 300;
 const ROUNDS = 3;
 
-function measure(name: string, next: () => unknown): InProcessResult {
+/** Best IDs/s over ROUNDS runs of RUN_MS, calling `chunk` (which hands out 1,000 IDs) repeatedly. */
+async function timeChunks(name: string, chunk: () => Promise<void> | void): Promise<InProcessResult> {
   let best = 0;
-  let sink: unknown;
   for (let round = 0; round < ROUNDS; round++) {
     let n = 0;
     const start = process.hrtime.bigint();
     const end = start + BigInt(RUN_MS) * 1_000_000n;
     let now = start;
     while (now < end) {
-      for (let i = 0; i < 1000; i++) sink = next();
+      await chunk();
       n += 1000;
       now = process.hrtime.bigint();
     }
     best = Math.max(best, n / (Number(now - start) / 1e9));
   }
-  if (sink === undefined) throw new Error(`${name} produced nothing`);
   return { name, idsPerSecond: Math.round(best) };
 }
 
-async function measureAsync(name: string, next: () => Promise<unknown>): Promise<InProcessResult> {
-  let best = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    let n = 0;
-    const start = process.hrtime.bigint();
-    const end = start + BigInt(RUN_MS) * 1_000_000n;
-    let now = start;
-    while (now < end) {
-      for (let i = 0; i < 1000; i++) await next();
-      n += 1000;
-      now = process.hrtime.bigint();
-    }
-    best = Math.max(best, n / (Number(now - start) / 1e9));
-  }
-  return { name, idsPerSecond: Math.round(best) };
+/** A synchronous generator, 1,000 calls per chunk. */
+function measure(name: string, next: () => unknown): Promise<InProcessResult> {
+  let sink: unknown;
+  return timeChunks(name, () => {
+    for (let i = 0; i < 1000; i++) sink = next();
+    if (sink === undefined) throw new Error(`${name} produced nothing`);
+  });
 }
 
 /**
  * nextSync() in runs of 1,000, yielding between runs so background leases complete; when no block
  * is buffered it waits on next() instead. Every call counted yields a real ID.
  */
-async function measureSync(client: TicketClient): Promise<InProcessResult> {
-  let best = 0;
-  let sink = 0n;
-  for (let round = 0; round < ROUNDS; round++) {
-    let n = 0;
-    const start = process.hrtime.bigint();
-    const end = start + BigInt(RUN_MS) * 1_000_000n;
-    let now = start;
-    while (now < end) {
-      for (let i = 0; i < 1000; i++) {
-        try {
-          sink = client.nextSync();
-        } catch {
-          sink = await client.next();
-        }
+function measureSync(client: TicketClient): Promise<InProcessResult> {
+  return timeChunks('SDK nextSync() (leases blocks of 10,000)', async () => {
+    for (let i = 0; i < 1000; i++) {
+      try {
+        client.nextSync();
+      } catch {
+        await client.next();
       }
-      n += 1000;
-      await new Promise((r) => setImmediate(r));
-      now = process.hrtime.bigint();
     }
-    best = Math.max(best, n / (Number(now - start) / 1e9));
-  }
-  if (sink === 0n) throw new Error('nextSync produced nothing');
-  return { name: 'SDK nextSync() (leases blocks of 10,000)', idsPerSecond: Math.round(best) };
+    await new Promise((r) => setImmediate(r));
+  });
 }
 
 /** The client SDK against a running ticketd: next() and nextSync(), leases included. */
@@ -86,7 +64,9 @@ export async function runSdk(ticketdUrl: string): Promise<InProcessResult[]> {
   const client = createTicketClient({ urls: [ticketdUrl], sequence: 'default' });
   await client.next();
   const results = [
-    await measureAsync('SDK next() (leases blocks of 10,000)', () => client.next()),
+    await timeChunks('SDK next() (leases blocks of 10,000)', async () => {
+      for (let i = 0; i < 1000; i++) await client.next();
+    }),
     await measureSync(client),
   ];
   await client.close();
@@ -112,11 +92,11 @@ export async function runInProcess(): Promise<InProcessResult[]> {
   const snowflake = new Snowflake(new Date('2026-01-01T00:00:00Z'));
   const ulid = monotonicFactory();
   const results = [
-    measure('ticketd RangeCache.tryTake(1) (cached block)', () => cache.tryTake(1)![0]!.first),
-    measure('@sapphire/snowflake generate()', () => snowflake.generate()),
-    measure('crypto.randomUUID()', () => randomUUID()),
-    measure('ulid (monotonic)', () => ulid()),
-    measure('uuid v7', () => v7()),
+    await measure('ticketd RangeCache.tryTake(1) (cached block)', () => cache.tryTake(1)![0]!.first),
+    await measure('@sapphire/snowflake generate()', () => snowflake.generate()),
+    await measure('crypto.randomUUID()', () => randomUUID()),
+    await measure('ulid (monotonic)', () => ulid()),
+    await measure('uuid v7', () => v7()),
   ];
   for (const r of results) console.log(`  ${r.name}: ${r.idsPerSecond.toLocaleString('en')} IDs/s`);
   return results;

@@ -51,8 +51,11 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
 
   const lease = async (): Promise<Block> => {
     const errors: string[] = [];
+    // Leases run concurrently: each walks the URLs from where it started, once each.
+    const start = preferred;
     for (let attempt = 0; attempt < options.urls.length; attempt++) {
-      const url = options.urls[(preferred + attempt) % options.urls.length]!;
+      const index = (start + attempt) % options.urls.length;
+      const url = options.urls[index]!;
       try {
         const res = await fetch(`${url}/v1/sequences/${encodeURIComponent(options.sequence)}/blocks`, {
           method: 'POST',
@@ -67,7 +70,7 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
           continue;
         }
         // Stick with a URL that answers; move on from one that did not.
-        preferred = (preferred + attempt) % options.urls.length;
+        preferred = index;
         const first = BigInt(body.first);
         const last = BigInt(body.last);
         const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
