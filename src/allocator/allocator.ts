@@ -1,6 +1,6 @@
 /**
  * Turns tickets from the backends into ID ranges. Every ticket passes the parity and high-water
- * checks of core/ticket-math, and its mark is stored on the backends, before its block is used.
+ * checks of core/ticket-math, and its mark is stored on a peer backend, before its block is used.
  * Backends sit behind circuit breakers; a refill never waits long on a slow one.
  */
 import pRetry from 'p-retry';
