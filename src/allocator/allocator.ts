@@ -195,9 +195,9 @@ export class Allocator {
   }
 
   /**
-   * Fetches about `tickets` tickets' worth of ranges, spread over the closed backends. Returns once
-   * every lane is done, or STRAGGLER_GRACE_MS after the first lane delivered; ranges that arrive
-   * later go to `onLate`. Retries (p-retry) only when no backend delivered and another may.
+   * Fetches about `tickets` tickets' worth of ranges, spread over the closed backends in rounds
+   * (refill-round.ts): a round returns STRAGGLER_GRACE_MS after the first chunk of blocks arrived,
+   * and the rest go to `onLate`. Retries (p-retry) only when a round got nothing and another may.
    */
   async fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
     const started = this.#clock();
@@ -369,7 +369,7 @@ export class Allocator {
     if (stripe === undefined) await slot.backend.settings();
     const pinned = this.#stripes.get(label)!;
     // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
-    const marks = (await settleWithin(this.#closedBackends().map((b) => b.readMarks(name)), PREPARE_WAIT_MS)).flat();
+    const { marks } = await readMarksEverywhere(this.#closedBackends(), name, PREPARE_WAIT_MS);
     const stored = highestOverlapping(marks, pinned);
     if (stored !== undefined) this.#marks.raise(label, name, stored);
     let own = await slot.backend.lastTicket(name);
@@ -382,16 +382,9 @@ export class Allocator {
     const mark = this.#marks.get(label, name);
     if (mark !== undefined && own < mark) {
       // Its last ticket is below one already used: a restored backup, or a re-initialised server.
-      slot.stats.regressions++;
-      if (this.#policy === 'quarantine') {
-        const reason = `counter at ${own}, below ticket ${mark} already used (restored backup?)`;
-        slot.quarantined.set(name, reason);
-        this.#logger.error({ backend: label, sequence: name, ticket: own, mark }, `backend quarantined for this sequence: ${reason}`);
-        return;
-      }
-      this.#logger.error({ backend: label, sequence: name, ticket: own, mark }, 'counter below a ticket already used (restored backup?); advancing it past the mark');
-      own = mark + REGRESSION_GAP_TICKETS * pinned.increment;
-      await slot.backend.advanceCounter(name, own + 1n);
+      const floor = await this.#onRegression(slot, name, own, `counter at ${own}, below ticket ${mark} already used (restored backup?)`);
+      if (floor === undefined) return;
+      own = floor;
     }
     const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
     const counters = await settleWithin(others.map((s) => s.backend.lastTicket(name)), PREPARE_WAIT_MS);
@@ -408,29 +401,42 @@ export class Allocator {
   async #onRefusedTicket(slot: Slot, settings: SequenceSettings, ticket: bigint, error: unknown): Promise<boolean> {
     const name = settings.name;
     const label = slot.backend.label;
-    const mark = this.#marks.get(label, name);
-    slot.stats.regressions++;
     const stripe = this.#stripes.get(label);
+    const reason = error instanceof Error ? error.message : String(error);
     // Only a counter that went back can be advanced past the mark; a ticket of the wrong residue cannot.
-    const cannotAdvance = stripe === undefined || !ownsTicket(ticket, stripe) || mark === undefined;
-    if (cannotAdvance || this.#policy === 'quarantine') {
-      slot.quarantined.set(name, error instanceof Error ? error.message : String(error));
-      this.#logger.error({ backend: label, sequence: name, ticket, mark, err: String(error) }, 'ticket refused: backend quarantined for this sequence');
+    if (stripe === undefined || !ownsTicket(ticket, stripe) || this.#marks.get(label, name) === undefined) {
+      slot.stats.regressions++;
+      slot.quarantined.set(name, reason);
+      this.#logger.error({ backend: label, sequence: name, ticket, err: reason }, 'ticket refused: backend quarantined for this sequence');
       return true;
     }
     try {
-      // This process's mark only covers its own tickets; other processes took tickets from this
-      // backend too. Advance past the highest mark any of them stored, or their blocks repeat.
-      const target = await this.#globalMark(slot, name);
-      this.#logger.error(
-        { backend: label, sequence: name, ticket, mark: target },
-        'ticket refused: counter at or below a ticket already used (restored backup?); advancing it past the mark',
-      );
-      await slot.backend.advanceCounter(name, target + REGRESSION_GAP_TICKETS * stripe!.increment + 1n);
+      await this.#onRegression(slot, name, ticket, reason);
     } catch (advanceError) {
       this.#recordFailure(slot, advanceError);
     }
     return true;
+  }
+
+  /**
+   * A counter found at or below a ticket already used: quarantined for the sequence, or (the
+   * default) advanced past the highest mark any process stored plus REGRESSION_GAP_TICKETS. This
+   * process's own mark only covers its own tickets; other processes took tickets from this backend
+   * too, and some may still be storing theirs. Returns the new floor, or undefined if quarantined.
+   */
+  async #onRegression(slot: Slot, name: string, seen: bigint, reason: string): Promise<bigint | undefined> {
+    const label = slot.backend.label;
+    slot.stats.regressions++;
+    if (this.#policy === 'quarantine') {
+      slot.quarantined.set(name, reason);
+      this.#logger.error({ backend: label, sequence: name, ticket: seen, err: reason }, 'counter at or below a ticket already used (restored backup?); backend quarantined for this sequence');
+      return undefined;
+    }
+    const mark = await this.#globalMark(slot, name);
+    const floor = mark + REGRESSION_GAP_TICKETS * this.#stripes.get(label)!.increment;
+    this.#logger.error({ backend: label, sequence: name, ticket: seen, mark, err: reason }, 'counter at or below a ticket already used (restored backup?); advancing it past the mark');
+    await slot.backend.advanceCounter(name, floor + 1n);
+    return floor;
   }
 
   #closedBackends(): Backend[] {

@@ -8,6 +8,7 @@
  */
 import type { Backend, StoredMark } from '../backend/backend.js';
 import type { Stripe } from '../core/ticket-math.js';
+import { settleWithin } from '../util/settle-within.js';
 
 /** The stored mark for tickets of this stripe. */
 export function markFor(sequence: string, stripe: Stripe, ticket: bigint): StoredMark {
@@ -29,11 +30,21 @@ export function highestOverlapping(marks: readonly StoredMark[], stripe: Stripe)
   return highest;
 }
 
-/** Reads the marks of a sequence from every backend that answers; returns them and how many answered. */
-export async function readMarksEverywhere(backends: readonly Backend[], sequence: string): Promise<{ marks: StoredMark[]; answered: number }> {
-  const results = await Promise.allSettled(backends.map((b) => b.readMarks(sequence)));
-  const marks = results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
-  return { marks, answered: results.filter((r) => r.status === 'fulfilled').length };
+/**
+ * Reads the marks of a sequence from the backends: from all that answer, or from those that
+ * answer within waitMs when it is given. Returns the marks and how many backends answered.
+ */
+export async function readMarksEverywhere(
+  backends: readonly Backend[],
+  sequence: string,
+  waitMs?: number,
+): Promise<{ marks: StoredMark[]; answered: number }> {
+  const reads = backends.map((b) => b.readMarks(sequence));
+  const answers =
+    waitMs === undefined
+      ? (await Promise.allSettled(reads)).flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+      : await settleWithin(reads, waitMs);
+  return { marks: answers.flat(), answered: answers.length };
 }
 
 /**
