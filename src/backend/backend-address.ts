@@ -46,12 +46,6 @@ export function parseBackendUrl(text: string): BackendAddress | string {
   return Object.freeze(address) as BackendAddress;
 }
 
-/** Builds a backend URL (the inverse of parseBackendUrl). */
-export function formatBackendUrl(a: Omit<BackendAddress, 'label'>): string {
-  const auth = a.password === '' ? encodeURIComponent(a.user) : `${encodeURIComponent(a.user)}:${encodeURIComponent(a.password)}`;
-  return `mysql://${auth}@${a.host}:${a.port}/${a.database}`;
-}
-
 function redact(text: string): string {
   return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }

@@ -84,13 +84,6 @@ export function ownsTicket(ticket: bigint, stripe: Stripe): boolean {
   return ticket % stripe.increment === stripe.offset % stripe.increment;
 }
 
-/** The smallest ticket ≥ min in the backend's residue class. */
-export function alignToStripe(min: bigint, stripe: Stripe): bigint {
-  const residue = stripe.offset % stripe.increment;
-  const delta = (residue - (min % stripe.increment) + stripe.increment) % stripe.increment;
-  return min + delta;
-}
-
 /**
  * Per backend identity and sequence, the highest ticket accepted so far. A ticket at or below the
  * mark means the backend's counter went back (restored backup, lost log, another writer): its

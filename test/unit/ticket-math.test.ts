@@ -1,5 +1,4 @@
 import {
-  alignToStripe,
   blockForTicket,
   firstUsefulTicket,
   HighWaterMarks,
@@ -68,12 +67,6 @@ describe('stripes', () => {
     expect(ownsTicket(6n, odd)).toBe(false);
     expect(ownsTicket(6n, even)).toBe(true);
     expect(ownsTicket(9n, { increment: 3n, offset: 3n })).toBe(true);
-  });
-
-  it('aligns a minimum up to the stripe', () => {
-    expect(alignToStripe(1001n, even)).toBe(1002n);
-    expect(alignToStripe(1002n, even)).toBe(1002n);
-    expect(alignToStripe(1002n, odd)).toBe(1003n);
   });
 });
 
