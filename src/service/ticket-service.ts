@@ -46,23 +46,26 @@ export class TicketService {
 
   /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
   async issue(name: string, count: number): Promise<IdRange[]> {
-    const entry = this.#entries.get(name) ?? (await this.#resolve(name));
+    const entry = await this.#entry(name);
     return entry.cache.tryTake(count) ?? entry.cache.take(count);
   }
 
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
   async leaseBlock(name: string): Promise<IdRange> {
-    const entry = this.#entries.get(name) ?? (await this.#resolve(name));
+    const entry = await this.#entry(name);
     const ranges = await this.#allocator.fetchRanges(entry.settings, 1);
     return ranges[0] as IdRange;
   }
 
   /** Settings of a known sequence (404 when no reachable backend has it). */
   async settings(name: string): Promise<SequenceSettings> {
-    return (this.#entries.get(name) ?? (await this.#resolve(name))).settings;
+    return (await this.#entry(name)).settings;
   }
 
-  #resolve(name: string): Promise<Entry> {
+  /** The sequence's cache and settings, loaded from the backends on first use. */
+  #entry(name: string): Entry | Promise<Entry> {
+    const known = this.#entries.get(name);
+    if (known !== undefined) return known;
     assertSequenceName(name);
     const pending = this.#resolving.get(name);
     if (pending !== undefined) return pending;

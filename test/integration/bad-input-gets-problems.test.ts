@@ -1,5 +1,4 @@
-import type { RunningTicketd } from '../../src/server.js';
-import { postIds, sharedBackends, startInProcess, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+import { postIds, useSharedServer, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
 interface Problem {
   type: string;
@@ -19,39 +18,31 @@ async function problemOf(res: Response, status: number): Promise<Problem> {
 }
 
 describe('bad input', () => {
-  let server: RunningTicketd;
-
-  beforeAll(async () => {
-    server = await startInProcess(sharedBackends());
-  });
-
-  afterAll(async () => {
-    await server.close();
-  });
+  const context = useSharedServer();
 
   it.each(['0', '-1', '10001', 'abc', '1.5', ''])('count=%s is a 400 naming count', async (count) => {
-    const res = await fetch(`${server.url}/v1/sequences/default/ids?count=${count}`, { method: 'POST' });
+    const res = await fetch(`${context.server.url}/v1/sequences/default/ids?count=${count}`, { method: 'POST' });
     expect((await problemOf(res, 400)).detail).toMatch(/^count must be an integer from 1 to 10000/);
   });
 
   it('a repeated count is a 400', async () => {
-    const res = await fetch(`${server.url}/v1/sequences/default/ids?count=1&count=2`, { method: 'POST' });
+    const res = await fetch(`${context.server.url}/v1/sequences/default/ids?count=1&count=2`, { method: 'POST' });
     await problemOf(res, 400);
   });
 
   it.each(['Bad', 'a;drop', 'a'.repeat(49), '%60x%60'])('sequence name %s is a 400', async (name) => {
-    const res = await fetch(`${server.url}/v1/sequences/${name}/ids?count=1`, { method: 'POST' });
+    const res = await fetch(`${context.server.url}/v1/sequences/${name}/ids?count=1`, { method: 'POST' });
     expect((await problemOf(res, 400)).detail).toMatch(/does not match/);
   });
 
   it('an unknown sequence is a 404', async () => {
-    const res = await fetch(`${server.url}/v1/sequences/no_such_sequence/next`);
+    const res = await fetch(`${context.server.url}/v1/sequences/no_such_sequence/next`);
     expect((await problemOf(res, 404)).code).toBe('TICKETD_SEQUENCE_NOT_FOUND');
   });
 
   it('an admin route without a token is a 401 with WWW-Authenticate; a wrong token is a 403', async () => {
     const put = (headers: Record<string, string>) =>
-      fetch(`${server.url}/v1/sequences/needs_token`, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: '{"blockSize":10}' });
+      fetch(`${context.server.url}/v1/sequences/needs_token`, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: '{"blockSize":10}' });
     const missing = await put({});
     expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect((await problemOf(missing, 401)).code).toBe('TICKETD_UNAUTHORIZED');
@@ -61,7 +52,7 @@ describe('bad input', () => {
 
   it('a malformed or oversized body is a 400/413, not a 500', async () => {
     const put = (body: string) =>
-      fetch(`${server.url}/v1/sequences/bodies`, {
+      fetch(`${context.server.url}/v1/sequences/bodies`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
         body,
@@ -73,14 +64,14 @@ describe('bad input', () => {
   });
 
   it('a known path with another method is a 405 with Allow; an unknown path is a 404', async () => {
-    const res = await fetch(`${server.url}/v1/sequences/default/ids`);
+    const res = await fetch(`${context.server.url}/v1/sequences/default/ids`);
     expect(res.headers.get('allow')).toBe('POST');
     await problemOf(res, 405);
-    await problemOf(await fetch(`${server.url}/nope`), 404);
+    await problemOf(await fetch(`${context.server.url}/nope`), 404);
   });
 
   it('keeps serving unique IDs after all of that', async () => {
-    const ids = await postIds(server.url, 'default', 100);
+    const ids = await postIds(context.server.url, 'default', 100);
     expect(new Set(ids).size).toBe(100);
   });
 });

@@ -1,23 +1,14 @@
-import type { RunningTicketd } from '../../src/server.js';
-import { postIds, putSequence, sharedBackends, startInProcess } from '../support/ticketd.js';
+import { postIds, putSequence, useSharedServer } from '../support/ticketd.js';
 
 const TWO_POW_53 = 2n ** 53n;
 const MAX_UINT64 = 2n ** 64n - 1n;
 
 describe('IDs at the edges of the number line', () => {
-  let server: RunningTicketd;
-
-  beforeAll(async () => {
-    server = await startInProcess(sharedBackends());
-  });
-
-  afterAll(async () => {
-    await server.close();
-  });
+  const context = useSharedServer();
 
   it('returns exact string IDs above 2^53 for startAfter 9007199254740990 and blockSize 10', async () => {
-    expect(await putSequence(server.url, 'above_2_53', { blockSize: 10, startAfter: 9007199254740990 })).toBe(201);
-    const ids = (await postIds(server.url, 'above_2_53', 25)).map(BigInt);
+    expect(await putSequence(context.server.url, 'above_2_53', { blockSize: 10, startAfter: 9007199254740990 })).toBe(201);
+    const ids = (await postIds(context.server.url, 'above_2_53', 25)).map(BigInt);
     expect(ids).toHaveLength(25);
     expect(new Set(ids).size).toBe(25);
     for (const id of ids) expect(id > TWO_POW_53).toBe(true);
@@ -27,11 +18,11 @@ describe('IDs at the edges of the number line', () => {
   });
 
   it('stops exactly at maxId 2147483647 with the sequence-exhausted problem, never past it', async () => {
-    expect(await putSequence(server.url, 'legacy_int', { blockSize: 10, startAfter: 2147483600, maxId: 2147483647 })).toBe(201);
+    expect(await putSequence(context.server.url, 'legacy_int', { blockSize: 10, startAfter: 2147483600, maxId: 2147483647 })).toBe(201);
     const ids: bigint[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 20; i++) {
-      last = await fetch(`${server.url}/v1/sequences/legacy_int/ids?count=3`, { method: 'POST' });
+      last = await fetch(`${context.server.url}/v1/sequences/legacy_int/ids?count=3`, { method: 'POST' });
       if (last.status !== 200) break;
       ids.push(...((await last.json()) as { ids: string[] }).ids.map(BigInt));
     }
@@ -44,7 +35,7 @@ describe('IDs at the edges of the number line', () => {
     // What is left can still be had in smaller requests; then single IDs run out too.
     const rest: bigint[] = [];
     for (;;) {
-      const res = await fetch(`${server.url}/v1/sequences/legacy_int/next`);
+      const res = await fetch(`${context.server.url}/v1/sequences/legacy_int/next`);
       if (res.status !== 200) {
         expect(res.status).toBe(409);
         break;
@@ -59,10 +50,10 @@ describe('IDs at the edges of the number line', () => {
   });
 
   it('issues tickets above 2^63 exactly (mysql2 reads them signed) up to 2^64 − 1, then reports exhaustion', async () => {
-    expect(await putSequence(server.url, 'top_of_u64', { blockSize: 1, startAfter: String(MAX_UINT64 - 12n) })).toBe(201);
+    expect(await putSequence(context.server.url, 'top_of_u64', { blockSize: 1, startAfter: String(MAX_UINT64 - 12n) })).toBe(201);
     const ids: bigint[] = [];
     for (let i = 0; i < 20; i++) {
-      const res = await fetch(`${server.url}/v1/sequences/top_of_u64/next`);
+      const res = await fetch(`${context.server.url}/v1/sequences/top_of_u64/next`);
       if (res.status !== 200) {
         expect(res.status).toBe(409);
         break;

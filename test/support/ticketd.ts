@@ -153,3 +153,15 @@ export function usePrivatePairAndServer(): { readonly pair: LocalPair & { dispos
   });
   return context;
 }
+
+/** Registers beforeAll/afterAll hooks for one in-process ticketd on the shared pair. */
+export function useSharedServer(): { readonly server: RunningTicketd } {
+  const context = {} as { server: RunningTicketd };
+  beforeAll(async () => {
+    context.server = await startInProcess(sharedBackends());
+  });
+  afterAll(async () => {
+    await context.server?.close();
+  });
+  return context;
+}
