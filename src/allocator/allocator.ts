@@ -543,7 +543,13 @@ export class Allocator {
   }
 
   async #runProbe(slot: Slot, force: boolean): Promise<void> {
-    if (this.#closed || !slot.breaker.beginProbe(force)) return;
+    if (this.#closed) return;
+    if (!slot.breaker.beginProbe(force)) {
+      // Not due: its backoff grew after the timer was set (a failure elsewhere reopened it), or the
+      // timer fired a little early. Dropping the chain here would leave the backend open for good.
+      if (!force && slot.breaker.state === 'open') this.#scheduleProbe(slot);
+      return;
+    }
     try {
       await slot.backend.settings();
       this.#recordSuccess(slot);
