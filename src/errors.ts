@@ -133,3 +133,10 @@ export class LeaseFailedError extends TicketdError {
   readonly status = 503;
   readonly slug = 'client-lease-failed';
 }
+
+/** `ticketd migrate`: the legacy table or the backends do not allow the migration as asked. */
+export class MigrationRefusedError extends TicketdError {
+  readonly code = 'TICKETD_MIGRATION_REFUSED';
+  readonly status = 409;
+  readonly slug = 'migration-refused';
+}

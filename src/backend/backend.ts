@@ -275,10 +275,7 @@ export class Backend {
       this.#assertSame(existing, settings);
       return false;
     }
-    await this.withConnection(async (conn) => {
-      await conn.query(createTicketTableStatement(settings.name));
-      await this.#advance(conn, ticketTable(settings.name), firstTicket);
-    });
+    await this.prepareSequence(settings.name, firstTicket);
     try {
       await this.withConnection((conn) =>
         conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
@@ -297,6 +294,17 @@ export class Backend {
       this.#assertSame(raced, settings);
       return false;
     }
+  }
+
+  /**
+   * Creates the ticket table and advances its counter to firstTicket. Until the sequence row
+   * exists nothing takes tickets from it, so a migration can stop here and leave no trace but a gap.
+   */
+  async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
+    await this.withConnection(async (conn) => {
+      await conn.query(createTicketTableStatement(name));
+      await this.#advance(conn, ticketTable(name), firstTicket);
+    });
   }
 
   #assertSame(existing: SequenceSettings, wanted: SequenceSettings): void {

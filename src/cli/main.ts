@@ -11,6 +11,7 @@ import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
 import { TicketService } from '../service/ticket-service.js';
 import { runDev } from './dev.js';
+import { addMigrateCommands } from './migrate-commands.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -91,6 +92,8 @@ sequences
       }
     });
   });
+
+addMigrateCommands(program, withService);
 
 program
   .command('dev')

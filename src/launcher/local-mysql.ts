@@ -76,8 +76,8 @@ export interface LocalServer {
 /** Options for one server. */
 export interface LocalServerOptions {
   readonly name: string;
-  /** Option file, e.g. sql/backend-a.cnf. */
-  readonly optionFile: string;
+  /** Option file, e.g. sql/backend-a.cnf; without one the server runs on its defaults. */
+  readonly optionFile?: string;
   /** Directory for data, socket, pid and log; reused when it already holds a data directory. */
   readonly dir: string;
   readonly binary: ServerBinary;
@@ -163,8 +163,8 @@ function installDbFor(serverPath: string): string {
 
 function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, port: number): ChildProcess {
   const args = [
-    // --defaults-file must come first; it also keeps the machine's own my.cnf out.
-    `--defaults-file=${options.optionFile}`,
+    // --defaults-file (or --no-defaults) must come first; either keeps the machine's own my.cnf out.
+    options.optionFile === undefined ? '--no-defaults' : `--defaults-file=${options.optionFile}`,
     `--datadir=${dataDir}`,
     `--port=${port}`,
     '--bind-address=127.0.0.1',

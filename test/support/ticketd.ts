@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig } from '../../src/config.js';
+import { findServerBinary, startLocalServer } from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
@@ -164,4 +165,19 @@ export function useSharedServer(): { readonly server: RunningTicketd } {
     await context.server?.close();
   });
   return context;
+}
+
+/** A legacy application's server: no ticketd option file, its own temp directory, database `shop`. */
+export async function startLegacyServer(): Promise<{ readonly url: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-legacy-'));
+  const server = await startLocalServer({ name: 'legacy', dir, binary: findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH) });
+  const url = server.url.replace(/\/ticketd$/, '/shop');
+  await sqlOn(server.url, 'CREATE DATABASE shop');
+  return {
+    url,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,0 +1,181 @@
+/** `ticketd migrate plan|apply|verify`: moving a legacy AUTO_INCREMENT table onto a sequence. */
+import type { Command } from 'commander';
+import type { Connection } from 'mysql2/promise';
+import type { Allocator } from '../allocator/allocator.js';
+import { parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
+import { assertSequenceName, parseUnsigned } from '../core/sequence.js';
+import { BackendsUnavailableError, ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
+import { applyMigration } from '../migrate/apply.js';
+import { connectLegacy, connectReadOnly, readLegacyTable, type LegacyTable } from '../migrate/legacy-table.js';
+import { formatPlan, planMigration, type MigrationPlan } from '../migrate/plan.js';
+import { verifyMigration } from '../migrate/verify.js';
+import type { TicketService } from '../service/ticket-service.js';
+
+/** Runs fn with an allocator and service on the configured backends, and closes them. */
+export type WithService = (backendsFlag: string | undefined, fn: (a: Allocator, s: TicketService) => Promise<void>) => Promise<void>;
+
+interface MigrateFlags {
+  source: string;
+  table: string;
+  column?: string;
+  sequence?: string;
+  blockSize?: string;
+  headroom?: string;
+  timestampColumn?: string;
+  backends?: string;
+}
+
+/** Adds the migrate commands to the program. */
+export function addMigrateCommands(program: Command, withService: WithService): void {
+  const migrate = program.command('migrate').description('move a legacy AUTO_INCREMENT table onto a ticketd sequence');
+  const common = (command: Command): Command =>
+    command
+      .requiredOption('--source <url>', 'the legacy database, mysql://user:pass@host:port/db')
+      .requiredOption('--table <name>', 'the legacy table')
+      .option('--column <name>', "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)")
+      .option('--sequence <name>', 'the ticketd sequence (default: the table name)')
+      .option('--timestamp-column <name>', 'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)');
+
+  common(migrate.command('plan'))
+    .description('read the legacy table (read-only) and print the sequence and app changes a migration needs')
+    .option('--block-size <n>', 'IDs per ticket (default 100 for columns of 32 bits or fewer, else 10000)')
+    .option('--headroom <n>', 'IDs the legacy app may still take during the cut-over (default 10000)')
+    .option('--json', 'print the plan as JSON')
+    .action(async (flags: MigrateFlags & { json?: boolean }) => {
+      const plan = await withLegacy(flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
+      if (flags.json === true) console.log(JSON.stringify(planToJson(plan), null, 2));
+      else for (const line of formatPlan(plan, applyCommand(flags, plan))) console.log(line);
+    });
+
+  common(migrate.command('apply'))
+    .description('create the planned sequence on every backend; refuse if the legacy table has grown past startAfter')
+    .option('--block-size <n>', 'IDs per ticket (as planned)')
+    .option('--headroom <n>', 'IDs the legacy app may still take during the cut-over (default 10000)')
+    .option('--start-after <n>', 'the startAfter a plan printed; apply refuses if the table has grown past it')
+    .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once the app passes IDs)')
+    .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+    .action(async (flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => {
+      await withLegacy(flags, connectLegacy, async (conn, table) => {
+        const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
+        const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
+        await withService(flags.backends, async (allocator, service) => {
+          await requireEveryBackend(allocator);
+          const outcome = await applyMigration(plan, conn, allocator.backends, service, startAfter !== undefined);
+          const s = outcome.settings;
+          console.log(
+            outcome.kind === 'created'
+              ? `sequence ${s.name} created on ${allocator.backends.length} backends: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
+              : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
+          );
+        });
+        if (flags.alter === true && table.hasAutoIncrement) {
+          await conn.query(plan.alterStatement);
+          console.log(`ran: ${plan.alterStatement}`);
+        }
+      });
+    });
+
+  common(migrate.command('verify'))
+    .description('check that every legacy ID above startAfter came from a block ticketd handed out; exit 1 otherwise')
+    .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT')
+    .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+    .action(async (flags: MigrateFlags & { strict?: boolean }) => {
+      await withLegacy(flags, connectReadOnly, async (conn, table) => {
+        const name = sequenceName(flags, table);
+        await withService(flags.backends, async (allocator, service) => {
+          await requireEveryBackend(allocator);
+          const settings = await service.settings(name).catch((error: unknown) => {
+            if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
+            throw error;
+          });
+          const report = await verifyMigration(conn, table, settings, allocator.backends);
+          let failed = false;
+          if (report.unexplainedCount === 0) {
+            console.log(`ok: ${report.checked} IDs above startAfter ${settings.startAfter}, all in blocks ticketd has handed out`);
+          } else {
+            failed = true;
+            const more = report.unexplainedCount - report.unexplained.length;
+            console.log(
+              `problem: ${report.unexplainedCount} of ${report.checked} IDs above startAfter ${settings.startAfter} were not made by ticketd, which may hand them out later: ` +
+                `${report.unexplained.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
+            );
+          }
+          if (table.hasAutoIncrement) {
+            failed ||= flags.strict === true;
+            console.log(
+              `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
+                'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: migrate apply --alter',
+            );
+          }
+          process.exitCode = failed ? 1 : 0;
+        });
+      });
+    });
+}
+
+async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) => Promise<Connection>, fn: (conn: Connection, table: LegacyTable) => Promise<T>): Promise<T> {
+  const source = parseBackendUrl(flags.source);
+  if (typeof source === 'string') throw new ConfigError(`--source: ${source}`);
+  const conn = await connect(source).catch((error: unknown) => {
+    throw new MigrationRefusedError(`--source ${source.label} did not answer: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  });
+  try {
+    const table = await readLegacyTable(conn, { table: flags.table, column: flags.column, timestampColumn: flags.timestampColumn });
+    return await fn(conn, table);
+  } finally {
+    await conn.end().catch(() => undefined);
+  }
+}
+
+function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
+  const name = flags.sequence ?? table.name;
+  try {
+    assertSequenceName(name);
+  } catch (error) {
+    throw new ConfigError(`--sequence: ${error instanceof Error ? error.message : String(error)}${flags.sequence === undefined ? ' (the table name); name one' : ''}`);
+  }
+  return name;
+}
+
+function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint } {
+  return {
+    sequence: sequenceName(flags, table),
+    ...(flags.blockSize !== undefined && { blockSize: parseUnsigned(flags.blockSize, '--block-size') }),
+    ...(flags.headroom !== undefined && { headroom: parseUnsigned(flags.headroom, '--headroom') }),
+  };
+}
+
+async function requireEveryBackend(allocator: Allocator): Promise<void> {
+  const failure = (await allocator.probe())[0];
+  if (failure !== undefined) {
+    const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
+    throw new BackendsUnavailableError(`migrate needs every backend: ${failure.backend} failed: ${reason}`, { cause: failure.error });
+  }
+}
+
+function applyCommand(flags: MigrateFlags, plan: MigrationPlan): string {
+  const source = flags.source.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+  const s = plan.settings;
+  return `ticketd migrate apply --source '${source}' --table ${plan.table.name} --column ${plan.table.column} --sequence ${s.name} --block-size ${s.blockSize} --start-after ${s.startAfter}`;
+}
+
+function planToJson(plan: MigrationPlan): Record<string, unknown> {
+  const t = plan.table;
+  return {
+    table: t.name,
+    column: t.column,
+    columnType: t.columnType,
+    hasAutoIncrement: t.hasAutoIncrement,
+    maxExisting: String(t.maxExisting),
+    autoIncrement: t.autoIncrement === undefined ? null : String(t.autoIncrement),
+    growth: t.growth === undefined ? null : { ...t.growth, timestampColumn: t.timestampColumn },
+    sequence: plan.settings.name,
+    blockSize: String(plan.settings.blockSize),
+    startAfter: String(plan.settings.startAfter),
+    maxId: String(plan.settings.maxId),
+    headroom: String(plan.headroom),
+    lastsSeconds: plan.lastsSeconds ?? null,
+    alterStatement: plan.alterStatement,
+    insertStatement: plan.insertStatement,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * `ticketd migrate plan`: from what the legacy table shows, the sequence that takes over its IDs
+ * and the changes the application needs. Pure: every figure comes from a LegacyTable reading.
+ */
+import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type SequenceSettings } from '../core/sequence.js';
+import { MigrationRefusedError } from '../errors.js';
+import { quoteIdentifier, type LegacyTable } from './legacy-table.js';
+
+/** Headroom when none is given: IDs the legacy app may still take during the cut-over. */
+export const DEFAULT_HEADROOM = 10_000n;
+/** Block size for columns of 32 bits or fewer, where big blocks would waste a scarce range. */
+export const SMALL_COLUMN_BLOCK_SIZE = 100n;
+const SMALL_COLUMN_MAX_ID = (1n << 32n) - 1n;
+
+/** What the caller chose; everything else is read from the table. */
+export interface PlanOptions {
+  readonly sequence: string;
+  readonly blockSize?: bigint | undefined;
+  readonly headroom?: bigint | undefined;
+  /** A startAfter chosen earlier (by a plan): apply then only checks that it still holds. */
+  readonly startAfter?: bigint | undefined;
+}
+
+/** A migration plan. */
+export interface MigrationPlan {
+  readonly table: LegacyTable;
+  readonly settings: SequenceSettings;
+  readonly headroom: bigint;
+  /** The highest ID the legacy table holds or will hand out next: max(MAX(id), AUTO_INCREMENT). */
+  readonly legacyHigh: bigint;
+  /** Seconds until maxId at the observed growth rate, when a rate was observed. */
+  readonly lastsSeconds: number | undefined;
+  /** Drops AUTO_INCREMENT from the column and keeps the rest of its definition. */
+  readonly alterStatement: string;
+  /** The insert the app uses from now on, passing the ID. */
+  readonly insertStatement: string;
+}
+
+/** Builds the plan; throws MigrationRefusedError when the column has no room for the sequence. */
+export function planMigration(table: LegacyTable, options: PlanOptions): MigrationPlan {
+  const headroom = options.headroom ?? DEFAULT_HEADROOM;
+  const blockSize = options.blockSize ?? (table.maxId <= SMALL_COLUMN_MAX_ID ? SMALL_COLUMN_BLOCK_SIZE : DEFAULT_BLOCK_SIZE);
+  if (blockSize < 1n || blockSize > MAX_BLOCK_SIZE) {
+    throw new MigrationRefusedError(`--block-size must be from 1 to ${MAX_BLOCK_SIZE}; got ${blockSize}`);
+  }
+  const legacyHigh = legacyHighOf(table);
+  const startAfter = options.startAfter ?? legacyHigh + headroom;
+  if (startAfter >= table.maxId) {
+    throw new MigrationRefusedError(
+      `${table.name}.${table.column} (${table.columnType}) holds at most ${table.maxId}; startAfter ${startAfter} leaves no IDs: widen the column first`,
+    );
+  }
+  const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(table.maxId - startAfter) / table.growth.idsPerSecond;
+  return {
+    table,
+    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId }),
+    headroom,
+    legacyHigh,
+    lastsSeconds,
+    alterStatement: alterStatementFor(table),
+    insertStatement: insertStatementFor(table),
+  };
+}
+
+/** The highest ID the legacy table holds or hands out next. */
+export function legacyHighOf(table: Pick<LegacyTable, 'maxExisting' | 'autoIncrement'>): bigint {
+  const ai = table.autoIncrement ?? 0n;
+  return table.maxExisting > ai ? table.maxExisting : ai;
+}
+
+function alterStatementFor(table: LegacyTable): string {
+  const nullability = table.nullable ? 'NULL' : 'NOT NULL';
+  const comment = table.comment === '' ? '' : ` COMMENT '${table.comment.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  return `ALTER TABLE ${quoteIdentifier(table.name)} MODIFY ${quoteIdentifier(table.column)} ${table.columnType} ${nullability}${comment}`;
+}
+
+function insertStatementFor(table: LegacyTable): string {
+  const columns = [table.column, ...table.otherColumns];
+  return `INSERT INTO ${quoteIdentifier(table.name)} (${columns.map(quoteIdentifier).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+}
+
+/** The plan as the lines `migrate plan` prints. */
+export function formatPlan(plan: MigrationPlan, applyCommand: string): string[] {
+  const { table, settings } = plan;
+  const growth = table.growth;
+  const row = (label: string, value: string): string => `${`${label}:`.padEnd(16)}${value}`;
+  return [
+    row('table', `${table.name}, column ${table.column} ${table.columnType}${table.hasAutoIncrement ? ' AUTO_INCREMENT' : ''}`),
+    row('maxId', `${table.maxId} (largest value of ${table.columnType})`),
+    row(`MAX(${table.column})`, String(table.maxExisting)),
+    row('AUTO_INCREMENT', table.autoIncrement === undefined ? 'none' : String(table.autoIncrement)),
+    row(
+      'growth',
+      growth === undefined
+        ? `unknown (${table.timestampColumn === undefined ? 'no DATETIME or TIMESTAMP column' : `${table.timestampColumn} spans no time in the latest rows`})`
+        : `${formatRate(growth.idsPerSecond)} IDs/s over the latest ${growth.rows} rows (${growth.from} to ${growth.to}, by ${table.timestampColumn})`,
+    ),
+    row('startAfter', `${settings.startAfter} = ${plan.legacyHigh} + headroom ${plan.headroom}`),
+    row('blockSize', String(settings.blockSize)),
+    row('IDs left', String(table.maxId - settings.startAfter)),
+    row(
+      'lasts',
+      plan.lastsSeconds === undefined
+        ? 'unknown (no growth rate)'
+        : `${formatDuration(plan.lastsSeconds)} at that rate${growth !== undefined && plan.headroom > 0n ? `; the headroom covers ${formatDuration(Number(plan.headroom) / growth.idsPerSecond)} of inserts` : ''}`,
+    ),
+    '',
+    'next:',
+    `  1. ${applyCommand}`,
+    `  2. in the app, take IDs from ticketd (sequence ${settings.name}) and pass them:`,
+    `       ${plan.insertStatement}`,
+    '  3. once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):',
+    `       ${plan.alterStatement}`,
+    `  4. ticketd migrate verify --source … --table ${table.name} --sequence ${settings.name} --strict`,
+  ];
+}
+
+function formatRate(perSecond: number): string {
+  return perSecond >= 100 ? perSecond.toFixed(0) : perSecond.toPrecision(3);
+}
+
+/** A duration in the largest unit that keeps it readable. */
+export function formatDuration(seconds: number): string {
+  const units: [string, number][] = [
+    ['years', 365.25 * 86400],
+    ['days', 86400],
+    ['hours', 3600],
+    ['minutes', 60],
+  ];
+  for (const [unit, size] of units) if (seconds >= 2 * size) return `${(seconds / size).toFixed(1)} ${unit}`;
+  return `${seconds.toFixed(1)} seconds`;
+}

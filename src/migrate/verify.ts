@@ -1,0 +1,48 @@
+/**
+ * `ticketd migrate verify`: every legacy ID above startAfter must come from a block ticketd has
+ * already handed out. Any other ID there could be handed out by ticketd later: a collision.
+ */
+import type { Connection } from 'mysql2/promise';
+import type { Backend } from '../backend/backend.js';
+import type { SequenceSettings } from '../core/sequence.js';
+import { ownsTicket, type Stripe } from '../core/ticket-math.js';
+import { readIdsAbove, type LegacyTable } from './legacy-table.js';
+
+/** IDs read per page while scanning the legacy table. */
+export const VERIFY_PAGE_ROWS = 10_000;
+/** How many unexplained IDs are listed; the rest are counted. */
+export const VERIFY_LISTED_IDS = 5;
+
+/** What verify found. */
+export interface VerifyReport {
+  /** Legacy IDs above startAfter (and at most maxId), all checked. */
+  readonly checked: number;
+  /** IDs above startAfter that lie in no block ticketd has handed out: the first few. */
+  readonly unexplained: readonly bigint[];
+  readonly unexplainedCount: number;
+}
+
+/** Scans the legacy IDs above startAfter and checks each against the backends' counters. */
+export async function verifyMigration(legacy: Connection, table: LegacyTable, settings: SequenceSettings, backends: readonly Backend[]): Promise<VerifyReport> {
+  const stripes: Stripe[] = await Promise.all(backends.map((b) => b.settings()));
+  const unexplained: bigint[] = [];
+  let unexplainedCount = 0;
+  let checked = 0;
+  for (let after = settings.startAfter; ; ) {
+    const page = await readIdsAbove(legacy, table, after, VERIFY_PAGE_ROWS);
+    // Counters are read after the page: every ID in it came from a ticket issued before now.
+    const lastTickets = await Promise.all(backends.map((b) => b.lastTicket(settings.name)));
+    for (const id of page) {
+      if (id > settings.maxId) continue;
+      checked++;
+      const ticket = id / settings.blockSize;
+      const owner = stripes.findIndex((s) => ownsTicket(ticket, s));
+      if (owner >= 0 && ticket <= lastTickets[owner]!) continue;
+      unexplainedCount++;
+      if (unexplained.length < VERIFY_LISTED_IDS) unexplained.push(id);
+    }
+    if (page.length < VERIFY_PAGE_ROWS) break;
+    after = page[page.length - 1]!;
+  }
+  return { checked, unexplained, unexplainedCount };
+}

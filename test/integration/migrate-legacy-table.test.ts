@@ -1,0 +1,174 @@
+import mysql from 'mysql2/promise';
+import { runCli, sharedBackends, startLegacyServer, useSharedServer } from '../support/ticketd.js';
+
+/** 2^18 = 262,144 rows, one second apart, all through AUTO_INCREMENT (bulk inserts leave gaps). */
+const LEGACY_ROWS = 262_144;
+
+interface PlanJson {
+  columnType: string;
+  maxExisting: string;
+  autoIncrement: string | null;
+  growth: { idsPerSecond: number } | null;
+  blockSize: string;
+  startAfter: string;
+  maxId: string;
+  alterStatement: string;
+  insertStatement: string;
+}
+
+describe('migrating a legacy AUTO_INCREMENT table', () => {
+  const context = useSharedServer();
+  let legacy: Awaited<ReturnType<typeof startLegacyServer>>;
+  let db: mysql.Connection;
+  const env = (): Record<string, string> => ({ TICKETD_BACKENDS: sharedBackends() });
+  const source = (): string[] => ['--source', legacy.url];
+
+  beforeAll(async () => {
+    legacy = await startLegacyServer();
+    db = await mysql.createConnection({ uri: legacy.url, supportBigNumbers: true, bigNumberStrings: true });
+  });
+  afterAll(async () => {
+    await db?.end();
+    await legacy?.stop();
+  });
+
+  /** A table like a legacy app's, filled through AUTO_INCREMENT by doubling, one row per second. */
+  async function legacyTable(name: string, idType: string, rows = LEGACY_ROWS): Promise<void> {
+    await db.query(`CREATE TABLE ${name} (id ${idType} NOT NULL AUTO_INCREMENT PRIMARY KEY, customer VARCHAR(40) NOT NULL, created_at DATETIME NOT NULL)`);
+    await db.query(`INSERT INTO ${name} (customer, created_at) VALUES ('first', '2026-01-01 00:00:00')`);
+    for (let n = 1; n < rows; n *= 2) {
+      await db.query(`INSERT INTO ${name} (customer, created_at) SELECT customer, created_at + INTERVAL ${n} SECOND FROM ${name} ORDER BY id`);
+    }
+  }
+
+  const legacyMax = async (table: string): Promise<bigint> => {
+    const [rows] = await db.query<mysql.RowDataPacket[]>(`SELECT MAX(id) AS top FROM ${table}`);
+    return BigInt(String(rows[0]!.top));
+  };
+
+  const issue = async (sequence: string, count: number): Promise<bigint[]> => {
+    const res = await fetch(`${context.server.url}/v1/sequences/${sequence}/ids?count=${count}`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { ids: string[] }).ids.map(BigInt);
+  };
+
+  it.each([
+    ['INT signed', 'INT', 'orders_int', 2147483647n, '100'],
+    ['INT UNSIGNED', 'INT UNSIGNED', 'orders_uint', 4294967295n, '100'],
+    ['BIGINT', 'BIGINT', 'orders_big', 9223372036854775807n, '10000'],
+  ])('%s: plan reads the column, apply creates a sequence above every legacy ID, verify accepts only ticketd IDs', async (_label, idType, table, maxId, blockSize) => {
+    await legacyTable(table, idType);
+    const plan = runCli(['migrate', 'plan', ...source(), '--table', table, '--json'], env());
+    expect(plan.stderr).toBe('');
+    const p = JSON.parse(plan.stdout) as PlanJson;
+    expect(p.maxId).toBe(String(maxId));
+    const top = await legacyMax(table);
+    expect(top).toBeGreaterThanOrEqual(LEGACY_ROWS);
+    expect(p.maxExisting).toBe(String(top));
+    expect(p.blockSize).toBe(blockSize);
+    const high = BigInt(p.autoIncrement!) > top ? BigInt(p.autoIncrement!) : top;
+    expect(BigInt(p.startAfter)).toBe(high + 10_000n);
+    // One row per second; INSERT … SELECT reserves IDs in batches, so a little more than one ID.
+    expect(p.growth!.idsPerSecond).toBeGreaterThanOrEqual(1);
+    expect(p.growth!.idsPerSecond).toBeLessThan(2);
+    expect(p.alterStatement).toBe(`ALTER TABLE \`${table}\` MODIFY \`id\` ${p.columnType} NOT NULL`);
+    expect(p.insertStatement).toBe(`INSERT INTO \`${table}\` (\`id\`, \`customer\`, \`created_at\`) VALUES (?, ?, ?)`);
+    const text = runCli(['migrate', 'plan', ...source(), '--table', table], env());
+    expect(text.stdout).toMatch(/^lasts: +[0-9.]+ years at that rate/m);
+    expect(text.stdout).toContain(`--start-after ${p.startAfter}`);
+
+    const applied = runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize, '--start-after', p.startAfter], env());
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${maxId}`));
+    // Apply twice is safe; a conflicting apply is refused.
+    expect(runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize], env()).stdout).toMatch(/already exists .*left alone/);
+    const conflict = runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', '7'], env());
+    expect(conflict.status).toBe(1);
+    expect(conflict.stderr).toMatch(/^ticketd: sequence .* exists with blockSize=/);
+
+    // The app now inserts with ticketd's IDs: all above the legacy maximum, all accepted by verify.
+    const ids = await issue(table, 500);
+    const before = await legacyMax(table);
+    for (const id of ids) expect(id > before && id > BigInt(p.startAfter)).toBe(true);
+    await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES ${ids.map((id) => `(${id}, 'sdk', NOW())`).join(', ')}`);
+    const ok = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/^ok: 500 IDs above startAfter/);
+    expect(ok.stdout).toMatch(/^warning: .* still has AUTO_INCREMENT/m);
+    expect(runCli(['migrate', 'verify', ...source(), '--table', table, '--strict'], env()).status).toBe(1);
+
+    // An ID above startAfter that ticketd did not make is one it could hand out later.
+    const rogue = ids[ids.length - 1]! + 50_000_000n;
+    await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES (${rogue}, 'rogue', NOW())`);
+    const bad = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain(`problem: 1 of 501 IDs above startAfter ${p.startAfter} were not made by ticketd, which may hand them out later: ${rogue}`);
+    await db.query(`DELETE FROM ${table} WHERE id = ${rogue}`);
+
+    // Dropping AUTO_INCREMENT (only with --alter) makes verify --strict pass.
+    const alter = runCli(['migrate', 'apply', ...source(), '--table', table, '--alter'], env());
+    expect(alter.stdout).toContain(`ran: ${p.alterStatement}`);
+    const strict = runCli(['migrate', 'verify', ...source(), '--table', table, '--strict'], env());
+    expect(strict.stdout).toBe(`ok: 500 IDs above startAfter ${p.startAfter}, all in blocks ticketd has handed out\n`);
+    expect(strict.status).toBe(0);
+  });
+
+  it('apply refuses when a table still taking inserts has grown past startAfter, and succeeds with headroom', async () => {
+    await legacyTable('busy', 'INT', 1024);
+    let inserting = true;
+    const writer = (async () => {
+      const conn = await mysql.createConnection(legacy.url);
+      while (inserting) await conn.query("INSERT INTO busy (customer, created_at) VALUES ('live', NOW())");
+      await conn.end();
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const tight = runCli(['migrate', 'apply', ...source(), '--table', 'busy', '--start-after', String(await legacyMax('busy'))], env());
+      expect(tight.status).toBe(1);
+      expect(tight.stderr).toMatch(/^ticketd: busy\.id has reached \d+, past startAfter \d+: the legacy app outgrew the headroom/);
+      const list = runCli(['sequences', 'list'], env());
+      expect(list.stdout).not.toMatch(/^busy\t/m);
+
+      const roomy = runCli(['migrate', 'apply', ...source(), '--table', 'busy', '--headroom', '1000000'], env());
+      expect(roomy.stderr).toBe('');
+      expect(roomy.stdout).toMatch(/^sequence busy created/);
+    } finally {
+      inserting = false;
+      await writer;
+    }
+    const ids = await issue('busy', 200);
+    const top = await legacyMax('busy');
+    for (const id of ids) expect(id > top).toBe(true);
+  });
+
+  it('a 32-bit table near its top: refused without room, then stops exactly at 2147483647', async () => {
+    await db.query('CREATE TABLE nearly_full (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, note VARCHAR(10)) AUTO_INCREMENT=2147483000');
+    for (let i = 0; i < 100; i++) await db.query("INSERT INTO nearly_full (note) VALUES ('x')");
+    const none = runCli(['migrate', 'plan', ...source(), '--table', 'nearly_full'], env());
+    expect(none.status).toBe(1);
+    expect(none.stderr).toMatch(/^ticketd: nearly_full\.id \(int\(11\)\) holds at most 2147483647; startAfter \d+ leaves no IDs/);
+    const applied = runCli(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100'], env());
+    expect(applied.stderr).toBe('');
+    const startAfter = BigInt(/startAfter=(\d+)/.exec(applied.stdout)![1]!);
+
+    const ids: bigint[] = [];
+    let last: Response;
+    for (;;) {
+      last = await fetch(`${context.server.url}/v1/sequences/nearly_full/ids?count=7`, { method: 'POST' });
+      if (last.status !== 200) break;
+      ids.push(...((await last.json()) as { ids: string[] }).ids.map(BigInt));
+    }
+    expect(last.status).toBe(409);
+    // Fewer than 7 may be left: single IDs drain the rest, then run out with the same problem.
+    for (;;) {
+      last = await fetch(`${context.server.url}/v1/sequences/nearly_full/next`);
+      if (last.status !== 200) break;
+      ids.push(BigInt(((await last.json()) as { id: string }).id));
+    }
+    expect(last.status).toBe(409);
+    expect(await last.json()).toMatchObject({ type: '/problems/sequence-exhausted', code: 'TICKETD_SEQUENCE_EXHAUSTED' });
+    for (const id of ids) expect(id > startAfter && id <= 2147483647n).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.reduce((a, b) => (a > b ? a : b))).toBe(2147483647n);
+  });
+});

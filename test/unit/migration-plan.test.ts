@@ -1,0 +1,77 @@
+import { maxValueOfColumn } from '../../src/migrate/column-types.js';
+import type { LegacyTable } from '../../src/migrate/legacy-table.js';
+import { formatDuration, formatPlan, planMigration } from '../../src/migrate/plan.js';
+import { MigrationRefusedError } from '../../src/errors.js';
+
+const table = (over: Partial<LegacyTable> = {}): LegacyTable => ({
+  name: 'orders',
+  column: 'id',
+  columnType: 'int(11)',
+  maxId: 2147483647n,
+  nullable: false,
+  comment: '',
+  hasAutoIncrement: true,
+  maxExisting: 5000n,
+  autoIncrement: 5200n,
+  otherColumns: ['customer'],
+  timestampColumn: 'created_at',
+  growth: { idsPerSecond: 10, rows: 100, from: 'a', to: 'b' },
+  ...over,
+});
+
+describe('column types', () => {
+  it.each([
+    ['tinyint', false, 127n],
+    ['tinyint', true, 255n],
+    ['smallint', false, 32767n],
+    ['mediumint', true, 16777215n],
+    ['int', false, 2147483647n],
+    ['int', true, 4294967295n],
+    ['bigint', false, 9223372036854775807n],
+    ['BIGINT', true, 18446744073709551615n],
+  ])('%s unsigned=%s holds at most %s', (type, unsigned, max) => {
+    expect(maxValueOfColumn(type, unsigned)).toBe(max);
+  });
+
+  it('knows no maximum for a column that is not an integer', () => {
+    expect(maxValueOfColumn('varchar', false)).toBeUndefined();
+    expect(maxValueOfColumn('decimal', false)).toBeUndefined();
+  });
+});
+
+describe('a migration plan', () => {
+  it('starts after the larger of MAX(id) and AUTO_INCREMENT, plus headroom', () => {
+    expect(planMigration(table(), { sequence: 'orders' }).settings.startAfter).toBe(15_200n);
+    expect(planMigration(table({ autoIncrement: 10n }), { sequence: 'orders', headroom: 0n }).settings.startAfter).toBe(5000n);
+  });
+
+  it('uses small blocks for 32-bit columns and the default block size for wider ones', () => {
+    expect(planMigration(table(), { sequence: 'orders' }).settings.blockSize).toBe(100n);
+    expect(planMigration(table({ maxId: 4294967295n }), { sequence: 'orders' }).settings.blockSize).toBe(100n);
+    expect(planMigration(table({ maxId: 9223372036854775807n }), { sequence: 'orders' }).settings.blockSize).toBe(10_000n);
+  });
+
+  it('projects how long the sequence lasts from the observed rate, and says unknown without one', () => {
+    expect(planMigration(table(), { sequence: 'orders' }).lastsSeconds).toBeCloseTo((2147483647 - 15200) / 10);
+    const unknown = planMigration(table({ growth: undefined }), { sequence: 'orders' });
+    expect(unknown.lastsSeconds).toBeUndefined();
+    expect(formatPlan(unknown, 'apply')).toContain('lasts:          unknown (no growth rate)');
+  });
+
+  it('refuses a column with no room left above the legacy IDs', () => {
+    expect(() => planMigration(table({ maxExisting: 2147480000n, autoIncrement: 2147480001n }), { sequence: 'orders' })).toThrow(MigrationRefusedError);
+    expect(() => planMigration(table(), { sequence: 'orders', blockSize: 0n })).toThrow(/--block-size must be from 1/);
+  });
+
+  it('prints an ALTER that keeps the column definition except AUTO_INCREMENT, with names quoted', () => {
+    const plan = planMigration(table({ name: 'we`ird', comment: "it's" }), { sequence: 'orders' });
+    expect(plan.alterStatement).toBe("ALTER TABLE `we``ird` MODIFY `id` int(11) NOT NULL COMMENT 'it''s'");
+    expect(plan.insertStatement).toBe('INSERT INTO `we``ird` (`id`, `customer`) VALUES (?, ?)');
+  });
+
+  it('formats durations in a readable unit', () => {
+    expect(formatDuration(30)).toBe('30.0 seconds');
+    expect(formatDuration(7200)).toBe('2.0 hours');
+    expect(formatDuration(86400 * 365.25 * 3)).toBe('3.0 years');
+  });
+});
