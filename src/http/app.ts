@@ -89,7 +89,12 @@ export function createApp(options: AppOptions): Express {
     get: async (req, res) => {
       const name = req.params.name as string;
       const settings = await service.settings(name);
-      res.json({ ...settingsToJson(settings), cache: service.cacheStatus(name) ?? null, backends: service.backendsFor(name) });
+      res.json({
+        ...settingsToJson(settings),
+        cache: service.cacheStatus(name) ?? null,
+        capacity: service.capacityStatus(name) ?? null,
+        backends: service.backendsFor(name),
+      });
     },
     put: [
       admin,
@@ -112,7 +117,8 @@ export function createApp(options: AppOptions): Express {
   route('/readyz', {
     get: (_req, res) => {
       res.set('Cache-Control', 'no-store');
-      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus() });
+      const sequences = Object.fromEntries(service.servedSequences().map((name) => [name, service.capacityStatus(name) ?? null]));
+      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus(), sequences });
     },
   });
   route('/metrics', { get: (_req, res) => void res.type('text/plain; version=0.0.4').send(renderMetrics(service)) });

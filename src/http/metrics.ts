@@ -12,6 +12,11 @@ export function renderMetrics(service: TicketService): string {
   for (const name of sequences) lines.push(`ticketd_ids_issued_total{sequence="${name}"} ${service.cacheStatus(name)?.issued ?? 0}`);
   family('ticketd_cached_ids', 'gauge', 'IDs cached in this process and not yet handed out, per sequence.');
   for (const name of sequences) lines.push(`ticketd_cached_ids{sequence="${name}"} ${service.cacheStatus(name)?.available ?? 0}`);
+  family('ticketd_sequence_max_id_used_ratio', 'gauge', 'Highest ID fetched by this process divided by the sequence maxId.');
+  for (const name of sequences) {
+    const capacity = service.capacityStatus(name);
+    if (capacity !== undefined) lines.push(`ticketd_sequence_max_id_used_ratio{sequence="${name}"} ${capacity.usedPercent / 100}`);
+  }
   family('ticketd_backend_up', 'gauge', '1 when the backend answered its last call, 0 when it failed, -1 before any call.');
   for (const b of service.backendStatus()) {
     const value = b.state === 'up' ? 1 : b.state === 'down' ? 0 : -1;

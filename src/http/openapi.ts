@@ -52,6 +52,30 @@ export const openApiDocument = Object.freeze({
         type: 'object',
         properties: { name: { type: 'string' }, blockSize: idString, startAfter: idString, maxId: idString },
       },
+      Capacity: {
+        type: ['object', 'null'],
+        description: 'How much of maxId is used, as seen by this process (null before it fetched the sequence).',
+        properties: {
+          level: { enum: ['ok', 'warning', 'critical', 'exhausted'], description: 'warning from 80% of maxId, critical from 95%.' },
+          usedPercent: { type: 'number' },
+          highestId: idString,
+          idsPerSecond: { type: ['number', 'null'] },
+          projectedExhaustionAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      SequenceDetail: {
+        allOf: [
+          { $ref: '#/components/schemas/Sequence' },
+          {
+            type: 'object',
+            properties: {
+              cache: { type: ['object', 'null'], description: "This process's cache of the sequence." },
+              capacity: { $ref: '#/components/schemas/Capacity' },
+              backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence.' },
+            },
+          },
+        ],
+      },
     },
   },
   paths: {
@@ -98,7 +122,7 @@ export const openApiDocument = Object.freeze({
       get: {
         summary: 'Settings of a sequence and its per-backend state.',
         parameters: [nameParam],
-        responses: { '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/Sequence' }) }, '404': problemResponse('Unknown sequence.') },
+        responses: { '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/SequenceDetail' }) }, '404': problemResponse('Unknown sequence.') },
       },
       put: {
         summary: 'Create a sequence on every backend (admin).',
@@ -132,7 +156,20 @@ export const openApiDocument = Object.freeze({
     '/readyz': {
       get: {
         summary: 'An ID can be issued now.',
-        responses: { '200': { description: 'Ready.' }, '503': { description: 'Not ready: no backend usable and no cached IDs.' } },
+        responses: {
+          '200': {
+            description: 'Ready. Details: backends, and the capacity of every sequence this process has served.',
+            content: json({
+              type: 'object',
+              properties: {
+                ready: { type: 'boolean' },
+                backends: { type: 'array', items: { type: 'object' } },
+                sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
+              },
+            }),
+          },
+          '503': { description: 'Not ready: no backend usable and no cached IDs. Same body as 200.' },
+        },
       },
     },
     '/metrics': { get: { summary: 'Prometheus metrics (ticketd_*).', responses: { '200': { description: 'Text exposition format.' } } } },

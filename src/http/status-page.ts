@@ -11,7 +11,15 @@ export function renderStatusPage(service: TicketService): string {
     .servedSequences()
     .map((name) => {
       const c = service.cacheStatus(name);
-      return row([name, String(c?.issued ?? 0), String(c?.available ?? 0), c?.exhausted ? 'exhausted' : 'ok']);
+      const capacity = service.capacityStatus(name);
+      return row([
+        name,
+        String(c?.issued ?? 0),
+        String(c?.available ?? 0),
+        capacity === undefined ? '' : `${capacity.usedPercent}%`,
+        capacity?.projectedExhaustionAt ?? '',
+        capacity?.level ?? (c?.exhausted ? 'exhausted' : 'ok'),
+      ]);
     })
     .join('');
   return `<!doctype html>
@@ -19,7 +27,7 @@ export function renderStatusPage(service: TicketService): string {
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>
 </head><body><h1>ticketd</h1><p>${service.ready ? 'ready' : 'NOT READY'}</p>
 <h2>Backends</h2><table><tr><th>backend</th><th>state</th><th>tickets</th><th>last error</th></tr>${backends}</table>
-<h2>Sequences served by this process</h2><table><tr><th>sequence</th><th>issued</th><th>cached</th><th>state</th></tr>${sequences}</table>
+<h2>Sequences served by this process</h2><table><tr><th>sequence</th><th>issued</th><th>cached</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
 </body></html>
 `;
 }

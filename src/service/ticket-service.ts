@@ -4,8 +4,9 @@ import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
 import { assertSequenceName, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket, type IdRange } from '../core/ticket-math.js';
-import { BackendsUnavailableError, SequenceConflictError, SequenceNotFoundError } from '../errors.js';
+import { BackendsUnavailableError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { CapacityTracker, type CapacityStatus } from './capacity.js';
 
 /** Dependencies of the service. */
 export interface TicketServiceOptions {
@@ -23,6 +24,7 @@ export interface SequenceListing {
 interface Entry {
   readonly settings: SequenceSettings;
   readonly cache: RangeCache;
+  readonly capacity: CapacityTracker;
 }
 
 /** Issues IDs from per-sequence caches and manages sequences on every backend. */
@@ -53,7 +55,7 @@ export class TicketService {
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
   async leaseBlock(name: string): Promise<IdRange> {
     const entry = await this.#entry(name);
-    const ranges = await this.#allocator.fetchRanges(entry.settings, 1);
+    const ranges = await this.#fetch(entry, 1);
     return ranges[0] as IdRange;
   }
 
@@ -96,12 +98,16 @@ export class TicketService {
       );
     }
     const settings = first.settings;
+    const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
+      this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${settings.maxId} used`),
+    );
     const entry: Entry = {
       settings,
+      capacity,
       cache: new RangeCache({
         sequence: name,
         blockSize: settings.blockSize,
-        refill: (tickets, late) => this.#allocator.fetchRanges(settings, tickets, late),
+        refill: (tickets, late) => this.#fetch(entry, tickets, late),
         clock: this.#clock,
         onBackgroundError: (error) =>
           this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),
@@ -109,6 +115,24 @@ export class TicketService {
     };
     this.#entries.set(name, entry);
     return entry;
+  }
+
+  /** Fetches ranges for a sequence and keeps its capacity view up to date. */
+  async #fetch(entry: Entry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+    const observe = (ranges: IdRange[]): void => {
+      for (const r of ranges) entry.capacity.observe(r.last);
+    };
+    try {
+      const ranges = await this.#allocator.fetchRanges(entry.settings, tickets, (more) => {
+        observe(more);
+        late(more);
+      });
+      observe(ranges);
+      return ranges;
+    } catch (error) {
+      if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
+      throw error;
+    }
   }
 
   /**
@@ -156,6 +180,11 @@ export class TicketService {
   cacheStatus(name: string): { available: number; issued: number; ticketsPerRefill: number; exhausted: boolean } | undefined {
     const cache = this.#entries.get(name)?.cache;
     return cache && { available: cache.available, issued: cache.issued, ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
+  }
+
+  /** How much of the sequence's maxId is used, as far as this process has seen; undefined before. */
+  capacityStatus(name: string): CapacityStatus | undefined {
+    return this.#entries.get(name)?.capacity.status();
   }
 
   /** Names of the sequences this process has served. */

@@ -170,5 +170,11 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     for (const id of ids) expect(id > startAfter && id <= 2147483647n).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.reduce((a, b) => (a > b ? a : b))).toBe(2147483647n);
+
+    // The state is shown where operators look: the sequence itself and /readyz.
+    const detail = (await (await fetch(`${context.server.url}/v1/sequences/nearly_full`)).json()) as { capacity: { level: string; usedPercent: number; highestId: string } };
+    expect(detail.capacity).toMatchObject({ level: 'exhausted', usedPercent: 100, highestId: '2147483647' });
+    const ready = (await (await fetch(`${context.server.url}/readyz`)).json()) as { sequences: Record<string, { level: string }> };
+    expect(ready.sequences.nearly_full).toMatchObject({ level: 'exhausted' });
   });
 });
