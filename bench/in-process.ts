@@ -46,8 +46,8 @@ function measure(name: string, next: () => unknown): Promise<InProcessResult> {
  * nextSync() in runs of 1,000, yielding between runs so background leases complete; when no block
  * is buffered it waits on next() instead. Every call counted yields a real ID.
  */
-function measureSync(client: TicketClient): Promise<InProcessResult> {
-  return timeChunks('SDK nextSync() (leases blocks of 10,000)', async () => {
+function measureSync(name: string, client: TicketClient): Promise<InProcessResult> {
+  return timeChunks(name, async () => {
     for (let i = 0; i < 1000; i++) {
       try {
         client.nextSync();
@@ -60,18 +60,27 @@ function measureSync(client: TicketClient): Promise<InProcessResult> {
 }
 
 /** The client SDK against a running ticketd: next() and nextSync(), leases included. */
-export async function runSdk(ticketdUrl: string): Promise<InProcessResult[]> {
-  const client = createTicketClient({ urls: [ticketdUrl], sequence: 'default' });
+export async function runSdk(ticketdUrl: string, sequence: string, blocks: string): Promise<InProcessResult[]> {
+  const client = createTicketClient({ urls: [ticketdUrl], sequence });
   await client.next();
   const results = [
-    await timeChunks('SDK next() (leases blocks of 10,000)', async () => {
+    await timeChunks(`SDK next() (leases blocks of ${blocks})`, async () => {
       for (let i = 0; i < 1000; i++) await client.next();
     }),
-    await measureSync(client),
+    await measureSync(`SDK nextSync() (leases blocks of ${blocks})`, client),
   ];
   await client.close();
   for (const r of results) console.log(`  ${r.name}: ${r.idsPerSecond.toLocaleString('en')} IDs/s`);
   return results;
+}
+
+/** The ceiling of any API awaited once per ID: an async function returning a cached bigint. */
+function awaitCeiling(): Promise<InProcessResult> {
+  let counter = 0n;
+  const next = async (): Promise<bigint> => counter++;
+  return timeChunks('await of an async function returning counter++ (ceiling of next())', async () => {
+    for (let i = 0; i < 1000; i++) await next();
+  });
 }
 
 /** Runs every generator; the ticketd RangeCache entry is the server's cache hot path. */
@@ -94,6 +103,7 @@ export async function runInProcess(): Promise<InProcessResult[]> {
   const results = [
     await measure('ticketd RangeCache.tryTake(1) (cached block)', () => cache.tryTake(1)![0]!.first),
     await measure('@sapphire/snowflake generate()', () => snowflake.generate()),
+    await awaitCeiling(),
     await measure('crypto.randomUUID()', () => randomUUID()),
     await measure('ulid (monotonic)', () => ulid()),
     await measure('uuid v7', () => v7()),

@@ -105,19 +105,26 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
     while (!closed && blocks.length - 1 + inFlight < ahead) refill().catch(() => undefined);
   };
 
+  // The hot path is one comparison and one bigint increment; everything else is in takeSlow.
   const nextSync = (): bigint => {
+    const block = blocks[0];
+    if (block !== undefined && block.next < block.prefetchAt) return block.next++;
+    return takeSlow();
+  };
+
+  const takeSlow = (): bigint => {
     const block = blocks[0];
     if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
     const id = block.next++;
-    if (id >= block.prefetchAt) {
-      if (block.next > block.last) blocks.shift();
-      // Lease ahead while this block still has a share left, so next() rarely waits.
-      topUp();
-    }
+    if (block.next > block.last) blocks.shift();
+    // Lease ahead while this block still has a share left, so next() rarely waits.
+    topUp();
     return id;
   };
 
   const next = async (): Promise<bigint> => {
+    const block = blocks[0];
+    if (block !== undefined && block.next < block.prefetchAt) return block.next++;
     if (blocks.length === 0) {
       if (closed) throw new LeaseFailedError('client is closed');
       if (inFlight > 0) ahead = Math.min(MAX_BLOCKS_AHEAD, ahead * 2);
