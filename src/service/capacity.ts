@@ -27,6 +27,9 @@ export interface CapacityStatus {
   readonly projectedExhaustionAt: string | null;
 }
 
+/** The last instant a JavaScript Date can represent. */
+const MAX_DATE_MS = 8.64e15;
+
 interface Sample {
   readonly at: number;
   readonly frontier: bigint;
@@ -77,14 +80,20 @@ export class CapacityTracker {
           ? 'warning'
           : 'ok';
     const rate = this.#rate();
-    const left = Number(this.#maxId - this.#frontier);
     return {
       level,
       usedPercent: Math.round(ratio * 100_000) / 1000,
       highestId: String(this.#frontier),
       idsPerSecond: rate,
-      projectedExhaustionAt: rate === null || rate <= 0 || this.#exhausted ? null : new Date(this.#clock() + (left / rate) * 1000).toISOString(),
+      projectedExhaustionAt: this.#exhausted ? null : this.#projection(rate),
     };
+  }
+
+  #projection(rate: number | null): string | null {
+    if (rate === null || rate <= 0) return null;
+    const at = this.#clock() + (Number(this.#maxId - this.#frontier) / rate) * 1000;
+    // 2^64 IDs at a few per second is far past the last instant a Date can hold.
+    return at <= MAX_DATE_MS ? new Date(at).toISOString() : null;
   }
 
   #rate(): number | null {

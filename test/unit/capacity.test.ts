@@ -46,4 +46,12 @@ describe('sequence capacity', () => {
     expect(reports.map((r) => r.level)).toEqual(['critical', 'exhausted']);
     expect(tracker.status()).toMatchObject({ level: 'exhausted', projectedExhaustionAt: null });
   });
+
+  it('gives no projection past the last instant a Date can hold (2^64 − 1 at a few IDs per second)', () => {
+    const { tracker, advance } = setup(2n ** 64n - 1n);
+    tracker.observe(100n);
+    advance(10_000);
+    tracker.observe(120n);
+    expect(tracker.status()).toMatchObject({ idsPerSecond: 2, projectedExhaustionAt: null, level: 'ok' });
+  });
 });
