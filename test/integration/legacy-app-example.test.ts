@@ -1,0 +1,58 @@
+import mysql from 'mysql2/promise';
+import { createTicketClient } from 'ticketd';
+import { CREATE_ORDERS_TABLE, placeOrder, placeOrderLegacy } from '../../examples/legacy-app/orders.js';
+import { runCli, sharedBackends, spawnTicketd, startLegacyServer, type ChildTicketd } from '../support/ticketd.js';
+
+// The README walkthrough "Migrating an existing table", step by step, on real servers.
+describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
+  let legacy: Awaited<ReturnType<typeof startLegacyServer>>;
+  let ticketd: ChildTicketd;
+  let db: mysql.Connection;
+  const env = (): Record<string, string> => ({ TICKETD_BACKENDS: sharedBackends() });
+  const flags = (): string[] => ['--source', legacy.url, '--table', 'orders', '--sequence', 'order_ids'];
+
+  beforeAll(async () => {
+    legacy = await startLegacyServer();
+    db = await mysql.createConnection({ uri: legacy.url, supportBigNumbers: true, bigNumberStrings: true });
+    ticketd = await spawnTicketd(sharedBackends());
+  });
+  afterAll(async () => {
+    await ticketd?.stop();
+    await db?.end();
+    await legacy?.stop();
+  });
+
+  it('runs the whole cut-over with no ID taken twice', async () => {
+    await db.query(CREATE_ORDERS_TABLE);
+    const before: bigint[] = [];
+    for (let i = 0; i < 300; i++) before.push(await placeOrderLegacy(db, { customer: `c${i}`, totalCents: 100 + i }));
+
+    const plan = runCli(['migrate', 'plan', ...flags(), '--headroom', '1000'], env());
+    expect(plan.status).toBe(0);
+    const apply = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(plan.stdout)![1]!;
+    const startAfter = /--start-after (\d+)/.exec(apply)![1]!;
+
+    // The app still inserts through AUTO_INCREMENT while apply runs: the headroom covers it.
+    for (let i = 0; i < 50; i++) before.push(await placeOrderLegacy(db, { customer: 'late', totalCents: 1 }));
+    const applied = runCli(['migrate', 'apply', ...flags(), '--block-size', '100', '--start-after', startAfter], env());
+    expect(applied.stderr).toBe('');
+    expect(applied.status).toBe(0);
+
+    // The switch: orders now take their IDs from ticketd through the SDK, from several callers at once.
+    const ids = createTicketClient({ urls: [ticketd.url], sequence: 'order_ids' });
+    const after = await Promise.all(Array.from({ length: 1000 }, (_, i) => placeOrder(db, ids, { customer: `n${i}`, totalCents: 500 })));
+    await ids.close();
+    const legacyTop = before.reduce((a, b) => (a > b ? a : b));
+    for (const id of after) expect(id > legacyTop && id > BigInt(startAfter)).toBe(true);
+    const [count] = await db.query<mysql.RowDataPacket[]>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM orders');
+    expect(count[0]).toEqual({ n: '1350', d: '1350' });
+
+    expect(runCli(['migrate', 'verify', ...flags()], env()).status).toBe(0);
+    expect(runCli(['migrate', 'apply', ...flags(), '--block-size', '100', '--start-after', startAfter, '--alter'], env()).status).toBe(0);
+    const strict = runCli(['migrate', 'verify', ...flags(), '--strict'], env());
+    expect(strict.stdout).toMatch(/^ok: 1000 IDs above startAfter/);
+    expect(strict.status).toBe(0);
+    // With AUTO_INCREMENT gone, an insert that forgot its ID fails instead of taking one of ticketd's.
+    await expect(placeOrderLegacy(db, { customer: 'old code path', totalCents: 1 })).rejects.toThrow(/doesn't have a default value/);
+  });
+});
