@@ -1,90 +1,276 @@
-/** Configuration: validated once at start, all problems reported together, then frozen. */
+/**
+ * Configuration: flags over environment variables over an optional JSON config file, validated
+ * once with zod at start, every problem reported together in one line, then frozen.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
+import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
 export const DEFAULT_PORT = 8080;
+/** Largest `count` one request may ask for, unless TICKETD_MAX_COUNT says otherwise. */
+export const DEFAULT_MAX_COUNT = 10_000;
+/** Upper bound on TICKETD_MAX_COUNT: one response of that many IDs is a few MB of JSON. */
+export const MAX_MAX_COUNT = 1_000_000;
+/** Upper bound on --workers. */
+export const MAX_WORKERS = 64;
+/** Tokens shorter than this are refused: they would be guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+/** Key in TICKETD_CLIENT_TOKENS that applies to every sequence. */
+export const ANY_SEQUENCE = '*';
 
 /** The settings `serve` runs with. */
 export interface Config {
   readonly backends: readonly BackendAddress[];
+  /** Accounts for schema and counter changes, one per backend in the same order; empty: use `backends`. */
+  readonly adminBackends: readonly BackendAddress[];
   readonly port: number;
   /** Bearer token for admin routes; undefined disables them. */
   readonly adminToken: string | undefined;
+  /** Per sequence (or `*`), the bearer tokens that may issue IDs; a sequence not listed is open. */
+  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
+  /** Requests per second per token (or per address without one); undefined: no limit. */
+  readonly rateLimitPerSecond: number | undefined;
+  readonly maxCount: number;
+  readonly logLevel: LogLevel;
+  /** HTTP worker processes (node:cluster); 1 serves from this process. */
+  readonly workers: number;
   /** Demos only: accept backends without crash-safe durability settings. */
   readonly allowUnsafeDurability: boolean;
   /** What to do with a backend whose counter went back: advance it past the mark, or keep it out. */
   readonly onRegression: 'advance' | 'quarantine';
 }
 
-/** Values as given: flags win over environment variables. */
+/** Values as given, by setting. Strings from env and flags; a config file may also use numbers, lists and objects. */
 export interface ConfigInput {
-  readonly backends?: string | undefined;
-  readonly port?: string | undefined;
+  readonly backends?: string | readonly string[] | undefined;
+  readonly adminBackends?: string | readonly string[] | undefined;
+  readonly port?: string | number | undefined;
   readonly adminToken?: string | undefined;
+  readonly clientTokens?: string | Readonly<Record<string, string | readonly string[]>> | undefined;
+  readonly rateLimit?: string | number | undefined;
+  readonly maxCount?: string | number | undefined;
+  readonly logLevel?: string | undefined;
+  readonly workers?: string | number | undefined;
   readonly allowUnsafeDurability?: boolean | undefined;
   readonly onRegression?: string | undefined;
 }
 
-const MIN_ADMIN_TOKEN_LENGTH = 16;
+/** The environment variable (or flag) each setting is read from, for messages. */
+const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze({
+  backends: 'TICKETD_BACKENDS',
+  adminBackends: 'TICKETD_ADMIN_BACKENDS',
+  port: 'TICKETD_PORT',
+  adminToken: 'TICKETD_ADMIN_TOKEN',
+  clientTokens: 'TICKETD_CLIENT_TOKENS',
+  rateLimit: 'TICKETD_RATE_LIMIT',
+  maxCount: 'TICKETD_MAX_COUNT',
+  logLevel: 'TICKETD_LOG_LEVEL',
+  workers: 'TICKETD_WORKERS',
+  allowUnsafeDurability: '--allow-unsafe-durability',
+  onRegression: 'TICKETD_ON_REGRESSION',
+});
 
 /** Reads TICKETD_* variables from an environment. */
 export function configInputFromEnv(env: Record<string, string | undefined>): ConfigInput {
   return {
     backends: env.TICKETD_BACKENDS,
+    adminBackends: env.TICKETD_ADMIN_BACKENDS,
     port: env.TICKETD_PORT,
     adminToken: env.TICKETD_ADMIN_TOKEN,
+    clientTokens: env.TICKETD_CLIENT_TOKENS,
+    rateLimit: env.TICKETD_RATE_LIMIT,
+    maxCount: env.TICKETD_MAX_COUNT,
+    logLevel: env.TICKETD_LOG_LEVEL,
+    workers: env.TICKETD_WORKERS,
     onRegression: env.TICKETD_ON_REGRESSION,
   };
 }
 
-/** Merges flags over env and validates; throws one ConfigError naming every bad setting. */
-export function loadConfig(env: ConfigInput, flags: ConfigInput = {}): Config {
-  const problems: string[] = [];
-  const backends = parseBackends(flags.backends ?? env.backends, problems);
-  const port = parsePort(flags.port ?? env.port, problems);
-  const adminToken = flags.adminToken ?? env.adminToken;
-  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    problems.push(`TICKETD_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; got ${adminToken.length}`);
+/** Reads a JSON config file whose keys are the settings' camelCase names (`backends`, `port`, …). */
+export function readConfigFile(path: string): ConfigInput {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`TICKETD_CONFIG: cannot read ${path} as JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const onRegression = flags.onRegression ?? env.onRegression ?? 'advance';
-  if (onRegression !== 'advance' && onRegression !== 'quarantine') {
-    problems.push(`TICKETD_ON_REGRESSION must be advance or quarantine; got ${JSON.stringify(onRegression)}`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`TICKETD_CONFIG: ${path} must hold a JSON object`);
+  const unknown = Object.keys(parsed).filter((k) => !(k in SETTING_NAMES));
+  if (unknown.length > 0) {
+    throw new ConfigError(`TICKETD_CONFIG: ${path} has unknown setting(s) ${unknown.join(', ')}; allowed: ${Object.keys(SETTING_NAMES).join(', ')}`);
   }
-  if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  return Object.freeze({
-    backends: Object.freeze(backends),
-    port,
-    adminToken,
-    allowUnsafeDurability: flags.allowUnsafeDurability ?? false,
-    onRegression: onRegression as Config['onRegression'],
+  return parsed as ConfigInput;
+}
+
+const got = (value: unknown): string => JSON.stringify(value)?.slice(0, 80) ?? String(value);
+
+/** An integer setting given as a decimal string or (from a file) a number. */
+const integer = (name: string, min: number, max: number): z.ZodType<number> =>
+  z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const n = typeof value === 'number' ? value : /^[0-9]+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}; got ${got(value)}` });
+      return z.NEVER;
+    }
+    return n;
   });
+
+/** A list of backend URLs, as one comma-separated string or (from a file) an array. */
+const backendList = (name: string, required: boolean): z.ZodType<BackendAddress[]> =>
+  z.union([z.string(), z.array(z.string())]).optional().transform((value, ctx) => {
+    const parts = (Array.isArray(value) ? value : (value ?? '').split(',')).map((s) => s.trim()).filter((s) => s !== '');
+    if (parts.length === 0) {
+      if (required) ctx.addIssue({ code: 'custom', message: `${name} is not set (comma-separated mysql://user:pass@host:port/db URLs)` });
+      return [];
+    }
+    const backends: BackendAddress[] = [];
+    for (const part of parts) {
+      const parsed = parseBackendUrl(part);
+      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${name}: ${parsed}` });
+      else backends.push(parsed);
+    }
+    const labels = backends.map((b) => b.label);
+    const repeated = labels.filter((l, i) => labels.indexOf(l) !== i);
+    if (repeated.length > 0) ctx.addIssue({ code: 'custom', message: `${name} lists ${repeated[0]} more than once` });
+    return backends;
+  });
+
+const token = (name: string): z.ZodType<string> =>
+  z.string().refine((t) => t.length >= MIN_TOKEN_LENGTH && !/\s/.test(t), {
+    error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
+  });
+
+/** `seq:token,seq:token,*:token` in the environment, or `{"seq": ["token"]}` in a file. */
+const clientTokens = z
+  .union([z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))])
+  .optional()
+  .transform((value, ctx) => {
+    const pairs: [string, string][] = [];
+    if (typeof value === 'string') {
+      for (const part of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+        const at = part.indexOf(':');
+        if (at <= 0) {
+          ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon` });
+          continue;
+        }
+        pairs.push([part.slice(0, at), part.slice(at + 1)]);
+      }
+    } else if (value !== undefined) {
+      for (const [sequence, tokens] of Object.entries(value)) for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
+    }
+    const map = new Map<string, string[]>();
+    for (const [sequence, t] of pairs) {
+      if (sequence !== ANY_SEQUENCE && !SEQUENCE_NAME_PATTERN.test(sequence)) {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)` });
+        continue;
+      }
+      const checked = token('TICKETD_CLIENT_TOKENS').safeParse(t);
+      if (!checked.success) {
+        for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        continue;
+      }
+      map.set(sequence, [...(map.get(sequence) ?? []), t]);
+    }
+    return map as ReadonlyMap<string, readonly string[]>;
+  });
+
+const schema = z.object({
+  backends: backendList(SETTING_NAMES.backends, true),
+  adminBackends: backendList(SETTING_NAMES.adminBackends, false),
+  port: integer(SETTING_NAMES.port, 0, 65535).optional().transform((v) => v ?? DEFAULT_PORT),
+  adminToken: z
+    .string()
+    .refine((t) => t.length >= MIN_TOKEN_LENGTH, { error: (issue) => `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters; got ${String(issue.input).length}` })
+    .optional(),
+  clientTokens,
+  rateLimit: z
+    .union([z.number(), z.string()])
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return undefined;
+      const n = Number(value);
+      if (!Number.isFinite(n) || n <= 0 || (typeof value === 'string' && !/^[0-9]+(\.[0-9]+)?$/.test(value))) {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_RATE_LIMIT must be a positive number of requests per second; got ${got(value)}` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  maxCount: integer(SETTING_NAMES.maxCount, 1, MAX_MAX_COUNT).optional().transform((v) => v ?? DEFAULT_MAX_COUNT),
+  logLevel: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return 'info' as LogLevel;
+      if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${got(value)}` });
+        return z.NEVER;
+      }
+      return value as LogLevel;
+    }),
+  workers: integer(SETTING_NAMES.workers, 1, MAX_WORKERS).optional().transform((v) => v ?? 1),
+  allowUnsafeDurability: z.boolean().optional().transform((v) => v ?? false),
+  onRegression: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const policy = value ?? 'advance';
+      if (policy !== 'advance' && policy !== 'quarantine') {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_ON_REGRESSION must be advance or quarantine; got ${got(value)}` });
+        return z.NEVER;
+      }
+      return policy;
+    }),
+});
+
+/** Merges flags over env over file and validates; throws one ConfigError naming every bad setting. */
+export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: ConfigInput = {}): Config {
+  const merged: Record<string, unknown> = {};
+  for (const key of Object.keys(SETTING_NAMES) as (keyof ConfigInput)[]) {
+    const value = flags[key] ?? env[key] ?? file[key];
+    if (value !== undefined && value !== '') merged[key] = value;
+  }
+  const parsed = schema.safeParse(merged);
+  if (!parsed.success) {
+    const messages = parsed.error.issues.map((issue) => {
+      const key = issue.path[0] as keyof ConfigInput | undefined;
+      // Our own checks name the setting; zod's type errors (a file giving a number for a URL) get the name here.
+      return issue.code === 'custom' || key === undefined ? issue.message : `${SETTING_NAMES[key]}: ${issue.message}`;
+    });
+    throw new ConfigError(messages.join('; '));
+  }
+  const c = parsed.data;
+  if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
+  return Object.freeze({
+    backends: Object.freeze(c.backends),
+    adminBackends: Object.freeze(c.adminBackends),
+    port: c.port,
+    adminToken: c.adminToken,
+    clientTokens: c.clientTokens,
+    rateLimitPerSecond: c.rateLimit,
+    maxCount: c.maxCount,
+    logLevel: c.logLevel,
+    workers: c.workers,
+    allowUnsafeDurability: c.allowUnsafeDurability,
+    onRegression: c.onRegression,
+  });
+}
+
+function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly BackendAddress[]): void {
+  const serving = backends.map((b) => b.label).join(',');
+  const given = admin.map((b) => b.label).join(',');
+  if (serving !== given) {
+    throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
+  }
 }
 
 /** Parses TICKETD_BACKENDS alone (for commands that need nothing else). */
 export function parseBackends(text: string | undefined, problems: string[]): BackendAddress[] {
-  if (text === undefined || text.trim() === '') {
-    problems.push('TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs)');
-    return [];
-  }
-  const backends: BackendAddress[] = [];
-  for (const part of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
-    const parsed = parseBackendUrl(part);
-    if (typeof parsed === 'string') problems.push(`TICKETD_BACKENDS: ${parsed}`);
-    else backends.push(parsed);
-  }
-  const labels = backends.map((b) => b.label);
-  const repeated = labels.filter((l, i) => labels.indexOf(l) !== i);
-  if (repeated.length > 0) problems.push(`TICKETD_BACKENDS lists ${repeated[0]} more than once`);
-  return backends;
-}
-
-function parsePort(text: string | undefined, problems: string[]): number {
-  if (text === undefined || text === '') return DEFAULT_PORT;
-  const port = Number(text);
-  if (!/^[0-9]+$/.test(text) || port > 65535) {
-    problems.push(`TICKETD_PORT must be an integer from 0 to 65535; got ${JSON.stringify(text)}`);
-    return DEFAULT_PORT;
-  }
-  return port;
+  const parsed = backendList(SETTING_NAMES.backends, true).safeParse(text);
+  if (parsed.success) return parsed.data;
+  problems.push(...parsed.error.issues.map((i) => i.message));
+  return [];
 }

@@ -92,6 +92,20 @@ export class BackendsUnavailableError extends TicketdError {
   }
 }
 
+/** A token (or client address) sent more requests per second than TICKETD_RATE_LIMIT allows. */
+export class RateLimitedError extends TicketdError {
+  readonly code = 'TICKETD_RATE_LIMITED';
+  readonly status = 429;
+  readonly slug = 'rate-limited';
+  /** Seconds until a request would be admitted again. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** A backend's settings would let two backends issue the same ticket (offsets, increment). */
 export class BackendMisconfiguredError extends TicketdError {
   readonly code = 'TICKETD_BACKEND_MISCONFIGURED';

@@ -6,7 +6,7 @@ export { TicketService } from './service/ticket-service.js';
 export { Allocator } from './allocator/allocator.js';
 export { startLocalPair, type LocalPair } from './launcher/local-pair.js';
 export { startLocalServer, findServerBinary, type LocalServer } from './launcher/local-mysql.js';
-export { createJsonLogger, silentLogger, type Logger } from './logger.js';
+export { createLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
 export type { IdRange } from './core/ticket-math.js';
 export type { SequenceSettings } from './core/sequence.js';
 export * from './errors.js';

@@ -1,30 +1,37 @@
-/** A minimal structured logger: one JSON object per line. Secrets are never passed to it. */
+/** Structured logs: pino, one JSON object per line on stdout. Secrets are redacted by path. */
+import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 
-/** Fields attached to a log line. */
-export type LogFields = Record<string, unknown>;
+/** What ticketd logs through: a pino logger. */
+export type Logger = PinoLogger;
 
-/** What ticketd needs from a logger. */
-export interface Logger {
-  info(fields: LogFields, message: string): void;
-  warn(fields: LogFields, message: string): void;
-  error(fields: LogFields, message: string): void;
-}
+/** Log levels a user may choose (TICKETD_LOG_LEVEL). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Writes JSON lines to stdout (like pino), leaving stderr to the one-line fatal error. */
-export function createJsonLogger(write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
-  const log = (level: number, fields: LogFields, msg: string): void => {
-    write(`${JSON.stringify({ level, time: Date.now(), ...fields, msg }, bigintReplacer)}\n`);
-  };
-  return {
-    info: (fields, msg) => log(30, fields, msg),
-    warn: (fields, msg) => log(40, fields, msg),
-    error: (fields, msg) => log(50, fields, msg),
-  };
+/** Paths whose values never reach a log line. */
+const REDACTED_PATHS = ['password', '*.password', 'token', '*.token', 'req.headers.authorization', 'req.headers["x-ticketd-token"]'];
+
+/** A logger writing JSON lines to stdout (or `destination`), leaving stderr to the one-line fatal error. */
+export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { pid: process.pid },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      // Tickets and IDs are bigints; as strings they stay exact for any JSON reader.
+      formatters: { log: (fields) => stringifyBigints(fields) },
+    },
+    destination ?? pino.destination({ dest: 1, sync: true }),
+  );
 }
 
 /** A logger that drops everything (tests that assert on behaviour, not on logs). */
-export const silentLogger: Logger = Object.freeze({ info() {}, warn() {}, error() {} });
+export const silentLogger: Logger = pino({ level: 'silent' });
 
-function bigintReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
+function stringifyBigints(fields: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value === 'bigint') (copy ??= { ...fields })[key] = value.toString();
+  }
+  return copy ?? fields;
 }

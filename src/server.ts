@@ -6,8 +6,9 @@ import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/backend.js';
 import type { Config } from './config.js';
 import { BackendMisconfiguredError } from './errors.js';
-import { createApp } from './http/app.js';
+import { createApp, type MetricsSource } from './http/app.js';
 import type { Logger } from './logger.js';
+import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { TicketService } from './service/ticket-service.js';
 import { runChecks } from './service/check.js';
 
@@ -20,6 +21,10 @@ export interface TicketdOptions {
   readonly backendOptions?: BackendOptions;
   readonly clock?: Clock;
   readonly random?: Random;
+  /** Adds process_* and nodejs_* series to /metrics (serve does; in-process tests need not). */
+  readonly processMetrics?: boolean;
+  /** What /metrics serves; default: this process's registry. Cluster workers aggregate instead. */
+  readonly metricsSource?: (metrics: TicketdMetrics) => MetricsSource;
 }
 
 /** A listening ticketd. */
@@ -27,6 +32,7 @@ export interface RunningTicketd {
   readonly port: number;
   readonly url: string;
   readonly service: TicketService;
+  readonly metrics: TicketdMetrics;
   /** Stops listening, ends open connections and closes the backend pools. */
   close(): Promise<void>;
 }
@@ -45,8 +51,11 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
   if (misconfigured.length > 0) throw new BackendMisconfiguredError(misconfigured.join('\n'));
   for (const f of findings) logger.warn({ kind: f.kind }, f.message);
+  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
   const allocator = new Allocator({
     backends: config.backends,
+    adminBackends: config.adminBackends,
+    events: metrics.events,
     logger,
     allowUnsafeDurability: config.allowUnsafeDurability,
     regressionPolicy: config.onRegression,
@@ -61,7 +70,16 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     throw refused.error;
   }
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
-  const app = createApp({ service, logger, adminToken: config.adminToken });
+  metrics.attach(service);
+  const app = createApp({
+    service,
+    logger,
+    metrics: options.metricsSource?.(metrics) ?? { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
+    adminToken: config.adminToken,
+    clientTokens: config.clientTokens,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    maxCount: config.maxCount,
+  });
   const server = await new Promise<Server>((done, fail) => {
     const callback = (error?: Error): void => (error ? fail(error) : done(s));
     const s = options.host === undefined ? app.listen(config.port, callback) : app.listen(config.port, options.host, callback);
@@ -77,6 +95,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     port,
     url: `http://127.0.0.1:${port}`,
     service,
+    metrics,
     close: async () => {
       const closed = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();

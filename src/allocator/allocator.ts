@@ -18,7 +18,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
-import { Histogram } from '../util/histogram.js';
+import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import { settleWithin } from '../util/settle-within.js';
 import { firstSuccess, highestOverlapping, markFor, readMarksEverywhere } from './mark-store.js';
 import { runRound, type RoundResult } from './refill-round.js';
@@ -75,7 +75,6 @@ export interface BackendStats {
   fetches: number;
   failures: number;
   regressions: number;
-  readonly fetchSeconds: Histogram;
 }
 
 /** A backend's state as shown to operators. */
@@ -102,6 +101,8 @@ export interface BackendSequenceStatus {
 /** Dependencies and policies of the allocator. */
 export interface AllocatorOptions {
   readonly backends: readonly BackendAddress[];
+  /** Accounts for schema and counter changes, one per backend in the same order (optional). */
+  readonly adminBackends?: readonly BackendAddress[];
   readonly logger: Logger;
   readonly clock?: Clock;
   readonly random?: Random;
@@ -110,6 +111,8 @@ export interface AllocatorOptions {
   /** Demos only: accept backends without crash-safe durability settings (logs a warning). */
   readonly allowUnsafeDurability?: boolean;
   readonly regressionPolicy?: RegressionPolicy;
+  /** Where fetches, failovers and regressions are reported (metrics). */
+  readonly events?: AllocatorEvents;
 }
 
 
@@ -122,6 +125,7 @@ export class Allocator {
   readonly #clock: Clock;
   readonly #allowUnsafeDurability: boolean;
   readonly #policy: RegressionPolicy;
+  readonly #events: AllocatorEvents;
   #cursor = 0;
   #closed = false;
 
@@ -130,17 +134,18 @@ export class Allocator {
     this.#clock = options.clock ?? Date.now;
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
     this.#policy = options.regressionPolicy ?? 'advance';
+    this.#events = options.events ?? NO_EVENTS;
     const random = options.random ?? Math.random;
     const guard = (backend: Backend, settings: ServerSettings): void => this.#checkConnection(backend, settings);
-    this.#slots = options.backends.map((address) => ({
-      backend: new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS),
+    this.#slots = options.backends.map((address, i) => ({
+      backend: new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS, options.adminBackends?.[i]),
       breaker: new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
       membership: new Map(),
       exhausted: new Set(),
       quarantined: new Map(),
       prepared: new Set(),
       lastTicket: new Map(),
-      stats: { tickets: 0, fetches: 0, failures: 0, regressions: 0, fetchSeconds: new Histogram() },
+      stats: { tickets: 0, fetches: 0, failures: 0, regressions: 0 },
       identity: undefined,
       warned: false,
       probeTimer: undefined,
@@ -232,7 +237,11 @@ export class Allocator {
 
   #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void, trace: string[]): Promise<RoundResult> {
     const name = settings.name;
-    const candidates = this.#rotate().filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
+    const rotated = this.#rotate();
+    const candidates = rotated.filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
+    const inTurn = rotated[0]!;
+    // The backend whose turn it was is out (open, quarantined): its share goes to the others.
+    if (candidates.length > 0 && !candidates.includes(inTurn) && !inTurn.exhausted.has(name)) this.#events.failover(name, inTurn.backend.label);
     const perLane = (i: number): number => Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
     const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
     const spares = candidates.slice(lanes.length);
@@ -243,7 +252,11 @@ export class Allocator {
       spares,
       run: (slot, count, deliver) => {
         started.set(slot, this.#clock());
-        return this.#fetchFrom(slot, settings, count, deliver).catch((error: unknown) => {
+        return this.#fetchFrom(slot, settings, count, deliver).then((result) => {
+          if (result.retry) this.#events.failover(name, slot.backend.label);
+          return result;
+        }, (error: unknown) => {
+          this.#events.failover(name, slot.backend.label);
           this.#logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
           return { retry: true };
         });
@@ -294,7 +307,7 @@ export class Allocator {
     const started = this.#clock();
     const batch = await slot.backend.fetchTickets(name, count);
     slot.stats.fetches++;
-    slot.stats.fetchSeconds.observe((this.#clock() - started) / 1000);
+    this.#events.ticketFetch(label, (this.#clock() - started) / 1000, batch.tickets.length, batch.error !== undefined);
     const stripe = this.#stripes.get(label);
     const ranges: IdRange[] = [];
     let highest: bigint | undefined;
@@ -407,6 +420,7 @@ export class Allocator {
     if (stripe === undefined || !ownsTicket(ticket, stripe) || this.#marks.get(label, name) === undefined) {
       slot.stats.regressions++;
       slot.quarantined.set(name, reason);
+      this.#events.regression(label, name, 'quarantined');
       this.#logger.error({ backend: label, sequence: name, ticket, err: reason }, 'ticket refused: backend quarantined for this sequence');
       return true;
     }
@@ -427,6 +441,7 @@ export class Allocator {
   async #onRegression(slot: Slot, name: string, seen: bigint, reason: string): Promise<bigint | undefined> {
     const label = slot.backend.label;
     slot.stats.regressions++;
+    this.#events.regression(label, name, this.#policy === 'quarantine' ? 'quarantined' : 'advanced');
     if (this.#policy === 'quarantine') {
       slot.quarantined.set(name, reason);
       this.#logger.error({ backend: label, sequence: name, ticket: seen, err: reason }, 'counter at or below a ticket already used (restored backup?); backend quarantined for this sequence');

@@ -55,29 +55,20 @@ export class Backend {
   readonly label: string;
   readonly #options: BackendOptions;
   readonly #pool: Pool;
+  /** The account for schema and counter changes (TICKETD_ADMIN_BACKENDS); the serving pool without one. */
+  readonly #adminPool: Pool;
   readonly #guard: ConnectionGuard;
   readonly #verified = new WeakSet<object>();
   /** Tail of the queue of REPLACE runs per ticket table: at most one in flight (they deadlock). */
   readonly #lanes = new Map<string, Promise<unknown>>();
 
-  constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS) {
+  constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS, admin?: BackendAddress) {
     this.address = address;
     this.label = address.label;
     this.#options = options;
     this.#guard = guard;
-    this.#pool = mysql.createPool({
-      host: address.host,
-      port: address.port,
-      user: address.user,
-      password: address.password,
-      database: address.database,
-      connectTimeout: options.connectTimeoutMs,
-      connectionLimit: options.poolSize,
-      maxIdle: options.poolSize,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      enableKeepAlive: true,
-    });
+    this.#pool = createPool(address, options, options.poolSize);
+    this.#adminPool = admin === undefined ? this.#pool : createPool(admin, options, 1);
   }
 
   /** Runs REPLACE `count` times in a row on one connection, after any run already in flight. */
@@ -125,8 +116,17 @@ export class Backend {
   }
 
   /** Runs fn on a checked connection; a connection that saw an error is destroyed, not reused. */
-  async withConnection<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
-    const conn = await this.#pool.getConnection();
+  withConnection<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    return this.#withPoolConnection(this.#pool, fn);
+  }
+
+  /** The same, on the admin account: CREATE, ALTER and the sequence rows. */
+  #withAdminConnection<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    return this.#withPoolConnection(this.#adminPool, fn);
+  }
+
+  async #withPoolConnection<T>(pool: Pool, fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const conn = await pool.getConnection();
     try {
       if (!this.#verified.has(conn.connection)) {
         this.#guard(this, await this.#readSession(conn));
@@ -175,7 +175,7 @@ export class Backend {
 
   /** Applies sql/schema.sql and writes this backend's identity if it has none. Idempotent. */
   async applySchema(): Promise<string> {
-    return this.withConnection(async (conn) => {
+    return this.#withAdminConnection(async (conn) => {
       for (const statement of schemaStatements()) await conn.query(statement);
       await conn.query('INSERT IGNORE INTO ticketd_backend (singleton, backend_id) VALUES (1, UUID())');
       const identity = await this.#readIdentity(conn);
@@ -277,7 +277,7 @@ export class Backend {
     }
     await this.prepareSequence(settings.name, firstTicket);
     try {
-      await this.withConnection((conn) =>
+      await this.#withAdminConnection((conn) =>
         conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
           settings.name,
           String(settings.blockSize),
@@ -301,7 +301,7 @@ export class Backend {
    * exists nothing takes tickets from it, so a migration can stop here and leave no trace but a gap.
    */
   async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
-    await this.withConnection(async (conn) => {
+    await this.#withAdminConnection(async (conn) => {
       await conn.query(createTicketTableStatement(name));
       await this.#advance(conn, ticketTable(name), firstTicket);
     });
@@ -317,7 +317,7 @@ export class Backend {
 
   /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
   async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
-    await this.withConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
+    await this.#withAdminConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
   }
 
   async #advance(conn: PoolConnection, table: string, minTicket: bigint): Promise<void> {
@@ -340,7 +340,24 @@ export class Backend {
   /** Closes every connection. */
   async close(): Promise<void> {
     await this.#pool.end().catch(() => undefined);
+    if (this.#adminPool !== this.#pool) await this.#adminPool.end().catch(() => undefined);
   }
+}
+
+function createPool(address: BackendAddress, options: BackendOptions, size: number): Pool {
+  return mysql.createPool({
+    host: address.host,
+    port: address.port,
+    user: address.user,
+    password: address.password,
+    database: address.database,
+    connectTimeout: options.connectTimeoutMs,
+    connectionLimit: size,
+    maxIdle: size,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+  });
 }
 
 function rowToSettings(row: RowDataPacket): SequenceSettings {

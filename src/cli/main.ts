@@ -1,36 +1,62 @@
 #!/usr/bin/env node
 /** The `ticketd` command. With cli/dev.ts, the only code that reads process.env and argv. */
+import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
-import { configInputFromEnv, loadConfig, parseBackends, type ConfigInput } from '../config.js';
+import { configInputFromEnv, loadConfig, parseBackends, readConfigFile, type ConfigInput } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
-import { createJsonLogger, type Logger } from '../logger.js';
+import { createLogger, silentLogger, type Logger } from '../logger.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
 import { TicketService } from '../service/ticket-service.js';
+import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
 import { addMigrateCommands } from './migrate-commands.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
-const SHUTDOWN_TIMEOUT_MS = 10_000;
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
-const logger = createJsonLogger();
 const env = configInputFromEnv(process.env);
-const program = new Command('ticketd').description('Unique 64-bit IDs from odd/even MySQL ticket servers').showHelpAfterError();
+const program = new Command('ticketd')
+  .description('Unique 64-bit IDs from odd/even MySQL ticket servers')
+  .option('--config <file>', 'JSON config file; environment variables and flags override it (TICKETD_CONFIG)')
+  .showHelpAfterError();
+
+/** The config file's settings, if one is given by --config or TICKETD_CONFIG. */
+function fileInput(): ConfigInput {
+  const path = (program.opts() as { config?: string }).config ?? process.env.TICKETD_CONFIG;
+  return path === undefined || path === '' ? {} : readConfigFile(path);
+}
 
 program
   .command('serve')
   .description('serve the HTTP API')
   .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .option('--admin-backends <urls>', 'the same servers with an account for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
   .addOption(new Option('--admin-token <token>', 'bearer token for admin routes (TICKETD_ADMIN_TOKEN)').hideHelp())
+  .option('--workers <n>', 'worker processes sharing the port (TICKETD_WORKERS, default 1)')
+  .option('--max-count <n>', 'largest count per request (TICKETD_MAX_COUNT, default 10000)')
+  .option('--rate-limit <n>', 'requests per second per client token or address on the issuing routes (TICKETD_RATE_LIMIT)')
+  .option('--log-level <level>', 'fatal, error, warn, info, debug (logs every request), trace or silent (TICKETD_LOG_LEVEL, default info)')
   .option('--on-regression <policy>', 'advance or quarantine a backend whose counter went back (TICKETD_ON_REGRESSION, default advance)')
   .option('--allow-unsafe-durability', 'demos only: accept backends without innodb_flush_log_at_trx_commit=1 and sync_binlog=1')
   .action(async (flags: ConfigInput) => {
-    const config = loadConfig(env, flags);
-    const running = await startTicketd({ config, logger });
+    const config = loadConfig(env, flags, fileInput());
+    const logger = createLogger(config.logLevel);
+    if (isClusterPrimary(config.workers)) {
+      const primary = runPrimary(config.workers, logger);
+      onShutdown(logger, () => primary.close());
+      return;
+    }
+    const running = await startTicketd({
+      config,
+      logger,
+      processMetrics: true,
+      ...(cluster.isWorker && { metricsSource: workerMetricsSource }),
+    });
     onShutdown(logger, () => running.close());
   });
 
@@ -40,9 +66,7 @@ program
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--allow-unsafe-durability', 'report durability problems as warnings')
   .action(async (flags: { backends?: string; allowUnsafeDurability?: boolean }) => {
-    const problems: string[] = [];
-    const backends = parseBackends(flags.backends ?? env.backends, problems);
-    if (problems.length > 0) throw new ConfigError(problems.join('; '));
+    const backends = backendsFrom(flags.backends);
     const findings = await runChecks(backends, flags.allowUnsafeDurability ?? false);
     for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
     const failed = findings.filter((f) => f.kind !== 'warning').length;
@@ -54,8 +78,9 @@ program
   .command('init')
   .description('create the schema and the default sequence on every backend (idempotent)')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
-  .action(async (flags: { backends?: string }) => {
-    await withService(flags.backends, async (allocator, service) => {
+  .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
+  .action(async (flags: { backends?: string; adminBackends?: string }) => {
+    await withService(flags, async (allocator, service) => {
       for (const r of await initBackends(allocator, service)) console.log(`${r.backend}: schema ready, identity ${r.identity}`);
       console.log('sequence default ready (blockSize 10000)');
     });
@@ -69,13 +94,14 @@ sequences
   .option('--start-after <n>', 'every ID is greater than this')
   .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
-  .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; backends?: string }) => {
+  .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
+  .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; backends?: string; adminBackends?: string }) => {
     const settings = parseSequenceSettings(name, {
       blockSize: flags.blockSize,
       ...(flags.startAfter !== undefined && { startAfter: flags.startAfter }),
       ...(flags.maxId !== undefined && { maxId: flags.maxId }),
     });
-    await withService(flags.backends, async (_allocator, service) => {
+    await withService(flags, async (_allocator, service) => {
       const created = await service.createSequence(settings);
       console.log(`sequence ${name} ${created ? 'created' : 'already exists with these settings'}`);
     });
@@ -85,7 +111,7 @@ sequences
   .description('list sequences and the backends that have them')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .action(async (flags: { backends?: string }) => {
-    await withService(flags.backends, async (_allocator, service) => {
+    await withService(flags, async (_allocator, service) => {
       for (const s of await service.listSequences()) {
         const { name, blockSize, startAfter, maxId } = s.settings;
         console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tbackends=${s.backends.join(',')}`);
@@ -101,6 +127,7 @@ program
   .option('--port <n>', 'HTTP port (TICKETD_PORT, default 8080)')
   .option('--data-dir <dir>', 'where the local servers keep their data (TICKETD_DEV_DIR, default ./.ticketd-dev)')
   .action(async (flags: { port?: string; dataDir?: string }) => {
+    const logger = createLogger();
     await runDev({
       port: flags.port ?? process.env.TICKETD_PORT,
       dataDir: flags.dataDir ?? process.env.TICKETD_DEV_DIR ?? '.ticketd-dev',
@@ -110,13 +137,23 @@ program
     });
   });
 
-async function withService(backendsFlag: string | undefined, fn: (a: Allocator, s: TicketService) => Promise<void>): Promise<void> {
+/** TICKETD_BACKENDS (flag, env, then config file) alone, for commands that need nothing else. */
+function backendsFrom(flag: string | undefined): ReturnType<typeof parseBackends> {
   const problems: string[] = [];
-  const backends = parseBackends(backendsFlag ?? env.backends, problems);
+  const given = flag ?? env.backends ?? fileInput().backends;
+  const backends = parseBackends(Array.isArray(given) ? given.join(',') : (given as string | undefined), problems);
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  const quiet = createJsonLogger(() => undefined);
-  const allocator = new Allocator({ backends, logger: quiet });
-  const service = new TicketService({ allocator, logger: quiet });
+  return backends;
+}
+
+async function withService(flags: { backends?: string | undefined; adminBackends?: string | undefined }, fn: (a: Allocator, s: TicketService) => Promise<void>): Promise<void> {
+  const file = fileInput();
+  const config = loadConfig({ backends: env.backends, adminBackends: env.adminBackends }, { backends: flags.backends, adminBackends: flags.adminBackends }, {
+    backends: file.backends,
+    adminBackends: file.adminBackends,
+  });
+  const allocator = new Allocator({ backends: config.backends, adminBackends: config.adminBackends, logger: silentLogger });
+  const service = new TicketService({ allocator, logger: silentLogger });
   try {
     await fn(allocator, service);
   } finally {
@@ -133,7 +170,7 @@ export function onShutdown(log: Logger, close: () => Promise<void>): void {
     log.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref();
     close().then(
-      () => process.exit(0),
+      () => process.exit(process.exitCode ?? 0),
       (error: unknown) => {
         log.error({ err: String(error) }, 'shutdown failed');
         process.exit(1);

@@ -12,7 +12,10 @@ import { verifyMigration } from '../migrate/verify.js';
 import type { TicketService } from '../service/ticket-service.js';
 
 /** Runs fn with an allocator and service on the configured backends, and closes them. */
-export type WithService = (backendsFlag: string | undefined, fn: (a: Allocator, s: TicketService) => Promise<void>) => Promise<void>;
+export type WithService = (
+  flags: { backends?: string | undefined; adminBackends?: string | undefined },
+  fn: (a: Allocator, s: TicketService) => Promise<void>,
+) => Promise<void>;
 
 interface MigrateFlags {
   source: string;
@@ -23,6 +26,7 @@ interface MigrateFlags {
   headroom?: string;
   timestampColumn?: string;
   backends?: string;
+  adminBackends?: string;
 }
 
 /** Adds the migrate commands to the program. */
@@ -54,11 +58,12 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     .option('--start-after <n>', 'the startAfter a plan printed; apply refuses if the table has grown past it')
     .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once the app passes IDs)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
     .action(async (flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => {
       await withLegacy(flags, connectLegacy, async (conn, table) => {
         const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
         const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
-        await withService(flags.backends, async (allocator, service) => {
+        await withService(flags, async (allocator, service) => {
           await requireEveryBackend(allocator);
           const outcome = await applyMigration(plan, conn, allocator.backends, service, startAfter !== undefined);
           const s = outcome.settings;
@@ -82,7 +87,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     .action(async (flags: MigrateFlags & { strict?: boolean }) => {
       await withLegacy(flags, connectReadOnly, async (conn, table) => {
         const name = sequenceName(flags, table);
-        await withService(flags.backends, async (allocator, service) => {
+        await withService(flags, async (allocator, service) => {
           await requireEveryBackend(allocator);
           const settings = await service.settings(name).catch((error: unknown) => {
             if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);

@@ -1,7 +1,8 @@
 /** Bearer-token check for admin routes, in constant time. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { digest } from './client-auth.js';
 
 /** Middleware that admits only `Authorization: Bearer <token>`; undefined token disables admin. */
 export function requireAdmin(token: string | undefined): RequestHandler {
@@ -23,8 +24,4 @@ export function requireAdmin(token: string | undefined): RequestHandler {
     }
     next();
   };
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }

@@ -1,50 +1,76 @@
 /** The HTTP API: routes of the public contract, mapped onto the ticket service. */
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { DEFAULT_MAX_COUNT } from '../config.js';
 import { BadRequestError, MethodNotAllowedError, RouteNotFoundError, TicketdError } from '../errors.js';
 import { parseSequenceSettings, settingsToJson } from '../core/sequence.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { Logger } from '../logger.js';
 import { requireAdmin } from './admin-auth.js';
+import { requireClientToken } from './client-auth.js';
 import { idsAsJsonList, idsAsLines } from './format-ids.js';
 import { sendProblem } from './problem.js';
 import { openApiDocument } from './openapi.js';
-import { renderMetrics } from './metrics.js';
+import { rateLimit } from './rate-limit.js';
 import { renderStatusPage } from './status-page.js';
 
-/** Largest `count` one request may ask for, unless configured otherwise. */
-export const DEFAULT_MAX_COUNT = 10_000;
 /** Largest request body accepted (PUT bodies are three small fields). */
 export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/** Where /metrics gets its text: this process's registry, or (under --workers) every worker's. */
+export interface MetricsSource {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
 
 /** Dependencies of the HTTP app. */
 export interface AppOptions {
   readonly service: TicketService;
   readonly logger: Logger;
+  readonly metrics: MetricsSource;
   readonly adminToken: string | undefined;
+  /** Per sequence (or `*`), the tokens that may issue IDs; empty: issuing is open. */
+  readonly clientTokens?: ReadonlyMap<string, readonly string[]>;
+  /** Requests per second per token (or address) on the issuing routes; undefined: no limit. */
+  readonly rateLimitPerSecond?: number | undefined;
   readonly maxCount?: number;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
+/** A route's handler with what must run before it: guards, and a JSON body parser for admin bodies. */
+interface Spec {
+  readonly handler: Handler;
+  readonly guards?: readonly RequestHandler[];
+  readonly jsonBody?: boolean;
+}
 
 /** Builds the Express app. It holds no state of its own beyond what the service holds. */
 export function createApp(options: AppOptions): Express {
   const { service, logger } = options;
   const maxCount = options.maxCount ?? DEFAULT_MAX_COUNT;
   const admin = requireAdmin(options.adminToken);
+  const issuing = [
+    ...(options.clientTokens !== undefined && options.clientTokens.size > 0 ? [requireClientToken(options.clientTokens)] : []),
+    ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : []),
+  ];
   const app = express();
   app.disable('x-powered-by');
   // ETags over large ID lists cost a hash per response and IDs are never repeated anyway.
   app.set('etag', false);
+  // A log line per request costs a child logger and listeners on the hot path: at debug level only.
+  if (logger.isLevelEnabled('debug')) {
+    app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug') }));
+  }
 
-  const route = (path: string, handlers: Record<string, Handler | [typeof admin, Handler]>): void => {
-    const allowed = Object.keys(handlers).map((m) => m.toUpperCase());
-    for (const [method, spec] of Object.entries(handlers)) {
-      const [guard, handler] = Array.isArray(spec) ? spec : [undefined, spec];
+  const route = (path: string, specs: Record<string, Handler | Spec>): void => {
+    const allowed = Object.keys(specs).map((m) => m.toUpperCase());
+    for (const [method, given] of Object.entries(specs)) {
+      const spec: Spec = typeof given === 'function' ? { handler: given } : given;
       const wrapped = (req: Request, res: Response, next: NextFunction): void => {
-        Promise.resolve(handler(req, res)).catch(next);
+        Promise.resolve(spec.handler(req, res)).catch(next);
       };
-      const chain = guard === undefined ? [wrapped] : [guard, express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true }), wrapped];
-      app[method as 'get' | 'post' | 'put'](path, ...chain);
+      const body = spec.jsonBody === true ? [express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true })] : [];
+      app[method as 'get' | 'post' | 'put'](path, ...(spec.guards ?? []), ...body, wrapped);
     }
     app.all(path, (req, res) => {
       res.set('Allow', allowed.join(', '));
@@ -53,35 +79,44 @@ export function createApp(options: AppOptions): Express {
   };
 
   route('/v1/sequences/:name/ids', {
-    post: async (req, res) => {
-      const name = req.params.name as string;
-      const count = parseCount(req.query.count, maxCount);
-      const ranges = service.tryIssue(name, count) ?? (await service.issue(name, count));
-      res.set('Cache-Control', 'no-store');
-      // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
-      if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
-        res.type('text/plain').send(idsAsLines(ranges));
-      } else {
-        res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ranges)}]}`);
-      }
+    post: {
+      guards: issuing,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const count = parseCount(req.query.count, maxCount);
+        const ranges = service.tryIssue(name, count) ?? (await service.issue(name, count));
+        res.set('Cache-Control', 'no-store');
+        // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
+        if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
+          res.type('text/plain').send(idsAsLines(ranges));
+        } else {
+          res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ranges)}]}`);
+        }
+      },
     },
   });
 
   route('/v1/sequences/:name/next', {
-    get: async (req, res) => {
-      const name = req.params.name as string;
-      const ranges = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
-      res.set('Cache-Control', 'no-store');
-      res.type('application/json').send(`{"sequence":"${name}","id":"${ranges[0]!.first}"}`);
+    get: {
+      guards: issuing,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const ranges = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
+        res.set('Cache-Control', 'no-store');
+        res.type('application/json').send(`{"sequence":"${name}","id":"${ranges[0]!.first}"}`);
+      },
     },
   });
 
   route('/v1/sequences/:name/blocks', {
-    post: async (req, res) => {
-      const name = req.params.name as string;
-      const block = await service.leaseBlock(name);
-      res.set('Cache-Control', 'no-store');
-      res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}"}`);
+    post: {
+      guards: issuing,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const block = await service.leaseBlock(name);
+        res.set('Cache-Control', 'no-store');
+        res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}"}`);
+      },
     },
   });
 
@@ -96,14 +131,15 @@ export function createApp(options: AppOptions): Express {
         backends: service.backendsFor(name),
       });
     },
-    put: [
-      admin,
-      async (req, res) => {
+    put: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
         const settings = parseSequenceSettings(req.params.name as string, req.body);
         const created = await service.createSequence(settings);
         res.status(created ? 201 : 200).json(settingsToJson(settings));
       },
-    ],
+    },
   });
 
   route('/v1/sequences', {
@@ -121,7 +157,12 @@ export function createApp(options: AppOptions): Express {
       res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus(), sequences });
     },
   });
-  route('/metrics', { get: (_req, res) => void res.type('text/plain; version=0.0.4').send(renderMetrics(service)) });
+  route('/metrics', {
+    get: async (_req, res) => {
+      const text = await options.metrics.render();
+      res.set('Cache-Control', 'no-store').type(options.metrics.contentType).send(text);
+    },
+  });
   route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });
   route('/', { get: (_req, res) => void res.type('html').send(renderStatusPage(service)) });
 

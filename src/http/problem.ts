@@ -1,6 +1,6 @@
 /** The one place errors become RFC 9457 problem+json responses. */
 import type { Response } from 'express';
-import { BackendsUnavailableError, TicketdError, UnauthorizedError } from '../errors.js';
+import { BackendsUnavailableError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
 
 /** Problem type URIs are relative references under this path; the README documents each one. */
 export const PROBLEM_TYPE_BASE = '/problems/';
@@ -23,6 +23,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -54,8 +55,8 @@ export function toProblem(error: unknown): Problem {
 /** Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply. */
 export function sendProblem(res: Response, error: unknown): void {
   const problem = toProblem(error);
-  if (error instanceof BackendsUnavailableError) res.set('Retry-After', String(error.retryAfterSeconds));
-  if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd admin"');
+  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError) res.set('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 

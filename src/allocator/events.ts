@@ -1,0 +1,18 @@
+/** What the allocator reports as it works. Metrics implement it; the default does nothing. */
+
+/** Events from the allocator, each cheap enough to call on every ticket fetch. */
+export interface AllocatorEvents {
+  /** One run of REPLACEs on a backend: how long it took, how many tickets it got, whether it failed. */
+  ticketFetch(backend: string, seconds: number, tickets: number, failed: boolean): void;
+  /** A refill went to another backend because `from` (first in turn) was unusable or failed. */
+  failover(sequence: string, from: string): void;
+  /** A counter was found at or below a ticket already used; `action` is what was done about it. */
+  regression(backend: string, sequence: string, action: 'advanced' | 'quarantined'): void;
+}
+
+/** Events that go nowhere. */
+export const NO_EVENTS: AllocatorEvents = Object.freeze({
+  ticketFetch() {},
+  failover() {},
+  regression() {},
+});

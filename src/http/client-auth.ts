@@ -1,0 +1,45 @@
+/** Optional per-sequence client tokens for the issuing routes, compared in constant time. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { ANY_SEQUENCE } from '../config.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
+
+/**
+ * Admits a request for sequence `:name` when that sequence (or `*`) has no tokens, or when it
+ * carries `Authorization: Bearer <token>` with one of them. Tokens never travel in the URL.
+ */
+export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]>): RequestHandler {
+  const digests = new Map([...tokens].map(([sequence, list]) => [sequence, list.map(digest)]));
+  const any = digests.get(ANY_SEQUENCE) ?? [];
+  return (req, _res, next) => {
+    if (digests.size === 0) {
+      next();
+      return;
+    }
+    const name = String(req.params.name);
+    const allowed = [...(digests.get(name) ?? []), ...any];
+    if (allowed.length === 0) {
+      next();
+      return;
+    }
+    const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
+    if (match === null) {
+      next(new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`));
+      return;
+    }
+    const given = digest(match[1]!);
+    // Every allowed token is compared, so the time taken does not tell which one came close.
+    let ok = false;
+    for (const expected of allowed) ok = timingSafeEqual(given, expected) || ok;
+    if (!ok) {
+      next(new ForbiddenError(`the client token is not one of sequence ${name}'s`));
+      return;
+    }
+    next();
+  };
+}
+
+/** Hashing gives equal-length buffers, so the comparison leaks neither length nor content. */
+export function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

@@ -1,0 +1,47 @@
+/** An optional per-token rate limit on the issuing routes: a token bucket per credential. */
+import type { RequestHandler } from 'express';
+import type { Clock } from '../allocator/breaker.js';
+import { RateLimitedError } from '../errors.js';
+import { digest } from './client-auth.js';
+
+/** Buckets kept before idle (full) ones are dropped. */
+export const MAX_TRACKED_CREDENTIALS = 10_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * Allows `perSecond` requests per second per bearer token (per client address without one), with
+ * bursts of up to one second's worth. Over the limit: 429 with Retry-After.
+ */
+export function rateLimit(perSecond: number, clock: Clock = Date.now): RequestHandler {
+  const capacity = Math.max(1, perSecond);
+  const buckets = new Map<string, Bucket>();
+  return (req, _res, next) => {
+    const bearer = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
+    // The token's hash, not the token, is what stays in memory.
+    const key = bearer === undefined ? `ip:${req.ip ?? req.socket.remoteAddress ?? '?'}` : `token:${digest(bearer).toString('base64')}`;
+    const now = clock();
+    const bucket = buckets.get(key) ?? { tokens: capacity, at: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    bucket.at = now;
+    if (bucket.tokens < 1) {
+      buckets.set(key, bucket);
+      const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+      next(new RateLimitedError(`more than ${perSecond} requests per second for this ${bearer === undefined ? 'address' : 'token'}`, waitSeconds));
+      return;
+    }
+    bucket.tokens -= 1;
+    if (!buckets.has(key) && buckets.size >= MAX_TRACKED_CREDENTIALS) prune(buckets, now, perSecond, capacity);
+    buckets.set(key, bucket);
+    next();
+  };
+}
+
+function prune(buckets: Map<string, Bucket>, now: number, perSecond: number, capacity: number): void {
+  for (const [key, b] of buckets) if (b.tokens + ((now - b.at) / 1000) * perSecond >= capacity) buckets.delete(key);
+  // Still full of busy credentials: forget the oldest half rather than grow without bound.
+  if (buckets.size >= MAX_TRACKED_CREDENTIALS) [...buckets.keys()].slice(0, buckets.size / 2).forEach((k) => buckets.delete(k));
+}
