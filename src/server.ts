@@ -12,6 +12,11 @@ import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { TicketService } from './service/ticket-service.js';
 import { runChecks } from './service/check.js';
 
+/** How long close() lets requests in flight finish before it ends their connections. */
+export const SHUTDOWN_GRACE_MS = 8000;
+/** How often close() ends keep-alive connections that have gone idle. */
+const IDLE_SWEEP_MS = 50;
+
 /** What startTicketd needs. */
 export interface TicketdOptions {
   readonly config: Config;
@@ -97,10 +102,14 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     service,
     metrics,
     close: async () => {
+      // Stop accepting; let requests in flight finish; drop keep-alive connections as they go idle.
       const closed = new Promise<void>((done) => server.close(() => done()));
+      const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       server.closeIdleConnections();
-      setTimeout(() => server.closeAllConnections(), 2000).unref();
       await closed;
+      clearInterval(idle);
+      clearTimeout(force);
       await service.close();
     },
   };

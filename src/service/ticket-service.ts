@@ -152,8 +152,11 @@ export class TicketService {
       else failed.push(`${backend.label}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
     });
     if (failed.length > 0) {
+      const denied = results.some((r) => r.status === 'rejected' && isAccessDenied(r.reason));
       throw new BackendsUnavailableError(
-        `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
+        denied
+          ? `sequence ${settings.name} was not created on ${failed.join('; ')}; the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS`
+          : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
       );
     }
     return results.some((r) => r.status === 'fulfilled' && r.value);
@@ -212,4 +215,10 @@ export class TicketService {
   async close(): Promise<void> {
     await this.#allocator.close();
   }
+}
+
+/** ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR: a missing GRANT. */
+function isAccessDenied(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return errno === 1044 || errno === 1045 || errno === 1142;
 }

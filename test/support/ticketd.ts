@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type ConfigInput } from '../../src/config.js';
 import { findServerBinary, startLocalServer } from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
 import { silentLogger } from '../../src/logger.js';
@@ -25,8 +25,8 @@ export function sharedBackends(): string {
 }
 
 /** A ticketd in this process on a free port of 127.0.0.1. */
-export function startInProcess(backends: string): Promise<RunningTicketd> {
-  const config = loadConfig({ backends, port: '0', adminToken: TEST_ADMIN_TOKEN });
+export function startInProcess(backends: string, settings: ConfigInput = {}): Promise<RunningTicketd> {
+  const config = loadConfig({ backends, port: '0', adminToken: TEST_ADMIN_TOKEN, ...settings });
   return startTicketd({ config, logger: silentLogger, host: '127.0.0.1' });
 }
 

@@ -1,4 +1,7 @@
-import { loadConfig } from '../../src/config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, readConfigFile } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('loadConfig', () => {
@@ -39,5 +42,62 @@ describe('loadConfig', () => {
     expect(() => loadConfig({})).toThrow(/TICKETD_BACKENDS is not set/);
     expect(() => loadConfig({ backends: 'mysql://db/t,mysql://db:3306/t' })).not.toThrow();
     expect(() => loadConfig({ backends: 'mysql://db:3306/t,mysql://db:3306/t' })).toThrow(/more than once/);
+  });
+});
+
+describe('loadConfig: the rest of the settings', () => {
+  const backends = 'mysql://db-a/ticketd,mysql://db-b/ticketd';
+
+  it('takes a config file below env and flags, and refuses unknown keys in it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ticketd-config-'));
+    const path = join(dir, 'ticketd.json');
+    writeFileSync(path, JSON.stringify({ backends: ['mysql://db-a/ticketd', 'mysql://db-b/ticketd'], port: 9000, maxCount: 500, clientTokens: { orders: ['o'.repeat(16)] } }));
+    const file = readConfigFile(path);
+    const config = loadConfig({ port: '9100' }, {}, file);
+    expect(config.port).toBe(9100);
+    expect(config.backends).toHaveLength(2);
+    expect(config.maxCount).toBe(500);
+    expect(config.clientTokens.get('orders')).toEqual(['o'.repeat(16)]);
+    writeFileSync(path, JSON.stringify({ backend: 'x' }));
+    expect(() => readConfigFile(path)).toThrow(/TICKETD_CONFIG: .* has unknown setting\(s\) backend; allowed: backends/);
+    writeFileSync(path, '{not json');
+    expect(() => readConfigFile(path)).toThrow(/TICKETD_CONFIG: cannot read .* as JSON/);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('parses client tokens from sequence:token pairs, and names what is wrong with them', () => {
+    const config = loadConfig({ backends, clientTokens: `orders:${'a'.repeat(16)},orders:${'b'.repeat(16)},*:${'c'.repeat(20)}` });
+    expect(config.clientTokens.get('orders')).toHaveLength(2);
+    expect(config.clientTokens.get('*')).toEqual(['c'.repeat(20)]);
+    expect(() => loadConfig({ backends, clientTokens: 'orders:short' })).toThrow(/TICKETD_CLIENT_TOKENS tokens must be at least 16 characters/);
+    expect(() => loadConfig({ backends, clientTokens: `Bad:${'a'.repeat(16)}` })).toThrow(/TICKETD_CLIENT_TOKENS names sequence "Bad"/);
+    expect(() => loadConfig({ backends, clientTokens: 'no-colon' })).toThrow(/sequence:token/);
+  });
+
+  it('checks rate limit, max count, workers and log level, reporting them together', () => {
+    const config = loadConfig({ backends, rateLimit: '2.5', maxCount: '100', workers: '4', logLevel: 'debug' });
+    expect(config).toMatchObject({ rateLimitPerSecond: 2.5, maxCount: 100, workers: 4, logLevel: 'debug' });
+    const defaults = loadConfig({ backends });
+    expect(defaults).toMatchObject({ rateLimitPerSecond: undefined, maxCount: 10_000, workers: 1, logLevel: 'info' });
+    let message = '';
+    try {
+      loadConfig({ backends, rateLimit: '-1', maxCount: '0', workers: 'many', logLevel: 'loud' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/TICKETD_RATE_LIMIT must be a positive number of requests per second; got "-1"/);
+    expect(message).toMatch(/TICKETD_MAX_COUNT must be an integer from 1 to 1000000; got "0"/);
+    expect(message).toMatch(/TICKETD_WORKERS must be an integer from 1 to 64; got "many"/);
+    expect(message).toMatch(/TICKETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"/);
+  });
+
+  it('names the setting when a config file gives a value of the wrong type', () => {
+    expect(() => loadConfig({}, {}, { backends, port: true as unknown as number })).toThrow(/^TICKETD_PORT: /);
+  });
+
+  it('requires TICKETD_ADMIN_BACKENDS to name the same servers in the same order', () => {
+    const config = loadConfig({ backends: 'mysql://app:x@db-a/ticketd,mysql://app:x@db-b/ticketd', adminBackends: 'mysql://admin:y@db-a/ticketd,mysql://admin:y@db-b/ticketd' });
+    expect(config.adminBackends.map((b) => b.user)).toEqual(['admin', 'admin']);
+    expect(() => loadConfig({ backends, adminBackends: 'mysql://db-b/ticketd,mysql://db-a/ticketd' })).toThrow(/TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order/);
   });
 });
