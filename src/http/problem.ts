@@ -60,12 +60,16 @@ export function sendProblem(res: Response, error: unknown): void {
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 
-/** Errors raised by Express's body parsers carry a 4xx status and a message safe to show. */
+/**
+ * Errors raised by Express's body parsers carry a 4xx status and a message safe to show; the
+ * router's URIError for a path like `/v1/sequences/%ZZ` carries status 400 and names the bad param.
+ */
 function httpErrorOf(error: unknown): { status: number; message: string } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
-  if (typeof status === 'number' && status >= 400 && status < 500 && expose === true && typeof message === 'string') {
-    return { status, message };
+  const safe = expose === true || error instanceof URIError;
+  if (typeof status === 'number' && status >= 400 && status < 500 && safe && typeof message === 'string') {
+    return { status, message: message.slice(0, 200) };
   }
   return undefined;
 }

@@ -35,6 +35,11 @@ describe('bad input', () => {
     expect((await problemOf(res, 400)).detail).toMatch(/does not match/);
   });
 
+  it('a path with broken percent-encoding is a 400, not a 500 (found by the fuzz test)', async () => {
+    const res = await fetch(`${context.server.url}/v1/sequences/%ZZ/next`);
+    expect(await problemOf(res, 400)).toMatchObject({ code: 'TICKETD_BAD_REQUEST', detail: "Failed to decode param '%ZZ'" });
+  });
+
   it('an unknown sequence is a 404', async () => {
     const res = await fetch(`${context.server.url}/v1/sequences/no_such_sequence/next`);
     expect((await problemOf(res, 404)).code).toBe('TICKETD_SEQUENCE_NOT_FOUND');
