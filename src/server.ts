@@ -9,6 +9,7 @@ import { BackendMisconfiguredError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
+import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
 import { runChecks } from './service/check.js';
 
@@ -38,6 +39,8 @@ export interface RunningTicketd {
   readonly url: string;
   readonly service: TicketService;
   readonly metrics: TicketdMetrics;
+  /** IDs per second over the last minutes (the status page chart). */
+  readonly activity: ActivityHistory;
   /** Stops listening, ends open connections and closes the backend pools. */
   close(): Promise<void>;
 }
@@ -76,6 +79,8 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   }
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   metrics.attach(service);
+  const activity = new ActivityHistory(() => service.issuedTotal, options.clock);
+  activity.start();
   const app = createApp({
     service,
     logger,
@@ -84,11 +89,13 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     clientTokens: config.clientTokens,
     rateLimitPerSecond: config.rateLimitPerSecond,
     maxCount: config.maxCount,
+    activity,
   });
   const server = await new Promise<Server>((done, fail) => {
     const callback = (error?: Error): void => (error ? fail(error) : done(s));
     const s = options.host === undefined ? app.listen(config.port, callback) : app.listen(config.port, options.host, callback);
   }).catch(async (error: unknown) => {
+    activity.stop();
     await service.close();
     throw error;
   });
@@ -101,6 +108,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     url: `http://127.0.0.1:${port}`,
     service,
     metrics,
+    activity,
     close: async () => {
       // Stop accepting; let requests in flight finish; drop keep-alive connections as they go idle.
       const closed = new Promise<void>((done) => server.close(() => done()));
@@ -110,6 +118,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
       await closed;
       clearInterval(idle);
       clearTimeout(force);
+      activity.stop();
       await service.close();
     },
   };

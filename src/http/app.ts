@@ -4,6 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { DEFAULT_MAX_COUNT } from '../config.js';
 import { BadRequestError, MethodNotAllowedError, RouteNotFoundError, TicketdError } from '../errors.js';
 import { parseSequenceSettings, settingsToJson } from '../core/sequence.js';
+import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { Logger } from '../logger.js';
 import { requireAdmin } from './admin-auth.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   /** Requests per second per token (or address) on the issuing routes; undefined: no limit. */
   readonly rateLimitPerSecond?: number | undefined;
   readonly maxCount?: number;
+  /** IDs per second over the last minutes, for the status page chart. */
+  readonly activity?: ActivityHistory;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
@@ -164,7 +167,9 @@ export function createApp(options: AppOptions): Express {
     },
   });
   route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });
-  route('/', { get: (_req, res) => void res.type('html').send(renderStatusPage(service)) });
+  route('/', {
+    get: (_req, res) => void res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [])),
+  });
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new RouteNotFoundError(`no route for ${req.method} ${req.path}`));

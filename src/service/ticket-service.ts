@@ -190,6 +190,18 @@ export class TicketService {
     return this.#entries.get(name)?.capacity.status();
   }
 
+  /** Settings of a sequence this process has served; undefined for others. */
+  servedSettings(name: string): SequenceSettings | undefined {
+    return this.#entries.get(name)?.settings;
+  }
+
+  /** IDs handed out by this process so far, over every sequence. */
+  get issuedTotal(): number {
+    let total = 0;
+    for (const entry of this.#entries.values()) total += entry.cache.issued;
+    return total;
+  }
+
   /** Names of the sequences this process has served. */
   servedSequences(): string[] {
     return [...this.#entries.keys()];
