@@ -14,6 +14,9 @@ const nameParam = {
 };
 const issueErrors = {
   '400': problemResponse('Bad input (count, name).'),
+  '401': problemResponse('The sequence has client tokens (TICKETD_CLIENT_TOKENS) and no bearer token was sent.'),
+  '403': problemResponse('The bearer token is not one of the sequence’s client tokens.'),
+  '429': problemResponse('Over TICKETD_RATE_LIMIT for this token or address; see Retry-After.'),
   '404': problemResponse('Unknown sequence.'),
   '409': problemResponse('The sequence has reached its maxId (type /problems/sequence-exhausted).'),
   '503': problemResponse('No backend answered and the cache is empty; see Retry-After.'),
@@ -23,9 +26,12 @@ const json = (schema: object): object => ({ 'application/json': { schema } });
 /** The document. */
 export const openApiDocument = Object.freeze({
   openapi: '3.1.0',
-  info: { title: 'ticketd', version: '0.1.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  info: { title: 'ticketd', version: '0.2.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
   components: {
-    securitySchemes: { admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' } },
+    securitySchemes: {
+      admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' },
+      client: { type: 'http', scheme: 'bearer', description: 'A client token of the sequence (TICKETD_CLIENT_TOKENS); only for sequences that have them.' },
+    },
     schemas: {
       Problem: {
         type: 'object',
@@ -82,7 +88,8 @@ export const openApiDocument = Object.freeze({
     '/v1/sequences/{name}/ids': {
       post: {
         summary: 'Issue count IDs.',
-        parameters: [nameParam, { name: 'count', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1 } }],
+        security: [{}, { client: [] }],
+        parameters: [nameParam, { name: 'count', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1 }, description: 'At most TICKETD_MAX_COUNT (default 10000).' }],
         responses: {
           '200': {
             description: 'The IDs, in increasing order within each block.',
@@ -98,6 +105,7 @@ export const openApiDocument = Object.freeze({
     '/v1/sequences/{name}/next': {
       get: {
         summary: 'Issue one ID (Cache-Control: no-store).',
+        security: [{}, { client: [] }],
         parameters: [nameParam],
         responses: {
           '200': { description: 'One ID.', content: json({ type: 'object', properties: { sequence: { type: 'string' }, id: idString } }) },
@@ -108,6 +116,7 @@ export const openApiDocument = Object.freeze({
     '/v1/sequences/{name}/blocks': {
       post: {
         summary: 'Lease one whole block: the client hands out first..last itself.',
+        security: [{}, { client: [] }],
         parameters: [nameParam],
         responses: {
           '200': {
