@@ -47,9 +47,14 @@ ticketd under this load (\`node --cpu-prof\`) shows it about a quarter idle, wit
 is the same ticketd on a sequence with blockSize 1,000,000, where refills are a hundred times
 rarer: that is the lever for batch-heavy sequences.
 
-## 3. Two workers against one
+## 3. Two workers against one (\`serve --workers 2\`)
 
-${r.workers}.
+${HEADER}
+${r.workers.map((x, i) => httpRow(x, r.workers[i - (i % 2)])).join('\n')}
+
+Each pair is measured back to back; the last column compares the two-worker row with the one-process
+row above it. Both workers, the two MariaDB servers and autocannon share the same 2 cores, so a
+second worker can only help where one process leaves a core idle.
 
 ## 4. Refills under load (blockSize 50: a refill every few milliseconds)
 

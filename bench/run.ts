@@ -47,7 +47,7 @@ export interface BenchResults {
   readonly seconds: number;
   readonly single: HttpResult[];
   readonly batch: HttpResult[];
-  readonly workers: string;
+  readonly workers: HttpResult[];
   readonly smallBlocks: HttpResult;
   readonly inProcess: InProcessResult[];
   readonly failover: HttpResult & { readonly note: string };
@@ -134,6 +134,17 @@ async function main(): Promise<void> {
       await load({ name: 'bare Express (counter)', url: `http://127.0.0.1:${barePort}/v1/sequences/default/ids`, method: 'POST', idsPerResponse: 1000, check: true }),
       await load({ name: 'ticketd, blockSize 1,000,000', url: `${ticketd}/v1/sequences/large/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
     ];
+    const workersPort = await freePort();
+    const workersChild = await startProcess(['dist/cli/main.js', 'serve', '--workers', '2'], { ...env, TICKETD_PORT: String(workersPort) }, /ticketd listening[\s\S]*ticketd listening/);
+    children.push(workersChild);
+    const twoWorkers = `http://127.0.0.1:${workersPort}`;
+    const workers = [
+      await load({ name: 'one process', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'serve --workers 2', url: `${twoWorkers}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'one process, count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({ name: 'serve --workers 2, count=1000', url: `${twoWorkers}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+    ];
+    workersChild.kill('SIGTERM');
     const smallBlocks = await load({ name: 'ticketd, blockSize 50', url: `${ticketd}/v1/sequences/small/next`, idsPerResponse: 1, check: true });
     const inProcess = [...(await runSdk(ticketd, 'default', '10,000')), ...(await runSdk(ticketd, 'large', '1,000,000')), ...(await runInProcess())];
     const failoverBase = await load({
@@ -158,7 +169,7 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       single,
       batch,
-      workers: 'not run: `serve --workers` does not exist yet',
+      workers,
       smallBlocks,
       inProcess,
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
@@ -169,7 +180,7 @@ async function main(): Promise<void> {
     writeFileSync('docs/benchmarks.md', renderMarkdown(results));
     writeFileSync('docs/benchmarks.svg', renderChart(results));
     printHeadlines(results);
-    const duplicates = [...single, ...batch, smallBlocks, failoverBase].filter((r) => r.unique === false);
+    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase].filter((r) => r.unique === false);
     if (duplicates.length > 0) throw new Error(`duplicate IDs in: ${duplicates.map((d) => d.name).join(', ')}`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
@@ -192,8 +203,9 @@ headline ratios (same run):
   batch of 1,000: ticketd / bare Express counter = ${ratio(tb.idsPerSecond, bb.idsPerSecond)} (target ≥ 0.8×), ticketd = ${Math.round(tb.idsPerSecond).toLocaleString('en')} IDs/s (target ≥ 1,000,000)
   refills (blockSize 50): p99 ${r.smallBlocks.p99} ms vs ${t.p99} ms with blockSize 10,000
   in-process (blocks of 1,000,000): SDK next() / @sapphire/snowflake = ${ratio(sdk?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (ceiling for any awaited call: ${ratio(ceiling?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}), nextSync() / snowflake = ${ratio(sdkSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.5×)
+  workers: 2 / 1 = ${ratio(r.workers[1]!.requestsPerSecond, r.workers[0]!.requestsPerSecond)} single, ${ratio(r.workers[3]!.idsPerSecond, r.workers[2]!.idsPerSecond)} batch
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
-  every ID checked: ${[...r.single, ...r.batch, r.smallBlocks, r.failover].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
+  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 
 main().then(

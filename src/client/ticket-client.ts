@@ -31,7 +31,7 @@ export interface TicketClient {
 }
 
 interface Block {
-  next: bigint;
+  readonly first: bigint;
   readonly last: bigint;
   /** From this ID on, the next block is leased in the background. */
   readonly prefetchAt: bigint;
@@ -74,7 +74,7 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
         const first = BigInt(body.first);
         const last = BigInt(body.last);
         const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
-        return { next: first, last, prefetchAt: last - keep };
+        return { first, last, prefetchAt: last - keep };
       } catch (error) {
         errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -102,38 +102,46 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
   };
 
   const topUp = (): void => {
-    while (!closed && blocks.length - 1 + inFlight < ahead) refill().catch(() => undefined);
+    while (!closed && blocks.length + inFlight < ahead) refill().catch(() => undefined);
   };
 
-  // The hot path is one comparison and one bigint increment; everything else is in takeSlow.
-  const nextSync = (): bigint => {
-    const block = blocks[0];
-    if (block !== undefined && block.next < block.prefetchAt) return block.next++;
-    return takeSlow();
-  };
+  // The block being handed out. IDs below fastEnd go out on the hot path: one comparison and one
+  // increment of a closure variable. The prefetch point and the change of block take the slow path.
+  let cur = 0n;
+  let fastEnd = 0n;
+  let last = -1n;
 
   const takeSlow = (): bigint => {
-    const block = blocks[0];
-    if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
-    const id = block.next++;
-    if (block.next > block.last) blocks.shift();
-    // Lease ahead while this block still has a share left, so next() rarely waits.
+    if (cur > last) {
+      const block = blocks.shift();
+      if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
+      cur = block.first;
+      last = block.last;
+      fastEnd = block.prefetchAt;
+      if (cur < fastEnd) return cur++;
+    }
+    // At the prefetch point: lease ahead while this block still has a share left, so next() rarely
+    // waits; the rest of the block then goes out on the hot path.
     topUp();
-    return id;
+    fastEnd = last + 1n;
+    return cur++;
   };
 
+  const nextSync = (): bigint => (cur < fastEnd ? cur++ : takeSlow());
+
   const next = async (): Promise<bigint> => {
-    const block = blocks[0];
-    if (block !== undefined && block.next < block.prefetchAt) return block.next++;
-    if (blocks.length === 0) {
+    if (cur < fastEnd) return cur++;
+    if (cur > last && blocks.length === 0) {
       if (closed) throw new LeaseFailedError('client is closed');
       if (inFlight > 0) ahead = Math.min(MAX_BLOCKS_AHEAD, ahead * 2);
       while (blocks.length === 0) {
         if (closed) throw new LeaseFailedError('client is closed');
         await (inFlight > 0 ? waiter : refill());
       }
+      // Another caller woken by the same lease may have started the block already.
+      if (cur < fastEnd) return cur++;
     }
-    return nextSync();
+    return takeSlow();
   };
 
   return {
@@ -141,12 +149,15 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
     nextSync,
     nextBatch: async (count) => {
       const ids: bigint[] = [];
-      for (let i = 0; i < count; i++) ids.push(blocks.length > 0 ? nextSync() : await next());
+      for (let i = 0; i < count; i++) ids.push(cur <= last || blocks.length > 0 ? nextSync() : await next());
       return ids;
     },
     close: async () => {
       closed = true;
       blocks.length = 0;
+      cur = 0n;
+      fastEnd = 0n;
+      last = -1n;
       await waiter?.catch(() => undefined);
     },
   };

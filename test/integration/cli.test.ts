@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,6 +39,29 @@ describe('the ticketd command', () => {
     expect(ticketd(['sequences', 'create', 'Bad', '--block-size', '5'], env).stderr).toMatch(/does not match/);
     const list = ticketd(['sequences', 'list'], env);
     expect(list.stdout).toMatch(/^cli_made\tblockSize=50\tstartAfter=0\tmaxId=18446744073709551615\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m);
+  });
+});
+
+describe('ticketd --config', () => {
+  it('reads backends from a JSON file, lets env and flags override it, and names a bad file in one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ticketd-config-'));
+    try {
+      const file = join(dir, 'ticketd.json');
+      writeFileSync(file, JSON.stringify({ backends: sharedBackends().split(',') }));
+      const ok = ticketd(['--config', file, 'check']);
+      expect(ok.stdout).toMatch(/^ok: 2 backends checked$/m);
+      expect(ok.status).toBe(0);
+      // The environment wins over the file: a bad TICKETD_BACKENDS is what is reported.
+      const env = ticketd(['check'], { TICKETD_CONFIG: file, TICKETD_BACKENDS: 'postgres://x/y' });
+      expect(env.status).toBe(2);
+      expect(env.stderr).toMatch(/^ticketd: TICKETD_BACKENDS: postgres:\/\/x\/y has scheme postgres/);
+      writeFileSync(file, JSON.stringify({ backends: sharedBackends(), port: 'eighty' }));
+      const bad = ticketd(['--config', file, 'serve']);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toBe('ticketd: TICKETD_PORT must be an integer from 0 to 65535; got "eighty"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
