@@ -10,18 +10,17 @@ import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../core/stripes.js';
 import { blockForTicket, firstUsefulTicket, HighWaterMarks, ownsTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
-import {
-  BackendMisconfiguredError,
-  BackendsUnavailableError,
-  SequenceExhaustedError,
-  SequenceNotFoundError,
-} from '../errors.js';
+import { BackendMisconfiguredError, BackendsUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type BreakerState, type Clock, type Random } from './breaker.js';
+import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
+import { BackendHealth } from './backend-health.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import { settleWithin } from '../util/settle-within.js';
 import { firstSuccess, highestOverlapping, markFor, readMarksEverywhere } from './mark-store.js';
 import { runRound, type RoundResult } from './refill-round.js';
+import { emptyHandedError, newSlot, sequenceStatusOf, statusOf, type BackendSequenceStatus, type BackendStatus, type Slot } from './slot.js';
+
+export type { BackendSequenceStatus, BackendStats, BackendStatus } from './slot.js';
 
 /** What to do with a backend whose counter is at or below a ticket already used. */
 export type RegressionPolicy = 'advance' | 'quarantine';
@@ -30,8 +29,6 @@ export type RegressionPolicy = 'advance' | 'quarantine';
 export const MEMBERSHIP_RECHECK_MS = 5000;
 /** Once one backend has delivered, how long a refill waits for the others before returning. */
 export const STRAGGLER_GRACE_MS = 50;
-/** Least time between two probes of one backend forced by requests while every backend is open. */
-export const DEMAND_PROBE_INTERVAL_MS = 100;
 /** How long preparing a (re)joining backend waits for its peers' marks and counters. */
 export const PREPARE_WAIT_MS = 300;
 /** Tickets fetched from one backend before their blocks are passed on (and the refill can return). */
@@ -50,53 +47,6 @@ export const REGRESSION_GAP_TICKETS = 4096n;
 export const CATCH_UP_MIN_LAG_TICKETS = 64n;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
 const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
-
-type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
-
-interface Slot {
-  readonly backend: Backend;
-  readonly breaker: Breaker;
-  readonly membership: Map<string, Membership>;
-  readonly exhausted: Set<string>;
-  readonly quarantined: Map<string, string>;
-  /** Sequences whose stored marks are loaded and counter caught up since the backend (re)joined. */
-  readonly prepared: Set<string>;
-  readonly lastTicket: Map<string, bigint>;
-  readonly stats: BackendStats;
-  identity: string | undefined;
-  warned: boolean;
-  probeTimer: NodeJS.Timeout | undefined;
-  lastDemandProbeAt: number;
-}
-
-/** Counters per backend, for metrics. */
-export interface BackendStats {
-  tickets: number;
-  fetches: number;
-  failures: number;
-  regressions: number;
-}
-
-/** A backend's state as shown to operators. */
-export interface BackendStatus {
-  readonly backend: string;
-  readonly state: BreakerState;
-  readonly identity: string | undefined;
-  readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
-  readonly lastError: string | undefined;
-  readonly stats: Readonly<BackendStats>;
-}
-
-/** A backend's state for one sequence. */
-export interface BackendSequenceStatus {
-  readonly backend: string;
-  readonly state: BreakerState;
-  readonly member: string;
-  readonly lastTicket: string | null;
-  readonly lastError: string | null;
-  readonly exhausted: boolean;
-  readonly quarantined: string | null;
-}
 
 /** Dependencies and policies of the allocator. */
 export interface AllocatorOptions {
@@ -126,8 +76,8 @@ export class Allocator {
   readonly #allowUnsafeDurability: boolean;
   readonly #policy: RegressionPolicy;
   readonly #events: AllocatorEvents;
+  readonly #health: BackendHealth;
   #cursor = 0;
-  #closed = false;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
@@ -135,22 +85,15 @@ export class Allocator {
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
     this.#policy = options.regressionPolicy ?? 'advance';
     this.#events = options.events ?? NO_EVENTS;
+    this.#health = new BackendHealth(this.#logger, this.#clock);
     const random = options.random ?? Math.random;
     const guard = (backend: Backend, settings: ServerSettings): void => this.#checkConnection(backend, settings);
-    this.#slots = options.backends.map((address, i) => ({
-      backend: new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS, options.adminBackends?.[i]),
-      breaker: new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
-      membership: new Map(),
-      exhausted: new Set(),
-      quarantined: new Map(),
-      prepared: new Set(),
-      lastTicket: new Map(),
-      stats: { tickets: 0, fetches: 0, failures: 0, regressions: 0 },
-      identity: undefined,
-      warned: false,
-      probeTimer: undefined,
-      lastDemandProbeAt: Number.NEGATIVE_INFINITY,
-    }));
+    this.#slots = options.backends.map((address, i) =>
+      newSlot(
+        new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS, options.adminBackends?.[i]),
+        new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
+      ),
+    );
   }
 
   /** The backends, in configured order. */
@@ -184,9 +127,9 @@ export class Allocator {
       this.#slots.map(async (slot) => {
         try {
           await slot.backend.settings();
-          this.#recordSuccess(slot);
+          this.#health.recordSuccess(slot);
         } catch (error) {
-          this.#recordFailure(slot, error);
+          this.#health.recordFailure(slot, error);
           failures.push({ backend: slot.backend.label, error });
         }
       }),
@@ -209,10 +152,10 @@ export class Allocator {
     const trace: string[] = [];
     return pRetry(
       async () => {
-        await this.#probeIfNoneClosed(settings.name);
+        await this.#health.probeIfNoneClosed(this.#slots, settings.name);
         const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate, trace);
         if (ranges.length > 0) return ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
-        const error = this.#emptyHandedError(settings.name);
+        const error = emptyHandedError(this.#slots, settings.name);
         if (retry && error instanceof BackendsUnavailableError) throw new RetryRound(error);
         throw error;
       },
@@ -288,7 +231,7 @@ export class Allocator {
       if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
       if (slot.quarantined.has(name)) return { retry: true };
     } catch (error) {
-      this.#recordFailure(slot, error);
+      this.#health.recordFailure(slot, error);
       return { retry: true };
     }
     for (let left = count; left > 0; ) {
@@ -340,7 +283,7 @@ export class Allocator {
         // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
         retry = true;
         stop = true;
-        await slot.backend.advanceCounter(name, firstUsefulTicket(settings)).catch((e: unknown) => this.#recordFailure(slot, e));
+        await slot.backend.advanceCounter(name, firstUsefulTicket(settings)).catch((e: unknown) => this.#health.recordFailure(slot, e));
         break;
       }
     }
@@ -354,7 +297,7 @@ export class Allocator {
       const mark = markFor(name, stripe!, highest);
       const writes = peers.map((peer) =>
         peer.backend.writeMarks([mark], slot.identity ?? label).catch((error: unknown) => {
-          this.#recordFailure(peer, error);
+          this.#health.recordFailure(peer, error);
           throw error;
         }),
       );
@@ -362,12 +305,12 @@ export class Allocator {
         this.#logger.warn({ backend: label, sequence: name, ticket: highest }, 'high-water mark could not be stored on any peer');
       }
     }
-    if (batch.error === undefined) this.#recordSuccess(slot);
+    if (batch.error === undefined) this.#health.recordSuccess(slot);
     else if (isCounterOverflow(batch.error)) {
       this.#markExhausted(slot, name, highest);
       stop = true;
     } else {
-      this.#recordFailure(slot, batch.error);
+      this.#health.recordFailure(slot, batch.error);
       retry = true;
       stop = true;
     }
@@ -427,7 +370,7 @@ export class Allocator {
     try {
       await this.#onRegression(slot, name, ticket, reason);
     } catch (advanceError) {
-      this.#recordFailure(slot, advanceError);
+      this.#health.recordFailure(slot, advanceError);
     }
     return true;
   }
@@ -499,121 +442,19 @@ export class Allocator {
     this.#logger.warn({ backend: slot.backend.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
   }
 
-  #emptyHandedError(sequence: string): Error {
-    const withSequence = this.#slots.filter((s) => s.membership.get(sequence)?.kind === 'present');
-    if (withSequence.length > 0 && withSequence.every((s) => s.exhausted.has(sequence))) {
-      return new SequenceExhaustedError(`sequence ${sequence} has no IDs left at or below its maxId`);
-    }
-    const answered = this.#slots.filter((s) => s.membership.has(sequence));
-    if (answered.length === this.#slots.length && answered.every((s) => s.membership.get(sequence)?.kind === 'absent')) {
-      return new SequenceNotFoundError(`sequence ${sequence} does not exist on any backend`);
-    }
-    const open = this.#slots.filter((s) => !s.breaker.closed).map((s) => s.breaker.probeInMs);
-    const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
-    const reasons = this.#slots.map((s) => `${s.backend.label}: ${s.quarantined.get(sequence) ?? s.breaker.lastError ?? s.breaker.state}`);
-    return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
-      retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
-    });
-  }
-
-  #recordSuccess(slot: Slot): void {
-    const previous = slot.breaker.recordSuccess();
-    if (previous === 'up') return;
-    if (previous === 'open' || previous === 'half-open') {
-      // Rejoining after an outage: reload marks and catch the counter up before it is used again.
-      // (One failed call, 'down', is not an outage: its tickets were never out of this process's view.)
-      slot.prepared.clear();
-    }
-    this.#logger.info({ backend: slot.backend.label, was: previous }, 'backend up');
-  }
-
-  #recordFailure(slot: Slot, error: unknown): void {
-    slot.stats.failures++;
-    const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof BackendMisconfiguredError) {
-      this.#logger.error({ backend: slot.backend.label, code: error.code }, message);
-      slot.breaker.trip(error);
-    } else {
-      const previous = slot.breaker.recordFailure(error);
-      if (previous !== slot.breaker.state) this.#logger.warn({ backend: slot.backend.label, state: slot.breaker.state, err: message }, `backend ${slot.breaker.state}`);
-    }
-    if (slot.breaker.state === 'open') this.#scheduleProbe(slot);
-  }
-
-  /**
-   * When a request finds every usable backend open, probes them now instead of waiting out their
-   * backoff (at most once per DEMAND_PROBE_INTERVAL_MS each): recovery follows demand at once.
-   */
-  async #probeIfNoneClosed(sequence: string): Promise<void> {
-    const usable = this.#slots.filter((s) => !s.exhausted.has(sequence) && !s.quarantined.has(sequence));
-    if (usable.some((s) => s.breaker.closed)) return;
-    const now = this.#clock();
-    const due = usable.filter((s) => now - s.lastDemandProbeAt >= DEMAND_PROBE_INTERVAL_MS);
-    await Promise.all(
-      due.map((slot) => {
-        slot.lastDemandProbeAt = now;
-        return this.#runProbe(slot, true);
-      }),
-    );
-  }
-
-  async #runProbe(slot: Slot, force: boolean): Promise<void> {
-    if (this.#closed) return;
-    if (!slot.breaker.beginProbe(force)) {
-      // Not due: its backoff grew after the timer was set (a failure elsewhere reopened it), or the
-      // timer fired a little early. Dropping the chain here would leave the backend open for good.
-      if (!force && slot.breaker.state === 'open') this.#scheduleProbe(slot);
-      return;
-    }
-    try {
-      await slot.backend.settings();
-      this.#recordSuccess(slot);
-    } catch (error) {
-      this.#recordFailure(slot, error);
-    }
-  }
-
-  #scheduleProbe(slot: Slot): void {
-    if (this.#closed || slot.probeTimer !== undefined) return;
-    slot.probeTimer = setTimeout(() => {
-      slot.probeTimer = undefined;
-      void this.#runProbe(slot, false);
-    }, slot.breaker.probeInMs + 1);
-    slot.probeTimer.unref();
-  }
-
   /** Operator view of every backend. */
   status(): BackendStatus[] {
-    return this.#slots.map((s) => {
-      const stripe = this.#stripes.get(s.backend.label);
-      return {
-        backend: s.backend.label,
-        state: s.breaker.state,
-        identity: s.identity,
-        stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
-        lastError: s.breaker.lastError,
-        stats: s.stats,
-      };
-    });
+    return this.#slots.map((s) => statusOf(s, this.#stripes.get(s.backend.label)));
   }
 
   /** Per-backend view of one sequence. */
   sequenceStatus(name: string): BackendSequenceStatus[] {
-    return this.#slots.map((s) => ({
-      backend: s.backend.label,
-      state: s.breaker.state,
-      member: s.membership.get(name)?.kind ?? 'unknown',
-      lastTicket: s.lastTicket.get(name)?.toString() ?? null,
-      lastError: s.breaker.lastError ?? null,
-      exhausted: s.exhausted.has(name),
-      quarantined: s.quarantined.get(name) ?? null,
-    }));
+    return this.#slots.map((s) => sequenceStatusOf(s, name));
   }
 
   /** Stops background probes and closes every backend pool. */
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const s of this.#slots) clearTimeout(s.probeTimer);
+    this.#health.close(this.#slots);
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
 }
