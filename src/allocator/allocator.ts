@@ -9,42 +9,30 @@ import type { BackendAddress } from '../backend/backend-address.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../core/stripes.js';
-import { blockForTicket, firstUsefulTicket, HighWaterMarks, ownsTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
+import { blockForTicket, firstUsefulTicket, HighWaterMarks, type IdRange, type Stripe } from '../core/ticket-math.js';
 import { BackendMisconfiguredError, BackendsUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
+import { Rejoin, type RegressionPolicy } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
-import { settleWithin } from '../util/settle-within.js';
-import { firstSuccess, highestOverlapping, markFor, readMarksEverywhere } from './mark-store.js';
+import { firstSuccess, markFor } from './mark-store.js';
 import { runRound, type RoundResult } from './refill-round.js';
 import { emptyHandedError, newSlot, sequenceStatusOf, statusOf, type BackendSequenceStatus, type BackendStatus, type Slot } from './slot.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './slot.js';
-
-/** What to do with a backend whose counter is at or below a ticket already used. */
-export type RegressionPolicy = 'advance' | 'quarantine';
+export type { RegressionPolicy } from './rejoin.js';
 
 /** How long a backend found lacking a sequence (or disagreeing on it) is left before asking again. */
 export const MEMBERSHIP_RECHECK_MS = 5000;
 /** Once one backend has delivered, how long a refill waits for the others before returning. */
 export const STRAGGLER_GRACE_MS = 50;
-/** How long preparing a (re)joining backend waits for its peers' marks and counters. */
-export const PREPARE_WAIT_MS = 300;
 /** Tickets fetched from one backend before their blocks are passed on (and the refill can return). */
 export const LANE_CHUNK_TICKETS = 16;
 /** A refill slower than this is logged with what each of its lanes did. */
 export const SLOW_REFILL_MS = 500;
 /** A refill that has no tickets after this long also asks a backend it had not asked. */
 export const HEDGE_AFTER_MS = 100;
-/**
- * How far past the highest stored mark a regressed counter is advanced. Other processes may hold
- * tickets they fetched before the regression and are still storing (at most a chunk or two each);
- * the gap covers those of up to a few hundred processes. It is only spent when a counter went back.
- */
-export const REGRESSION_GAP_TICKETS = 4096n;
-/** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
-export const CATCH_UP_MIN_LAG_TICKETS = 64n;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
 const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
 
@@ -74,16 +62,15 @@ export class Allocator {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #allowUnsafeDurability: boolean;
-  readonly #policy: RegressionPolicy;
   readonly #events: AllocatorEvents;
   readonly #health: BackendHealth;
+  readonly #rejoin: Rejoin;
   #cursor = 0;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
-    this.#policy = options.regressionPolicy ?? 'advance';
     this.#events = options.events ?? NO_EVENTS;
     this.#health = new BackendHealth(this.#logger, this.#clock);
     const random = options.random ?? Math.random;
@@ -94,6 +81,15 @@ export class Allocator {
         new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
       ),
     );
+    this.#rejoin = new Rejoin({
+      slots: this.#slots,
+      stripes: this.#stripes,
+      marks: this.#marks,
+      logger: this.#logger,
+      events: this.#events,
+      health: this.#health,
+      policy: options.regressionPolicy ?? 'advance',
+    });
   }
 
   /** The backends, in configured order. */
@@ -228,7 +224,7 @@ export class Allocator {
     const name = settings.name;
     try {
       if (!(await this.#hasSequence(slot, settings))) return { retry: false };
-      if (!slot.prepared.has(name)) await this.#prepare(slot, settings);
+      if (!slot.prepared.has(name)) await this.#rejoin.prepare(slot, settings);
       if (slot.quarantined.has(name)) return { retry: true };
     } catch (error) {
       this.#health.recordFailure(slot, error);
@@ -261,7 +257,7 @@ export class Allocator {
         if (stripe === undefined) throw new BackendMisconfiguredError(`backend ${label} has no checked stripe`);
         this.#marks.accept(label, name, ticket, stripe);
       } catch (error) {
-        retry = await this.#onRefusedTicket(slot, settings, ticket, error);
+        retry = await this.#rejoin.onRefusedTicket(slot, settings, ticket, error);
         stop = true;
         break;
       }
@@ -315,104 +311,6 @@ export class Allocator {
       stop = true;
     }
     return { ranges, retry, stop };
-  }
-
-  /** Loads stored marks for the backend's residue class, then catches its counter up to the leader. */
-  async #prepare(slot: Slot, settings: SequenceSettings): Promise<void> {
-    const name = settings.name;
-    const label = slot.backend.label;
-    const stripe = this.#stripes.get(label);
-    if (stripe === undefined) await slot.backend.settings();
-    const pinned = this.#stripes.get(label)!;
-    // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
-    const { marks } = await readMarksEverywhere(this.#closedBackends(), name, PREPARE_WAIT_MS);
-    const stored = highestOverlapping(marks, pinned);
-    if (stored !== undefined) this.#marks.raise(label, name, stored);
-    let own = await slot.backend.lastTicket(name);
-    if (own === 0n) {
-      // An empty ticket table tells nothing of its counter (a new sequence sits at its startAfter,
-      // a table recreated by a restore at 1): its first ticket meets the raised mark instead.
-      slot.prepared.add(name);
-      return;
-    }
-    const mark = this.#marks.get(label, name);
-    if (mark !== undefined && own < mark) {
-      // Its last ticket is below one already used: a restored backup, or a re-initialised server.
-      const floor = await this.#onRegression(slot, name, own, `counter at ${own}, below ticket ${mark} already used (restored backup?)`);
-      if (floor === undefined) return;
-      own = floor;
-    }
-    const others = this.#slots.filter((s) => s !== slot && s.breaker.closed);
-    const counters = await settleWithin(others.map((s) => s.backend.lastTicket(name)), PREPARE_WAIT_MS);
-    const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
-    if (leader > own + CATCH_UP_MIN_LAG_TICKETS * pinned.increment) {
-      // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
-      await slot.backend.advanceCounter(name, leader + 1n);
-      this.#logger.info({ backend: label, sequence: name, from: own, to: leader }, 'counter caught up with the leader');
-    }
-    slot.prepared.add(name);
-  }
-
-  /** Handles a refused ticket; returns whether the refill should try again. */
-  async #onRefusedTicket(slot: Slot, settings: SequenceSettings, ticket: bigint, error: unknown): Promise<boolean> {
-    const name = settings.name;
-    const label = slot.backend.label;
-    const stripe = this.#stripes.get(label);
-    const reason = error instanceof Error ? error.message : String(error);
-    // Only a counter that went back can be advanced past the mark; a ticket of the wrong residue cannot.
-    if (stripe === undefined || !ownsTicket(ticket, stripe) || this.#marks.get(label, name) === undefined) {
-      slot.stats.regressions++;
-      slot.quarantined.set(name, reason);
-      this.#events.regression(label, name, 'quarantined');
-      this.#logger.error({ backend: label, sequence: name, ticket, err: reason }, 'ticket refused: backend quarantined for this sequence');
-      return true;
-    }
-    try {
-      await this.#onRegression(slot, name, ticket, reason);
-    } catch (advanceError) {
-      this.#health.recordFailure(slot, advanceError);
-    }
-    return true;
-  }
-
-  /**
-   * A counter found at or below a ticket already used: quarantined for the sequence, or (the
-   * default) advanced past the highest mark any process stored plus REGRESSION_GAP_TICKETS. This
-   * process's own mark only covers its own tickets; other processes took tickets from this backend
-   * too, and some may still be storing theirs. Returns the new floor, or undefined if quarantined.
-   */
-  async #onRegression(slot: Slot, name: string, seen: bigint, reason: string): Promise<bigint | undefined> {
-    const label = slot.backend.label;
-    slot.stats.regressions++;
-    this.#events.regression(label, name, this.#policy === 'quarantine' ? 'quarantined' : 'advanced');
-    if (this.#policy === 'quarantine') {
-      slot.quarantined.set(name, reason);
-      this.#logger.error({ backend: label, sequence: name, ticket: seen, err: reason }, 'counter at or below a ticket already used (restored backup?); backend quarantined for this sequence');
-      return undefined;
-    }
-    const mark = await this.#globalMark(slot, name);
-    const floor = mark + REGRESSION_GAP_TICKETS * this.#stripes.get(label)!.increment;
-    this.#logger.error({ backend: label, sequence: name, ticket: seen, mark, err: reason }, 'counter at or below a ticket already used (restored backup?); advancing it past the mark');
-    await slot.backend.advanceCounter(name, floor + 1n);
-    return floor;
-  }
-
-  #closedBackends(): Backend[] {
-    return this.#slots.filter((s) => s.breaker.closed).map((s) => s.backend);
-  }
-
-  /** Raises this process's mark for the backend to the highest stored mark, and returns it. */
-  async #globalMark(slot: Slot, sequence: string): Promise<bigint> {
-    const label = slot.backend.label;
-    const stripe = this.#stripes.get(label);
-    const { marks, answered } = await readMarksEverywhere(this.#closedBackends(), sequence);
-    const stored = stripe === undefined ? undefined : highestOverlapping(marks, stripe);
-    if (stored !== undefined) this.#marks.raise(label, sequence, stored);
-    const mark = this.#marks.get(label, sequence);
-    if (mark === undefined || (answered === 0 && this.#slots.length > 1)) {
-      throw new BackendsUnavailableError(`no backend answered while reading the marks of ${label} for ${sequence}`);
-    }
-    return mark;
   }
 
   async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {

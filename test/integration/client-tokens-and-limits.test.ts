@@ -1,3 +1,4 @@
+import { createTicketClient } from '../../src/client/ticket-client.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { putSequence, sharedBackends, startInProcess } from '../support/ticketd.js';
 
@@ -33,6 +34,16 @@ describe('client tokens, rate limit and request limits', () => {
     // The same holds for batches and block leases; a token in the query string is not looked at.
     expect((await fetch(`${server.url}/v1/sequences/guarded/ids?count=2&token=${ORDERS_TOKEN}`, { method: 'POST' })).status).toBe(401);
     expect((await fetch(`${server.url}/v1/sequences/guarded/blocks`, { method: 'POST', headers: { authorization: `Bearer ${ORDERS_TOKEN}` } })).status).toBe(200);
+  });
+
+  it('the SDK sends its token as a bearer token; without one its lease is refused', async () => {
+    const withToken = createTicketClient({ urls: [server.url], sequence: 'guarded', token: ORDERS_TOKEN });
+    const ids = await withToken.nextBatch(150);
+    expect(new Set(ids).size).toBe(150);
+    await withToken.close();
+    const without = createTicketClient({ urls: [server.url], sequence: 'guarded' });
+    await expect(without.next()).rejects.toThrow(/: 401 sequence guarded needs a client token/);
+    await without.close();
   });
 
   it('sequences without tokens stay open', async () => {
