@@ -15,6 +15,8 @@ export interface BackendOptions {
   readonly queryTimeoutMs: number;
   /** Timeout of a high-water mark write: refills wait for it, so it is shorter. */
   readonly markTimeoutMs: number;
+  /** Timeout of CREATE and ALTER: fast on one-row tables, but a hung server must not hold them forever. */
+  readonly ddlTimeoutMs: number;
   readonly poolSize: number;
   /** Deadlock retries per REPLACE. */
   readonly deadlockRetries: number;
@@ -25,6 +27,7 @@ export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
   connectTimeoutMs: 1000,
   queryTimeoutMs: 1000,
   markTimeoutMs: 500,
+  ddlTimeoutMs: 10_000,
   poolSize: 4,
   deadlockRetries: 8,
 });
@@ -176,7 +179,7 @@ export class Backend {
   /** Applies sql/schema.sql and writes this backend's identity if it has none. Idempotent. */
   async applySchema(): Promise<string> {
     return this.#withAdminConnection(async (conn) => {
-      for (const statement of schemaStatements()) await conn.query(statement);
+      for (const statement of schemaStatements()) await conn.query({ sql: statement, timeout: this.#options.ddlTimeoutMs });
       await conn.query('INSERT IGNORE INTO ticketd_backend (singleton, backend_id) VALUES (1, UUID())');
       const identity = await this.#readIdentity(conn);
       if (identity === undefined) throw new Error(`backend ${this.label} has no identity row after init`);
@@ -302,7 +305,7 @@ export class Backend {
    */
   async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
     await this.#withAdminConnection(async (conn) => {
-      await conn.query(createTicketTableStatement(name));
+      await conn.query({ sql: createTicketTableStatement(name), timeout: this.#options.ddlTimeoutMs });
       await this.#advance(conn, ticketTable(name), firstTicket);
     });
   }
@@ -322,7 +325,7 @@ export class Backend {
 
   async #advance(conn: PoolConnection, table: string, minTicket: bigint): Promise<void> {
     // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
-    if (minTicket > 1n) await conn.query(`ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`);
+    if (minTicket > 1n) await conn.query({ sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`, timeout: this.#options.ddlTimeoutMs });
   }
 
   /** The last ticket this backend issued for the sequence (0 when none). */

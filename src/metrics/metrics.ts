@@ -57,45 +57,39 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       for (const name of service?.servedSequences() ?? []) this.labels(name).inc(service?.cacheStatus(name)?.issued ?? 0);
     },
   });
-  new Gauge({
-    name: 'ticketd_cached_ids',
-    help: 'IDs cached and not yet handed out, per sequence.',
-    labelNames: ['sequence'],
-    registers,
-    aggregator: 'sum',
-    collect() {
-      this.reset();
-      for (const name of service?.servedSequences() ?? []) this.labels(name).set(service?.cacheStatus(name)?.available ?? 0);
+  /** A gauge per served sequence, read from the service at scrape time; undefined leaves it out. */
+  const perSequence = (name: string, help: string, aggregator: 'sum' | 'max', value: (s: TicketService, sequence: string) => number | null | undefined): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['sequence'],
+      registers,
+      aggregator,
+      collect() {
+        this.reset();
+        for (const sequence of service?.servedSequences() ?? []) {
+          const v = value(service!, sequence);
+          if (v !== undefined && v !== null) this.labels(sequence).set(v);
+        }
+      },
+    });
+  };
+  perSequence('ticketd_cached_ids', 'IDs cached and not yet handed out, per sequence.', 'sum', (s, n) => s.cacheStatus(n)?.available ?? 0);
+  perSequence(
+    'ticketd_sequence_max_id_used_ratio',
+    'Highest ID fetched divided by the sequence maxId (warning from 0.8, critical from 0.95).',
+    'max',
+    (s, n) => {
+      const used = s.capacityStatus(n)?.usedPercent;
+      return used === undefined ? undefined : used / 100;
     },
-  });
-  new Gauge({
-    name: 'ticketd_sequence_max_id_used_ratio',
-    help: 'Highest ID fetched divided by the sequence maxId (warning from 0.8, critical from 0.95).',
-    labelNames: ['sequence'],
-    registers,
-    aggregator: 'max',
-    collect() {
-      this.reset();
-      for (const name of service?.servedSequences() ?? []) {
-        const capacity = service?.capacityStatus(name);
-        if (capacity !== undefined) this.labels(name).set(capacity.usedPercent / 100);
-      }
-    },
-  });
-  new Gauge({
-    name: 'ticketd_sequence_ids_per_second',
-    help: 'How fast the sequence frontier moved over the last minutes (all processes together).',
-    labelNames: ['sequence'],
-    registers,
-    aggregator: 'max',
-    collect() {
-      this.reset();
-      for (const name of service?.servedSequences() ?? []) {
-        const rate = service?.capacityStatus(name)?.idsPerSecond;
-        if (rate !== undefined && rate !== null) this.labels(name).set(rate);
-      }
-    },
-  });
+  );
+  perSequence(
+    'ticketd_sequence_ids_per_second',
+    'How fast the sequence frontier moved over the last minutes (all processes together).',
+    'max',
+    (s, n) => s.capacityStatus(n)?.idsPerSecond,
+  );
   new Gauge({
     name: 'ticketd_backend_up',
     help: '1 when the backend answered its last call, 0 when it failed or its breaker is open, -1 before any call.',

@@ -8,6 +8,11 @@ import { BackendsUnavailableError, SequenceConflictError, SequenceExhaustedError
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 
+/** How long a name no backend had is answered 404 without asking the backends again. */
+export const UNKNOWN_SEQUENCE_TTL_MS = 1000;
+/** Names remembered as unknown at most (the oldest are forgotten first). */
+export const MAX_UNKNOWN_SEQUENCES = 10_000;
+
 /** Dependencies of the service. */
 export interface TicketServiceOptions {
   readonly allocator: Allocator;
@@ -34,6 +39,8 @@ export class TicketService {
   readonly #clock: Clock;
   readonly #entries = new Map<string, Entry>();
   readonly #resolving = new Map<string, Promise<Entry>>();
+  /** Names no backend had, and when that was found: a burst of requests for them asks MySQL once. */
+  readonly #unknown = new Map<string, number>();
 
   constructor(options: TicketServiceOptions) {
     this.#allocator = options.allocator;
@@ -69,6 +76,10 @@ export class TicketService {
     const known = this.#entries.get(name);
     if (known !== undefined) return known;
     assertSequenceName(name);
+    const missedAt = this.#unknown.get(name);
+    if (missedAt !== undefined && this.#clock() - missedAt < UNKNOWN_SEQUENCE_TTL_MS) {
+      return Promise.reject(new SequenceNotFoundError(`sequence ${name} does not exist`));
+    }
     const pending = this.#resolving.get(name);
     if (pending !== undefined) return pending;
     const resolving = this.#load(name).finally(() => this.#resolving.delete(name));
@@ -89,6 +100,8 @@ export class TicketService {
           cause: (rows[0] as PromiseRejectedResult | undefined)?.reason,
         });
       }
+      // Remembered only when every backend said so: one that did not answer may have it.
+      if (rows.every((r) => r.status === 'fulfilled')) this.#rememberUnknown(name);
       throw new SequenceNotFoundError(`sequence ${name} does not exist`);
     }
     const odd = found.find((f) => !sameSettings(f.settings, first.settings));
@@ -117,6 +130,13 @@ export class TicketService {
     return entry;
   }
 
+  #rememberUnknown(name: string): void {
+    this.#unknown.delete(name);
+    // Oldest first: a flood of random names cannot grow this without bound.
+    if (this.#unknown.size >= MAX_UNKNOWN_SEQUENCES) this.#unknown.delete(this.#unknown.keys().next().value!);
+    this.#unknown.set(name, this.#clock());
+  }
+
   /** Fetches ranges for a sequence and keeps its capacity view up to date. */
   async #fetch(entry: Entry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
     const observe = (ranges: IdRange[]): void => {
@@ -141,6 +161,7 @@ export class TicketService {
    * makes it fail with 503, and a repeat completes it.
    */
   async createSequence(settings: SequenceSettings): Promise<boolean> {
+    this.#unknown.delete(settings.name);
     const backends = this.#allocator.backends;
     const results = await Promise.allSettled(backends.map((b) => b.createSequence(settings, firstUsefulTicket(settings))));
     const conflict = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof SequenceConflictError);

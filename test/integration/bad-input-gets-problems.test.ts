@@ -1,4 +1,4 @@
-import { postIds, useSharedServer, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+import { nextId, postIds, putSequence, useSharedServer, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
 interface Problem {
   type: string;
@@ -78,5 +78,16 @@ describe('bad input', () => {
   it('keeps serving unique IDs after all of that', async () => {
     const ids = await postIds(context.server.url, 'default', 100);
     expect(new Set(ids).size).toBe(100);
+  });
+});
+
+describe('unknown sequence names', () => {
+  const context = useSharedServer();
+
+  it('a burst of requests for a name no backend has all get 404, and a PUT right after ends the 404 (the remembered miss is dropped)', async () => {
+    const statuses = await Promise.all(Array.from({ length: 50 }, () => fetch(`${context.server.url}/v1/sequences/burst_unknown/next`).then((r) => r.status)));
+    expect(new Set(statuses)).toEqual(new Set([404]));
+    expect(await putSequence(context.server.url, 'burst_unknown', { blockSize: 10 })).toBe(201);
+    expect(BigInt(await nextId(context.server.url, 'burst_unknown'))).toBeGreaterThanOrEqual(10n);
   });
 });
