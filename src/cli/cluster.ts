@@ -33,7 +33,7 @@ export function isClusterPrimary(workers: number): boolean {
 
 /**
  * Runs the primary: forks the workers, replaces one that dies after it was serving, and stops when
- * one fails to start (its own stderr line says why). Resolves with a function that stops them all.
+ * one fails to start (its own stderr line says why). close() stops them all gracefully.
  */
 export function runPrimary(workers: number, logger: Logger): { close(): Promise<void> } {
   const aggregator = new AggregatorRegistry();

@@ -23,6 +23,13 @@ describe('the ticketd command', () => {
     expect(result.stderr).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql)$/);
   });
 
+  it('serve --workers 2 stops with the reason when its workers cannot start', () => {
+    const [a] = sharedBackends().split(',');
+    const result = ticketd(['serve', '--port', '0', '--workers', '2'], { TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}` });
+    expect(result.status).toBe(1);
+    expect(result.stderr.split('\n')[0]).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as/);
+  });
+
   it('init is idempotent, and sequences create/list work', () => {
     const env = { TICKETD_BACKENDS: sharedBackends() };
     for (let i = 0; i < 2; i++) {
