@@ -1,0 +1,83 @@
+import { jest } from '@jest/globals';
+import { BackendHealth } from '../../src/allocator/backend-health.js';
+import { Breaker } from '../../src/allocator/breaker.js';
+import { newSlot } from '../../src/allocator/slot.js';
+import type { Backend } from '../../src/backend/backend.js';
+import { BackendMisconfiguredError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+
+/** A stand-in for a backend: only what the probe calls. Its answer is switched by the test. */
+function fakeBackend(): { backend: Backend; answers: { ok: boolean }; probes: () => number } {
+  const answers = { ok: false };
+  let probes = 0;
+  const backend = {
+    label: 'mysql://fake:3306/ticketd',
+    settings: async () => {
+      probes++;
+      if (!answers.ok) throw new Error('connect ECONNREFUSED');
+      return {};
+    },
+  } as unknown as Backend;
+  return { backend, answers, probes: () => probes };
+}
+
+describe('backend health: breakers and background probes', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  const setup = () => {
+    const fake = fakeBackend();
+    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
+    const slot = newSlot(fake.backend, breaker);
+    const health = new BackendHealth(silentLogger, () => Date.now());
+    return { ...fake, slot, health };
+  };
+
+  it('keeps probing an open backend until it answers, then marks it for a fresh rejoin', async () => {
+    const { slot, health, answers, probes } = setup();
+    slot.prepared.add('default');
+    health.recordFailure(slot, new Error('timeout'));
+    health.recordFailure(slot, new Error('timeout'));
+    expect(slot.breaker.state).toBe('open');
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(probes()).toBeGreaterThanOrEqual(2);
+    expect(slot.breaker.state).toBe('open');
+    answers.ok = true;
+    await jest.advanceTimersByTimeAsync(1100);
+    expect(slot.breaker.state).toBe('up');
+    // After an outage its marks are reloaded before its tickets are used again.
+    expect(slot.prepared.size).toBe(0);
+    health.close([slot]);
+  });
+
+  it('a probe timer that fires before the probe is due reschedules instead of ending the chain', async () => {
+    const { slot, health, answers } = setup();
+    health.recordFailure(slot, new Error('x'));
+    health.recordFailure(slot, new Error('x'));
+    // A failure elsewhere pushes this backend's backoff later after its timer was set.
+    health.recordFailure(slot, new Error('x'));
+    answers.ok = true;
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(slot.breaker.state).toBe('up');
+    health.close([slot]);
+  });
+
+  it('probes every open backend at once when a request finds none usable, at most every 100 ms', async () => {
+    const { slot, health, probes } = setup();
+    health.recordFailure(slot, new Error('x'));
+    health.recordFailure(slot, new Error('x'));
+    const before = probes();
+    await health.probeIfNoneClosed([slot], 'default');
+    await health.probeIfNoneClosed([slot], 'default');
+    expect(probes()).toBe(before + 1);
+    health.close([slot]);
+  });
+
+  it('a misconfigured backend is opened at once, whatever the failure count', () => {
+    const { slot, health } = setup();
+    health.recordFailure(slot, new BackendMisconfiguredError('offset 1 twice'));
+    expect(slot.breaker.state).toBe('open');
+    expect(slot.breaker.lastError).toBe('offset 1 twice');
+    health.close([slot]);
+  });
+});
