@@ -39,7 +39,7 @@ export function renderStatusPage(service: TicketService, activity: readonly Acti
           String(settings?.blockSize ?? ''),
           String(cache?.issued ?? 0),
           String(cache?.available ?? 0),
-          capacity?.idsPerSecond == null ? '' : formatRate(capacity.idsPerSecond),
+          capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
           capacity === undefined ? '' : `${capacity.usedPercent}%`,
           capacity?.projectedExhaustionAt ?? '',
           capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
