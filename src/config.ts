@@ -144,6 +144,8 @@ const token = (name: string): z.ZodType<string> =>
     error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
   });
 
+const clientToken = token('TICKETD_CLIENT_TOKENS');
+
 /** `seq:token,seq:token,*:token` in the environment, or `{"seq": ["token"]}` in a file. */
 const clientTokens = z
   .union([z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))])
@@ -168,7 +170,7 @@ const clientTokens = z
         ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)` });
         continue;
       }
-      const checked = token('TICKETD_CLIENT_TOKENS').safeParse(t);
+      const checked = clientToken.safeParse(t);
       if (!checked.success) {
         for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
         continue;

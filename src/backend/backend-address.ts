@@ -46,6 +46,7 @@ export function parseBackendUrl(text: string): BackendAddress | string {
   return Object.freeze(address) as BackendAddress;
 }
 
-function redact(text: string): string {
+/** The URL with its password replaced by ***, for messages and printed commands. */
+export function redact(text: string): string {
   return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Connection } from 'mysql2/promise';
 import type { Allocator } from '../allocator/allocator.js';
-import { parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
+import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned } from '../core/sequence.js';
 import { BackendsUnavailableError, ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
@@ -159,7 +159,7 @@ async function requireEveryBackend(allocator: Allocator): Promise<void> {
 }
 
 function applyCommand(flags: MigrateFlags, plan: MigrationPlan): string {
-  const source = flags.source.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+  const source = redact(flags.source);
   const s = plan.settings;
   return `ticketd migrate apply --source '${source}' --table ${plan.table.name} --column ${plan.table.column} --sequence ${s.name} --block-size ${s.blockSize} --start-after ${s.startAfter}`;
 }

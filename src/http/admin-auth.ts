@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
-import { digest } from './client-auth.js';
+import { bearerToken, digest } from './client-auth.js';
 
 /** Middleware that admits only `Authorization: Bearer <token>`; undefined token disables admin. */
 export function requireAdmin(token: string | undefined): RequestHandler {
@@ -13,12 +13,12 @@ export function requireAdmin(token: string | undefined): RequestHandler {
       next(new ForbiddenError('admin API is disabled: set TICKETD_ADMIN_TOKEN to enable it'));
       return;
     }
-    const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
-    if (match === null) {
+    const given = bearerToken(req);
+    if (given === undefined) {
       next(new UnauthorizedError('admin route: send Authorization: Bearer <TICKETD_ADMIN_TOKEN>'));
       return;
     }
-    if (!timingSafeEqual(digest(match[1]!), expected)) {
+    if (!timingSafeEqual(digest(given), expected)) {
       next(new ForbiddenError('admin token does not match'));
       return;
     }

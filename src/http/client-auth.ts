@@ -1,6 +1,6 @@
 /** Optional per-sequence client tokens for the issuing routes, compared in constant time. */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ANY_SEQUENCE } from '../config.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 
@@ -12,22 +12,18 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
   const digests = new Map([...tokens].map(([sequence, list]) => [sequence, list.map(digest)]));
   const any = digests.get(ANY_SEQUENCE) ?? [];
   return (req, _res, next) => {
-    if (digests.size === 0) {
-      next();
-      return;
-    }
     const name = String(req.params.name);
     const allowed = [...(digests.get(name) ?? []), ...any];
     if (allowed.length === 0) {
       next();
       return;
     }
-    const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
-    if (match === null) {
+    const token = bearerToken(req);
+    if (token === undefined) {
       next(new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`));
       return;
     }
-    const given = digest(match[1]!);
+    const given = digest(token);
     // Every allowed token is compared, so the time taken does not tell which one came close.
     let ok = false;
     for (const expected of allowed) ok = timingSafeEqual(given, expected) || ok;
@@ -37,6 +33,11 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
     }
     next();
   };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(req: Request): string | undefined {
+  return /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
 }
 
 /** Hashing gives equal-length buffers, so the comparison leaks neither length nor content. */

@@ -2,7 +2,7 @@
 import type { RequestHandler } from 'express';
 import type { Clock } from '../allocator/breaker.js';
 import { RateLimitedError } from '../errors.js';
-import { digest } from './client-auth.js';
+import { bearerToken, digest } from './client-auth.js';
 
 /** Buckets kept before idle (full) ones are dropped. */
 export const MAX_TRACKED_CREDENTIALS = 10_000;
@@ -20,7 +20,7 @@ export function rateLimit(perSecond: number, clock: Clock = Date.now): RequestHa
   const capacity = Math.max(1, perSecond);
   const buckets = new Map<string, Bucket>();
   return (req, _res, next) => {
-    const bearer = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
+    const bearer = bearerToken(req);
     // The token's hash, not the token, is what stays in memory.
     const key = bearer === undefined ? `ip:${req.ip ?? req.socket.remoteAddress ?? '?'}` : `token:${digest(bearer).toString('base64')}`;
     const now = clock();

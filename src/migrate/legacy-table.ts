@@ -101,10 +101,6 @@ export async function readLegacyTable(conn: Connection, target: LegacyTarget): P
   const maxId = maxValueOfColumn(String(idColumn.dataType), /unsigned/i.test(columnType));
   if (maxId === undefined) throw new MigrationRefusedError(`--column: ${target.table}.${column} is ${columnType}, not an integer column`);
   const hasAutoIncrement = isAuto(idColumn);
-  const id = quoteIdentifier(column);
-  const table = quoteIdentifier(target.table);
-  const [top] = await query(conn, `SELECT MAX(${id}) AS top FROM ${table}`);
-  const maxExisting = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
   const timestampColumn = pickTimestampColumn(columns, target.timestampColumn);
   return {
     name: target.table,
@@ -114,18 +110,25 @@ export async function readLegacyTable(conn: Connection, target: LegacyTarget): P
     nullable: idColumn.nullable === 'YES',
     comment: String(idColumn.comment ?? ''),
     hasAutoIncrement,
-    maxExisting: maxExisting > 0n ? maxExisting : 0n,
-    autoIncrement: hasAutoIncrement ? await readAutoIncrement(conn, target.table) : undefined,
+    ...(await readLegacyHigh(conn, { name: target.table, column, hasAutoIncrement })),
     otherColumns: columns.filter((c) => c !== idColumn).map((c) => String(c.name)),
     timestampColumn,
-    growth: timestampColumn === undefined ? undefined : await readGrowth(conn, table, id, quoteIdentifier(timestampColumn)),
+    growth:
+      timestampColumn === undefined
+        ? undefined
+        : await readGrowth(conn, quoteIdentifier(target.table), quoteIdentifier(column), quoteIdentifier(timestampColumn)),
   };
 }
 
 /** MAX(column) and AUTO_INCREMENT, re-read just before apply commits. */
-export async function readLegacyHigh(conn: Connection, table: LegacyTable): Promise<{ maxExisting: bigint; autoIncrement: bigint | undefined }> {
+export async function readLegacyHigh(
+  conn: Connection,
+  table: Pick<LegacyTable, 'name' | 'column' | 'hasAutoIncrement'>,
+): Promise<{ maxExisting: bigint; autoIncrement: bigint | undefined }> {
   const [top] = await query(conn, `SELECT MAX(${quoteIdentifier(table.column)}) AS top FROM ${quoteIdentifier(table.name)}`);
-  const maxExisting = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
+  // Negative IDs in a signed column are below any startAfter: an empty or all-negative table counts as 0.
+  const max = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
+  const maxExisting = max > 0n ? max : 0n;
   return { maxExisting, autoIncrement: table.hasAutoIncrement ? await readAutoIncrement(conn, table.name) : undefined };
 }
 
