@@ -268,11 +268,3 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
     throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
   }
 }
-
-/** Parses TICKETD_BACKENDS alone (for commands that need nothing else). */
-export function parseBackends(text: string | undefined, problems: string[]): BackendAddress[] {
-  const parsed = backendList(SETTING_NAMES.backends, true).safeParse(text);
-  if (parsed.success) return parsed.data;
-  problems.push(...parsed.error.issues.map((i) => i.message));
-  return [];
-}

@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
-import { configInputFromEnv, loadConfig, parseBackends, readConfigFile, type ConfigInput } from '../config.js';
+import { configInputFromEnv, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
@@ -66,7 +66,7 @@ program
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--allow-unsafe-durability', 'report durability problems as warnings')
   .action(async (flags: { backends?: string; allowUnsafeDurability?: boolean }) => {
-    const backends = backendsFrom(flags.backends);
+    const { backends } = backendConfig(flags);
     const findings = await runChecks(backends, flags.allowUnsafeDurability ?? false);
     for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
     const failed = findings.filter((f) => f.kind !== 'warning').length;
@@ -137,21 +137,18 @@ program
     });
   });
 
-/** TICKETD_BACKENDS (flag, env, then config file) alone, for commands that need nothing else. */
-function backendsFrom(flag: string | undefined): ReturnType<typeof parseBackends> {
-  const problems: string[] = [];
-  const given = flag ?? env.backends ?? fileInput().backends;
-  const backends = parseBackends(Array.isArray(given) ? given.join(',') : (given as string | undefined), problems);
-  if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  return backends;
+/** TICKETD_BACKENDS and TICKETD_ADMIN_BACKENDS alone (flag, env, then config file), for commands that need nothing else. */
+function backendConfig(flags: { backends?: string | undefined; adminBackends?: string | undefined }): Config {
+  const file = fileInput();
+  return loadConfig(
+    { backends: env.backends, adminBackends: env.adminBackends },
+    { backends: flags.backends, adminBackends: flags.adminBackends },
+    { backends: file.backends, adminBackends: file.adminBackends },
+  );
 }
 
 async function withService(flags: { backends?: string | undefined; adminBackends?: string | undefined }, fn: (a: Allocator, s: TicketService) => Promise<void>): Promise<void> {
-  const file = fileInput();
-  const config = loadConfig({ backends: env.backends, adminBackends: env.adminBackends }, { backends: flags.backends, adminBackends: flags.adminBackends }, {
-    backends: file.backends,
-    adminBackends: file.adminBackends,
-  });
+  const config = backendConfig(flags);
   const allocator = new Allocator({ backends: config.backends, adminBackends: config.adminBackends, logger: silentLogger });
   const service = new TicketService({ allocator, logger: silentLogger });
   try {

@@ -4,11 +4,12 @@ import type { Connection } from 'mysql2/promise';
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned } from '../core/sequence.js';
-import { BackendsUnavailableError, ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
+import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
 import { connectLegacy, connectReadOnly, readLegacyTable, type LegacyTable } from '../migrate/legacy-table.js';
 import { formatPlan, planMigration, type MigrationPlan } from '../migrate/plan.js';
 import { verifyMigration } from '../migrate/verify.js';
+import { requireEveryBackend } from '../service/init.js';
 import type { TicketService } from '../service/ticket-service.js';
 
 /** Runs fn with an allocator and service on the configured backends, and closes them. */
@@ -64,7 +65,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
         const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
         const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
         await withService(flags, async (allocator, service) => {
-          await requireEveryBackend(allocator);
+          await requireEveryBackend(allocator, 'migrate');
           const outcome = await applyMigration(plan, conn, allocator.backends, service, startAfter !== undefined);
           const s = outcome.settings;
           console.log(
@@ -88,7 +89,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
       await withLegacy(flags, connectReadOnly, async (conn, table) => {
         const name = sequenceName(flags, table);
         await withService(flags, async (allocator, service) => {
-          await requireEveryBackend(allocator);
+          await requireEveryBackend(allocator, 'migrate');
           const settings = await service.settings(name).catch((error: unknown) => {
             if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
             throw error;
@@ -148,14 +149,6 @@ function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: strin
     ...(flags.blockSize !== undefined && { blockSize: parseUnsigned(flags.blockSize, '--block-size') }),
     ...(flags.headroom !== undefined && { headroom: parseUnsigned(flags.headroom, '--headroom') }),
   };
-}
-
-async function requireEveryBackend(allocator: Allocator): Promise<void> {
-  const failure = (await allocator.probe())[0];
-  if (failure !== undefined) {
-    const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
-    throw new BackendsUnavailableError(`migrate needs every backend: ${failure.backend} failed: ${reason}`, { cause: failure.error });
-  }
 }
 
 function applyCommand(flags: MigrateFlags, plan: MigrationPlan): string {

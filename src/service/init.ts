@@ -10,14 +10,18 @@ export interface InitResult {
   readonly identity: string;
 }
 
-/** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */
-export async function initBackends(allocator: Allocator, service: TicketService): Promise<InitResult[]> {
-  const failures = await allocator.probe();
-  const first = failures[0];
+/** Connects to every backend (checking its settings); throws naming the first that failed. */
+export async function requireEveryBackend(allocator: Allocator, command: string): Promise<void> {
+  const first = (await allocator.probe())[0];
   if (first !== undefined) {
     const reason = first.error instanceof Error ? first.error.message : String(first.error);
-    throw new BackendsUnavailableError(`init needs every backend: ${first.backend} failed: ${reason}`, { cause: first.error });
+    throw new BackendsUnavailableError(`${command} needs every backend: ${first.backend} failed: ${reason}`, { cause: first.error });
   }
+}
+
+/** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */
+export async function initBackends(allocator: Allocator, service: TicketService): Promise<InitResult[]> {
+  await requireEveryBackend(allocator, 'init');
   const results: InitResult[] = [];
   for (const backend of allocator.backends) {
     results.push({ backend: backend.label, identity: await backend.applySchema() });
