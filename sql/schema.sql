@@ -21,9 +21,37 @@ CREATE TABLE IF NOT EXISTS ticketd_backend (
   PRIMARY KEY (singleton)
 ) ENGINE=InnoDB;
 
--- High-water marks: the highest ticket ticketd has used per sequence and residue class
--- (ticket ≡ stripe_residue mod stripe_increment), written to every backend before the ticket's
--- block is handed out. A backend restored from an old backup is caught by the copies its peers hold.
+-- Claims: every ticket whose block ticketd hands out is first inserted here, on a peer of the
+-- backend it came from (never on that backend: a restored backup would bring its own stale copy
+-- back). The key is (sequence, ticket), so a ticket issued a second time, by any backend, after any
+-- regression, fails its claim with a duplicate key and its block is never served. The serving
+-- account needs INSERT, DELETE and SELECT here, nothing else.
+CREATE TABLE IF NOT EXISTS ticketd_claims (
+  sequence         VARCHAR(48)     NOT NULL,
+  ticket           BIGINT UNSIGNED NOT NULL,
+  stripe_increment BIGINT UNSIGNED NOT NULL,
+  stripe_residue   BIGINT UNSIGNED NOT NULL,
+  backend_id       CHAR(36)        NOT NULL,
+  claimed_at       TIMESTAMP(3)    NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, ticket),
+  KEY by_class (sequence, stripe_increment, stripe_residue, ticket)
+) ENGINE=InnoDB;
+
+-- Claim floors: when old claims of a residue class are pruned, the highest pruned ticket is kept
+-- here first, and any ticket at or below it is refused too. Rows are only inserted and deleted
+-- (the floor of a class is the MAX), so no UPDATE grant is needed.
+CREATE TABLE IF NOT EXISTS ticketd_claim_floors (
+  sequence         VARCHAR(48)     NOT NULL,
+  stripe_increment BIGINT UNSIGNED NOT NULL,
+  stripe_residue   BIGINT UNSIGNED NOT NULL,
+  floor_ticket     BIGINT UNSIGNED NOT NULL,
+  created_at       TIMESTAMP(3)    NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, stripe_increment, stripe_residue, floor_ticket)
+) ENGINE=InnoDB;
+
+-- High-water marks of ticketd 0.2 (one row per sequence and residue class). No longer written;
+-- kept so that `init` on an upgraded backend turns them into claim floors: every ticket at or
+-- below an old mark was used, so it is refused from now on.
 CREATE TABLE IF NOT EXISTS ticketd_marks (
   sequence         VARCHAR(48)      NOT NULL,
   stripe_increment BIGINT UNSIGNED  NOT NULL,
@@ -33,3 +61,6 @@ CREATE TABLE IF NOT EXISTS ticketd_marks (
   updated_at       TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
   PRIMARY KEY (sequence, stripe_increment, stripe_residue)
 ) ENGINE=InnoDB;
+
+INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket)
+  SELECT sequence, stripe_increment, stripe_residue, ticket FROM ticketd_marks;

@@ -42,6 +42,8 @@ export interface Config {
   readonly allowUnsafeDurability: boolean;
   /** What to do with a backend whose counter went back: advance it past the mark, or keep it out. */
   readonly onRegression: 'advance' | 'quarantine';
+  /** When no peer can take a ticket's claim: serve on the process marks (`preferred`) or refuse (`required`). */
+  readonly claims: 'preferred' | 'required';
 }
 
 /** Values as given, by setting. Strings from env and flags; a config file may also use numbers, lists and objects. */
@@ -57,6 +59,7 @@ export interface ConfigInput {
   readonly workers?: string | number | undefined;
   readonly allowUnsafeDurability?: boolean | undefined;
   readonly onRegression?: string | undefined;
+  readonly claims?: string | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -72,6 +75,7 @@ const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze
   workers: 'TICKETD_WORKERS',
   allowUnsafeDurability: '--allow-unsafe-durability',
   onRegression: 'TICKETD_ON_REGRESSION',
+  claims: 'TICKETD_CLAIMS',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -87,6 +91,7 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     logLevel: env.TICKETD_LOG_LEVEL,
     workers: env.TICKETD_WORKERS,
     onRegression: env.TICKETD_ON_REGRESSION,
+    claims: env.TICKETD_CLAIMS,
   };
 }
 
@@ -226,6 +231,17 @@ const schema = z.object({
       }
       return policy;
     }),
+  claims: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const policy = value ?? 'preferred';
+      if (policy !== 'preferred' && policy !== 'required') {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_CLAIMS must be preferred or required; got ${got(value)}` });
+        return z.NEVER;
+      }
+      return policy;
+    }),
 });
 
 /** Merges flags over env over file and validates; throws one ConfigError naming every bad setting. */
@@ -246,6 +262,10 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
   }
   const c = parsed.data;
   if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
+  if (c.claims === 'required' && c.backends.length < 2) {
+    // A claim goes to a peer of the backend a ticket came from; one backend has none.
+    throw new ConfigError(`TICKETD_CLAIMS=required needs at least two backends (claims are kept on a peer); TICKETD_BACKENDS has ${c.backends.length}`);
+  }
   return Object.freeze({
     backends: Object.freeze(c.backends),
     adminBackends: Object.freeze(c.adminBackends),
@@ -258,6 +278,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     workers: c.workers,
     allowUnsafeDurability: c.allowUnsafeDurability,
     onRegression: c.onRegression,
+    claims: c.claims,
   });
 }
 

@@ -113,11 +113,42 @@ export class BackendMisconfiguredError extends TicketdError {
   readonly slug = 'backend-misconfigured';
 }
 
-/** A backend returned a ticket at or below one already seen, or with the wrong parity. */
-export class TicketRegressionError extends TicketdError {
-  readonly code = 'TICKETD_TICKET_REGRESSION';
+/**
+ * A peer refused a ticket's claim: the ticket was claimed before (a counter went back and issued it
+ * again), or it lies at or below the floor of pruned claims. Nothing from the ticket is served.
+ */
+export class TicketClaimedBeforeError extends TicketdError {
+  readonly code = 'TICKETD_TICKET_CLAIMED_BEFORE';
   readonly status = 503;
-  readonly slug = 'ticket-regression';
+  readonly slug = 'ticket-claimed-before';
+  /** `duplicate`: the claim exists already; `below-floor`: at or below the pruned claims' floor. */
+  readonly reason: 'duplicate' | 'below-floor';
+
+  constructor(message: string, reason: 'duplicate' | 'below-floor', options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+/** A backend's counter reached the largest value its ticket table's column holds. */
+export class CounterOverflowError extends TicketdError {
+  readonly code = 'TICKETD_COUNTER_OVERFLOW';
+  readonly status = 409;
+  readonly slug = 'counter-overflow';
+}
+
+/** The account in the backend URL lacks a privilege for what was asked (a missing GRANT). */
+export class BackendAccessDeniedError extends TicketdError {
+  readonly code = 'TICKETD_BACKEND_ACCESS_DENIED';
+  readonly status = 503;
+  readonly slug = 'backend-access-denied';
+}
+
+/** An admin request named a backend that is not configured. */
+export class UnknownBackendError extends TicketdError {
+  readonly code = 'TICKETD_UNKNOWN_BACKEND';
+  readonly status = 404;
+  readonly slug = 'unknown-backend';
 }
 
 /** The local launcher found no MySQL-compatible server binary. */

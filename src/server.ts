@@ -67,6 +67,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     logger,
     allowUnsafeDurability: config.allowUnsafeDurability,
     regressionPolicy: config.onRegression,
+    claimsPolicy: config.claims,
     ...(options.clock && { clock: options.clock }),
     ...(options.random && { random: options.random }),
     ...(options.backendOptions && { backendOptions: options.backendOptions }),

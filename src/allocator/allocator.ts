@@ -1,40 +1,49 @@
 /**
- * Turns tickets from the backends into ID ranges. Every ticket passes the parity and high-water
- * checks of core/ticket-math, and its mark is stored on a peer backend, before its block is used.
- * Backends sit behind circuit breakers; a refill never waits long on a slow one.
+ * Turns tickets from the backends into ID ranges. Every ticket passes ticket-guard's checks (parity,
+ * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
+ * breakers; a refill never waits long on a slow one.
  */
 import pRetry from 'p-retry';
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
+import type { ConnectionGuard } from '../backend/backend.js';
+import type { TicketBackend } from '../backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
-import { stripeProblem } from '../core/stripes.js';
-import { blockForTicket, firstUsefulTicket, HighWaterMarks, type IdRange, type Stripe } from '../core/ticket-math.js';
-import { BackendMisconfiguredError, BackendsUnavailableError } from '../errors.js';
+import { blockForTicket, firstUsefulTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
+import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, TicketClaimedBeforeError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
-import { Rejoin, type RegressionPolicy } from './rejoin.js';
+import { ClaimPruner, claimOnPeers, DEFAULT_CLAIMS_KEPT } from './claims.js';
+import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
-import { firstSuccess, markFor } from './mark-store.js';
 import { runRound, type RoundResult } from './refill-round.js';
 import { emptyHandedError, newSlot, sequenceStatusOf, statusOf, type BackendSequenceStatus, type BackendStatus, type Slot } from './slot.js';
+import { accept, claimVerdict, HighWaterMarks, mayServeUnclaimed, stripeProblem, type ClaimsPolicy, type RegressionPolicy } from './ticket-guard.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './slot.js';
-export type { RegressionPolicy } from './rejoin.js';
+export type { ReleaseResult } from './rejoin.js';
+export type { ClaimsPolicy, RegressionPolicy } from './ticket-guard.js';
 
 /** How long a backend found lacking a sequence (or disagreeing on it) is left before asking again. */
 export const MEMBERSHIP_RECHECK_MS = 5000;
 /** Once one backend has delivered, how long a refill waits for the others before returning. */
 export const STRAGGLER_GRACE_MS = 50;
-/** Tickets fetched from one backend before their blocks are passed on (and the refill can return). */
+/** Tickets fetched from one backend before their blocks are claimed and passed on (and the refill can return). */
 export const LANE_CHUNK_TICKETS = 16;
 /** A refill slower than this is logged with what each of its lanes did. */
 export const SLOW_REFILL_MS = 500;
 /** A refill that has no tickets after this long also asks a backend it had not asked. */
 export const HEDGE_AFTER_MS = 100;
-/** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
-const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
+/**
+ * A backend not used for this long is prepared afresh before its next tickets are used: the
+ * server behind its address may have been replaced (a promoted replica) while this process idled.
+ */
+export const IDLE_REVALIDATE_MS = 5000;
+
+/** Makes the backend for an address (tests pass fakes). */
+export type BackendFactory = (address: BackendAddress, guard: ConnectionGuard, admin: BackendAddress | undefined) => TicketBackend;
 
 /** Dependencies and policies of the allocator. */
 export interface AllocatorOptions {
@@ -49,10 +58,19 @@ export interface AllocatorOptions {
   /** Demos only: accept backends without crash-safe durability settings (logs a warning). */
   readonly allowUnsafeDurability?: boolean;
   readonly regressionPolicy?: RegressionPolicy;
-  /** Where fetches, failovers and regressions are reported (metrics). */
+  /** When no peer takes a claim: serve on the process marks (`preferred`, default) or refuse. */
+  readonly claimsPolicy?: ClaimsPolicy;
+  /** Claims kept per sequence, residue class and peer before older ones are pruned to a floor. */
+  readonly claimsKept?: number;
+  readonly idleRevalidateMs?: number;
+  /** Where fetches, failovers, regressions and unclaimed tickets are reported (metrics). */
   readonly events?: AllocatorEvents;
+  /** Makes each backend; default: a MySQL `Backend`. */
+  readonly connect?: BackendFactory;
 }
 
+/** One backend's answer to an operation run on every backend. */
+export type BackendAnswer<T> = { readonly backend: TicketBackend } & ({ readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown });
 
 /** Fetches tickets round-robin over the backends and maps them to ranges. */
 export class Allocator {
@@ -62,24 +80,31 @@ export class Allocator {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #allowUnsafeDurability: boolean;
+  readonly #claimsPolicy: ClaimsPolicy;
+  readonly #idleRevalidateMs: number;
+  readonly #claimWaitMs: number;
   readonly #events: AllocatorEvents;
   readonly #health: BackendHealth;
   readonly #rejoin: Rejoin;
+  readonly #pruner: ClaimPruner;
   #cursor = 0;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
+    this.#claimsPolicy = options.claimsPolicy ?? 'preferred';
+    this.#idleRevalidateMs = options.idleRevalidateMs ?? IDLE_REVALIDATE_MS;
     this.#events = options.events ?? NO_EVENTS;
     this.#health = new BackendHealth(this.#logger, this.#clock);
+    this.#pruner = new ClaimPruner(options.claimsKept ?? DEFAULT_CLAIMS_KEPT, this.#logger);
     const random = options.random ?? Math.random;
-    const guard = (backend: Backend, settings: ServerSettings): void => this.#checkConnection(backend, settings);
+    const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend, settings);
+    const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
+    this.#claimWaitMs = backendOptions.claimTimeoutMs;
+    const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
     this.#slots = options.backends.map((address, i) =>
-      newSlot(
-        new Backend(address, guard, options.backendOptions ?? DEFAULT_BACKEND_OPTIONS, options.adminBackends?.[i]),
-        new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
-      ),
+      newSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS)),
     );
     this.#rejoin = new Rejoin({
       slots: this.#slots,
@@ -93,13 +118,14 @@ export class Allocator {
   }
 
   /** The backends, in configured order. */
-  get backends(): readonly Backend[] {
+  get backends(): readonly TicketBackend[] {
     return this.#slots.map((s) => s.backend);
   }
 
-  #checkConnection(backend: Backend, settings: ServerSettings): void {
-    // Runs for every new connection, so a backend restarted without its option file is caught.
-    const slot = this.#slots.find((s) => s.backend === backend)!;
+  #checkConnection(backend: TicketBackend, settings: ServerSettings): void {
+    // Runs for every new connection (and every connection again after a break or an idle spell),
+    // so a backend restarted without its option file, or another server behind its address, is caught.
+    const slot = this.#slots.find((s) => s.backend.label === backend.label)!;
     const problems = serverProblems(backend.label, settings, this.#allowUnsafeDurability);
     const problem = stripeProblem(backend.label, settings, this.#stripes, this.#slots.length) ?? problems.fatal[0];
     if (problem !== undefined) throw new BackendMisconfiguredError(problem);
@@ -108,7 +134,7 @@ export class Allocator {
       for (const warning of problems.warnings) this.#logger.warn({ backend: backend.label }, `unsafe durability allowed: ${warning}`);
     }
     if (slot.identity !== undefined && settings.identity !== slot.identity) {
-      // Another server (or a re-initialised one) now answers at this URL: reload marks before use.
+      // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
       this.#logger.error({ backend: backend.label, was: slot.identity, now: settings.identity }, 'backend identity changed');
       slot.prepared.clear();
     }
@@ -118,19 +144,32 @@ export class Allocator {
 
   /** Connects to every backend once, checking its settings. Returns the failures. */
   async probe(): Promise<{ backend: string; error: unknown }[]> {
-    const failures: { backend: string; error: unknown }[] = [];
-    await Promise.all(
-      this.#slots.map(async (slot) => {
+    const answers = await this.everywhere((b) => b.settings());
+    return answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend.label, error: a.error }]));
+  }
+
+  /**
+   * Runs an operation on every backend whose breaker is closed, at once, feeding the outcomes to
+   * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
+   * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
+   */
+  async everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean } = {}): Promise<BackendAnswer<T>[]> {
+    return Promise.all(
+      this.#slots.map(async (slot): Promise<BackendAnswer<T>> => {
+        const backend = slot.backend;
+        if (!slot.breaker.closed && options.includeOpen !== true) {
+          return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend.label} is ${slot.breaker.state}: ${slot.breaker.lastError ?? 'no answer'}`) };
+        }
         try {
-          await slot.backend.settings();
+          const value = await operation(backend);
           this.#health.recordSuccess(slot);
+          return { backend, ok: true, value };
         } catch (error) {
-          this.#health.recordFailure(slot, error);
-          failures.push({ backend: slot.backend.label, error });
+          if (!(error instanceof TicketdError) || error instanceof BackendMisconfiguredError) this.#health.recordFailure(slot, error);
+          return { backend, ok: false, error };
         }
       }),
     );
-    return failures;
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */
@@ -216,12 +255,25 @@ export class Allocator {
   }
 
   /**
-   * One backend's part of a refill, in chunks of at most LANE_CHUNK_TICKETS: each chunk's blocks
-   * are checked, their mark stored on a peer, then passed to `deliver`, so that a long run on one
+   * One backend's part of a refill, in chunks of at most LANE_CHUNK_TICKETS: each chunk's tickets
+   * are checked and claimed, then their blocks passed to `deliver`, so that a long run on one
    * backend does not keep waiting requests from the first blocks. Never rejects.
    */
   async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number, deliver: (ranges: IdRange[]) => void): Promise<{ retry: boolean }> {
     const name = settings.name;
+    if (this.#clock() - slot.lastUsedAt > this.#idleRevalidateMs) {
+      // Idle for a while: the server behind the address may not be the one this process knew.
+      slot.backend.forgetVerifiedConnections();
+      slot.prepared.clear();
+    }
+    if (!mayServeUnclaimed(this.#claimsPolicy) && !this.#slots.some((s) => s !== slot && s.breaker.closed)) {
+      // Claims are required and no peer could take them: a REPLACE now would only burn a ticket.
+      if (!slot.unclaimed.has(name)) {
+        slot.unclaimed.add(name);
+        this.#logger.warn({ backend: label(slot), sequence: name, claims: this.#claimsPolicy, served: false }, 'refusing tickets without a claim (TICKETD_CLAIMS=required): no peer is up');
+      }
+      return { retry: false };
+    }
     try {
       if (!(await this.#hasSequence(slot, settings))) return { retry: false };
       if (!slot.prepared.has(name)) await this.#rejoin.prepare(slot, settings);
@@ -246,71 +298,106 @@ export class Allocator {
     const started = this.#clock();
     const batch = await slot.backend.fetchTickets(name, count);
     slot.stats.fetches++;
-    this.#events.ticketFetch(label, (this.#clock() - started) / 1000, batch.tickets.length, batch.error !== undefined);
+    slot.lastUsedAt = this.#clock();
+    this.#events.ticketFetch(label, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
     const stripe = this.#stripes.get(label);
-    const ranges: IdRange[] = [];
-    let highest: bigint | undefined;
-    let retry = false;
-    let stop = false;
-    for (const ticket of batch.tickets) {
-      try {
-        if (stripe === undefined) throw new BackendMisconfiguredError(`backend ${label} has no checked stripe`);
-        this.#marks.accept(label, name, ticket, stripe);
-      } catch (error) {
-        retry = await this.#rejoin.onRefusedTicket(slot, settings, ticket, error);
-        stop = true;
-        break;
-      }
-      highest = ticket;
-      slot.stats.tickets++;
-      const outcome = blockForTicket(ticket, settings);
-      if (outcome.kind === 'range') {
-        ranges.push(outcome.range);
-        // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
-        if (outcome.range.last === settings.maxId) {
-          this.#markExhausted(slot, name, ticket);
-          stop = true;
-        }
-      } else if (outcome.kind === 'exhausted') {
-        this.#markExhausted(slot, name, ticket);
-        stop = true;
-        break;
-      } else {
-        // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
-        retry = true;
-        stop = true;
-        await slot.backend.advanceCounter(name, firstUsefulTicket(settings)).catch((e: unknown) => this.#health.recordFailure(slot, e));
-        break;
-      }
+    if (stripe === undefined) {
+      this.#health.recordFailure(slot, new BackendMisconfiguredError(`backend ${label} has no checked stripe`));
+      return { ranges: [], retry: true, stop: true };
     }
-    if (highest !== undefined) {
-      slot.lastTicket.set(name, highest);
-      // The mark is stored on a peer before any of these blocks is handed out: another process
-      // that finds this backend's counter gone back, or a ticketd started after a restore, then
-      // advances it past these tickets. Only when every peer fails (and is counted as failing) are
-      // the blocks handed out on this process's own mark alone.
-      const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed);
-      const mark = markFor(name, stripe!, highest);
-      const writes = peers.map((peer) =>
-        peer.backend.writeMarks([mark], slot.identity ?? label).catch((error: unknown) => {
-          this.#health.recordFailure(peer, error);
-          throw error;
-        }),
-      );
-      if (!(await firstSuccess(writes)) && peers.length > 0) {
-        this.#logger.warn({ backend: label, sequence: name, ticket: highest }, 'high-water mark could not be stored on any peer');
-      }
+    const { accepted, refused } = accept(batch.tickets, stripe, this.#marks.get(label, name), `backend ${label}`);
+    const last = accepted[accepted.length - 1];
+    if (last !== undefined) {
+      this.#marks.raise(label, name, last);
+      slot.lastTicket.set(name, last);
+      slot.stats.tickets += accepted.length;
     }
-    if (batch.error === undefined) this.#health.recordSuccess(slot);
-    else if (isCounterOverflow(batch.error)) {
-      this.#markExhausted(slot, name, highest);
+    if (accepted.length > 0 && !(await this.#claim(slot, settings, stripe, accepted))) {
+      return { ranges: [], retry: true, stop: true };
+    }
+    const mapped = await this.#toRanges(slot, settings, accepted);
+    let { retry, stop } = mapped;
+    if (refused !== undefined) {
+      retry = await this.#rejoin.onRefused(slot, settings, refused);
+      stop = true;
+    } else if (batch.error === undefined) {
+      this.#health.recordSuccess(slot);
+    } else if (batch.error instanceof CounterOverflowError) {
+      this.#markExhausted(slot, name, last);
       stop = true;
     } else {
       this.#health.recordFailure(slot, batch.error);
       retry = true;
       stop = true;
     }
-    return { ranges, retry, stop };
+    return { ranges: mapped.ranges, retry, stop };
+  }
+
+  /**
+   * Claims the tickets on every reachable peer (ticket-guard's decisive check). Returns whether
+   * their blocks may be served: claimed by a peer, or unclaimed where the policy allows it.
+   */
+  async #claim(slot: Slot, settings: SequenceSettings, stripe: Stripe, tickets: bigint[]): Promise<boolean> {
+    const name = settings.name;
+    const label = slot.backend.label;
+    const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed);
+    const answers = await claimOnPeers(peers, { sequence: name, stripe, tickets, source: slot.identity ?? label }, this.#claimWaitMs);
+    for (const a of answers) {
+      if (a.answer === 'claimed') {
+        this.#health.recordSuccess(a.peer);
+        this.#pruner.note(a.peer.backend, name, stripe, tickets.length);
+      } else if (a.answer === 'failed') {
+        this.#health.recordFailure(a.peer, a.error);
+      }
+    }
+    const verdict = claimVerdict(answers.map((a) => a.answer));
+    if (verdict === 'claimed') {
+      if (slot.unclaimed.delete(name)) this.#logger.info({ backend: label, sequence: name }, 'tickets are claimed on a peer again');
+      return true;
+    }
+    if (verdict === 'claimed-before') {
+      const refusal = answers.find((a) => a.error instanceof TicketClaimedBeforeError)!.error as TicketClaimedBeforeError;
+      this.#events.claimRefused(label, name, refusal.reason);
+      await this.#rejoin.onRefused(slot, settings, { ticket: tickets[0]!, regressed: true, reason: refusal.message });
+      return false;
+    }
+    this.#events.unclaimed(label, name, tickets.length);
+    const serve = mayServeUnclaimed(this.#claimsPolicy);
+    if (!slot.unclaimed.has(name)) {
+      slot.unclaimed.add(name);
+      const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.backend.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
+      this.#logger.warn(
+        { backend: label, sequence: name, claims: this.#claimsPolicy, served: serve },
+        serve
+          ? `serving tickets without a claim on the process marks alone: ${why}`
+          : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
+      );
+    }
+    return serve;
+  }
+
+  /** Maps accepted tickets to ranges, noticing exhaustion and counters still below startAfter. */
+  async #toRanges(slot: Slot, settings: SequenceSettings, tickets: readonly bigint[]): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
+    const ranges: IdRange[] = [];
+    for (const ticket of tickets) {
+      const outcome = blockForTicket(ticket, settings);
+      if (outcome.kind === 'range') {
+        ranges.push(outcome.range);
+        // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
+        if (outcome.range.last === settings.maxId) {
+          this.#markExhausted(slot, settings.name, ticket);
+          return { ranges, retry: false, stop: true };
+        }
+      } else if (outcome.kind === 'exhausted') {
+        this.#markExhausted(slot, settings.name, ticket);
+        return { ranges, retry: false, stop: true };
+      } else {
+        // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
+        await slot.backend.advanceCounter(settings.name, firstUsefulTicket(settings)).catch((e: unknown) => this.#health.recordFailure(slot, e));
+        return { ranges, retry: true, stop: true };
+      }
+    }
+    return { ranges, retry: false, stop: false };
   }
 
   async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {
@@ -330,9 +417,14 @@ export class Allocator {
   }
 
   /** Records that this process created the sequence on a backend. */
-  notePresent(backend: Backend, name: string): void {
+  notePresent(backend: TicketBackend, name: string): void {
     const slot = this.#slots.find((s) => s.backend === backend);
     slot?.membership.set(name, { kind: 'present', checkedAt: this.#clock() });
+  }
+
+  /** Re-checks a backend against its peers' claims and lets it serve the sequence again (see Rejoin.release). */
+  release(label: string, settings: SequenceSettings): Promise<ReleaseResult> {
+    return this.#rejoin.release(label, settings);
   }
 
   #markExhausted(slot: Slot, sequence: string, ticket: bigint | undefined): void {
@@ -350,11 +442,16 @@ export class Allocator {
     return this.#slots.map((s) => sequenceStatusOf(s, name));
   }
 
-  /** Stops background probes and closes every backend pool. */
+  /** Stops background probes, waits for prunes in flight and closes every backend pool. */
   async close(): Promise<void> {
     this.#health.close(this.#slots);
+    await this.#pruner.drain();
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
+}
+
+function label(slot: Slot): string {
+  return slot.backend.label;
 }
 
 /** Marks a round that found nothing but may find something on a retry. */
@@ -362,9 +459,4 @@ class RetryRound extends Error {
   constructor(override readonly cause: Error) {
     super(cause.message);
   }
-}
-
-function isCounterOverflow(error: unknown): boolean {
-  const errno = (error as { errno?: unknown } | null)?.errno;
-  return typeof errno === 'number' && COUNTER_OVERFLOW_ERRNOS.has(errno);
 }

@@ -25,17 +25,19 @@ export class BackendHealth {
   recordSuccess(slot: Slot): void {
     const previous = slot.breaker.recordSuccess();
     if (previous === 'up') return;
-    if (previous === 'open' || previous === 'half-open') {
-      // Rejoining after an outage: reload marks and catch the counter up before it is used again.
-      // (One failed call, 'down', is not an outage: its tickets were never out of this process's view.)
-      slot.prepared.clear();
-    }
+    // Rejoining after an outage: recordFailure has already made it prepare again before its next use.
     this.#logger.info({ backend: slot.backend.label, was: previous }, 'backend up');
   }
 
-  /** A call to the backend failed; a misconfiguration trips the breaker at once. */
+  /**
+   * A call to the backend failed; a misconfiguration trips the breaker at once. Whatever failed (a
+   * broken connection, a timeout), the server behind the address may not be the one it was: its
+   * sequences are prepared again (claims read, counter checked) before its next tickets are used.
+   * The connection that failed is destroyed, and a new one is checked before its first use.
+   */
   recordFailure(slot: Slot, error: unknown): void {
     slot.stats.failures++;
+    slot.prepared.clear();
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof BackendMisconfiguredError) {
       this.#logger.error({ backend: slot.backend.label, code: error.code }, message);

@@ -8,6 +8,10 @@ export interface AllocatorEvents {
   failover(sequence: string, from: string): void;
   /** A counter was found at or below a ticket already used; `action` is what was done about it. */
   regression(backend: string, sequence: string, action: 'advanced' | 'quarantined'): void;
+  /** A peer refused a claim for tickets of `backend`: claimed before, or at or below the floor. Nothing was served. */
+  claimRefused(backend: string, sequence: string, reason: 'duplicate' | 'below-floor'): void;
+  /** Tickets of `backend` no peer could claim (served on the process marks, or refused under TICKETD_CLAIMS=required). */
+  unclaimed(backend: string, sequence: string, tickets: number): void;
 }
 
 /** Events that go nowhere. */
@@ -15,4 +19,6 @@ export const NO_EVENTS: AllocatorEvents = Object.freeze({
   ticketFetch() {},
   failover() {},
   regression() {},
+  claimRefused() {},
+  unclaimed() {},
 });

@@ -1,33 +1,24 @@
 /**
- * A backend (re)joining, and a backend whose counter went back. Before a backend's tickets are used
- * for a sequence (at first use, and after every outage) its stored high-water marks are loaded and
- * its counter compared with them; a counter found at or below a ticket already used is advanced
- * past every stored mark (or quarantined). A laggard is caught up with the leader.
+ * A backend (re)joining, and a backend whose counter went back: the I/O behind ticket-guard's
+ * decisions. Before a backend's tickets are used for a sequence (at first use, after an outage, a
+ * broken connection or an idle spell) the claims its peers hold for its class are read and its
+ * counter compared with them; a counter found below a used ticket is advanced past every used
+ * ticket known (or quarantined). A laggard is caught up with the leader.
  */
-import type { Backend } from '../backend/backend.js';
+import type { ClassClaims, TicketBackend } from '../backend/ticket-backend.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { ownsTicket, type HighWaterMarks, type Stripe } from '../core/ticket-math.js';
-import { BackendsUnavailableError } from '../errors.js';
+import type { Stripe } from '../core/ticket-math.js';
+import { BackendsUnavailableError, UnknownBackendError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
+import { readClaimsEverywhere } from './claims.js';
 import type { AllocatorEvents } from './events.js';
-import { highestOverlapping, readMarksEverywhere } from './mark-store.js';
 import type { Slot } from './slot.js';
+import { catchUpTarget, highestUsed, isRegressed, regressionTarget, type HighWaterMarks, type RegressionPolicy, type Refusal } from './ticket-guard.js';
 
-/** What to do with a backend whose counter is at or below a ticket already used. */
-export type RegressionPolicy = 'advance' | 'quarantine';
-
-/** How long preparing a (re)joining backend waits for its peers' marks and counters. */
+/** How long preparing a (re)joining backend waits for its peers' claims and counters. */
 export const PREPARE_WAIT_MS = 300;
-/**
- * How far past the highest stored mark a regressed counter is advanced. Other processes may hold
- * tickets they fetched before the regression and are still storing (at most a chunk or two each);
- * the gap covers those of up to a few hundred processes. It is only spent when a counter went back.
- */
-export const REGRESSION_GAP_TICKETS = 4096n;
-/** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
-export const CATCH_UP_MIN_LAG_TICKETS = 64n;
 
 /** The allocator's state this needs; the allocator owns it. */
 export interface RejoinContext {
@@ -40,6 +31,19 @@ export interface RejoinContext {
   readonly policy: RegressionPolicy;
 }
 
+/** What releasing a quarantined backend found and did. */
+export interface ReleaseResult {
+  readonly backend: string;
+  readonly sequence: string;
+  /** The reason it was quarantined, or null when it was not. */
+  readonly wasQuarantined: string | null;
+  readonly lastTicket: string;
+  /** The highest ticket of its class claimed (or below a floor) on the peers, or null. */
+  readonly highestUsed: string | null;
+  /** The next ticket its counter was moved to, or null when it was already past every used ticket. */
+  readonly advancedTo: string | null;
+}
+
 /** Prepares backends for a sequence and handles regressed counters. */
 export class Rejoin {
   readonly #ctx: RejoinContext;
@@ -48,58 +52,51 @@ export class Rejoin {
     this.#ctx = ctx;
   }
 
-  /** Loads stored marks for the backend's residue class, then catches its counter up to the leader. */
+  /** Reads the peers' claims for the backend's class, then checks and catches up its counter. */
   async prepare(slot: Slot, settings: SequenceSettings): Promise<void> {
     const name = settings.name;
     const label = slot.backend.label;
-    const stripe = this.#ctx.stripes.get(label);
-    if (stripe === undefined) await slot.backend.settings();
-    const pinned = this.#ctx.stripes.get(label)!;
+    // A fresh look at the server: its connections are checked again (stripe, identity, durability).
+    await slot.backend.settings();
+    const stripe = this.#stripe(slot);
     // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
-    const { marks } = await readMarksEverywhere(this.#closedBackends(), name, PREPARE_WAIT_MS);
-    const stored = highestOverlapping(marks, pinned);
-    if (stored !== undefined) this.#ctx.marks.raise(label, name, stored);
+    const { classes } = await readClaimsEverywhere(this.#peersOf(slot), name, PREPARE_WAIT_MS);
+    const used = highestUsed(classes, stripe);
+    if (used !== undefined) this.#ctx.marks.raise(label, name, used);
     let own = await slot.backend.lastTicket(name);
     if (own === 0n) {
-      // An empty ticket table tells nothing of its counter (a new sequence sits at its startAfter,
-      // a table recreated by a restore at 1): its first ticket meets the raised mark instead.
       slot.prepared.add(name);
       return;
     }
-    const mark = this.#ctx.marks.get(label, name);
-    if (mark !== undefined && own < mark) {
-      // Its last ticket is below one already used: a restored backup, or a re-initialised server.
-      const floor = await this.#onRegression(slot, name, own, `counter at ${own}, below ticket ${mark} already used (restored backup?)`);
-      if (floor === undefined) return;
-      own = floor;
+    if (isRegressed(own, used)) {
+      const next = await this.#onRegression(slot, name, own, `counter at ${own}, below ticket ${used} already used (restored backup or promoted replica?)`, classes);
+      if (next === undefined) return;
+      own = next - 1n;
     }
-    const others = this.#ctx.slots.filter((s) => s !== slot && s.breaker.closed);
-    const counters = await settleWithin(others.map((s) => s.backend.lastTicket(name)), PREPARE_WAIT_MS);
+    const counters = await settleWithin(this.#peersOf(slot).map((b) => b.lastTicket(name)), PREPARE_WAIT_MS);
     const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
-    if (leader > own + CATCH_UP_MIN_LAG_TICKETS * pinned.increment) {
-      // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
-      await slot.backend.advanceCounter(name, leader + 1n);
+    const target = catchUpTarget(own, leader, stripe);
+    if (target !== undefined) {
+      await slot.backend.advanceCounter(name, target);
       this.#ctx.logger.info({ backend: label, sequence: name, from: own, to: leader }, 'counter caught up with the leader');
     }
     slot.prepared.add(name);
   }
 
-  /** Handles a refused ticket; returns whether the refill should try again. */
-  async onRefusedTicket(slot: Slot, settings: SequenceSettings, ticket: bigint, error: unknown): Promise<boolean> {
+  /** Handles a ticket refused by parity, the process mark or a claim; returns whether the refill should try again. */
+  async onRefused(slot: Slot, settings: SequenceSettings, refusal: Refusal): Promise<boolean> {
     const name = settings.name;
     const label = slot.backend.label;
-    const stripe = this.#ctx.stripes.get(label);
-    const reason = error instanceof Error ? error.message : String(error);
-    // Only a counter that went back can be advanced past the mark; a ticket of the wrong residue cannot.
-    if (stripe === undefined || !ownsTicket(ticket, stripe) || this.#ctx.marks.get(label, name) === undefined) {
+    if (!refusal.regressed) {
+      // A ticket of the wrong residue class cannot be fixed by advancing the counter.
       slot.stats.regressions++;
-      slot.quarantined.set(name, reason);
+      slot.quarantined.set(name, refusal.reason);
       this.#ctx.events.regression(label, name, 'quarantined');
-      this.#ctx.logger.error({ backend: label, sequence: name, ticket, err: reason }, 'ticket refused: backend quarantined for this sequence');
+      this.#ctx.logger.error({ backend: label, sequence: name, ticket: refusal.ticket, err: refusal.reason }, 'ticket refused: backend quarantined for this sequence');
       return true;
     }
     try {
-      await this.#onRegression(slot, name, ticket, reason);
+      await this.#onRegression(slot, name, refusal.ticket, refusal.reason);
     } catch (advanceError) {
       this.#ctx.health.recordFailure(slot, advanceError);
     }
@@ -107,42 +104,78 @@ export class Rejoin {
   }
 
   /**
-   * A counter found at or below a ticket already used: quarantined for the sequence, or (the
-   * default) advanced past the highest mark any process stored plus REGRESSION_GAP_TICKETS. This
-   * process's own mark only covers its own tickets; other processes took tickets from this backend
-   * too, and some may still be storing theirs. Returns the new floor, or undefined if quarantined.
+   * Re-checks a backend against the claims of every peer and lets it serve the sequence again:
+   * a counter still below a used ticket is advanced past every used ticket first. Every peer must
+   * answer, or nothing changes.
    */
-  async #onRegression(slot: Slot, name: string, seen: bigint, reason: string): Promise<bigint | undefined> {
+  async release(label: string, settings: SequenceSettings): Promise<ReleaseResult> {
+    const name = settings.name;
+    const slot = this.#ctx.slots.find((s) => s.backend.label === label);
+    if (slot === undefined) {
+      throw new UnknownBackendError(`backend ${label} is not configured; configured: ${this.#ctx.slots.map((s) => s.backend.label).join(', ')}`);
+    }
+    slot.backend.forgetVerifiedConnections();
+    await slot.backend.settings();
+    const stripe = this.#stripe(slot);
+    const peers = this.#peersOf(slot, true);
+    const { classes, answered } = await readClaimsEverywhere(peers, name);
+    if (answered < peers.length) {
+      throw new BackendsUnavailableError(`cannot release ${label} for ${name}: ${peers.length - answered} of its ${peers.length} peers did not answer with their claims`);
+    }
+    const used = highestUsed(classes, stripe);
+    const own = await slot.backend.lastTicket(name);
+    let advancedTo: bigint | undefined;
+    if (used !== undefined && own < used) {
+      advancedTo = regressionTarget([used, this.#ctx.marks.get(label, name), own], stripe);
+      await slot.backend.advanceCounter(name, advancedTo);
+    }
+    if (used !== undefined) this.#ctx.marks.raise(label, name, used);
+    const wasQuarantined = slot.quarantined.get(name) ?? null;
+    slot.quarantined.delete(name);
+    slot.prepared.delete(name);
+    this.#ctx.logger.warn({ backend: label, sequence: name, lastTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
+    return {
+      backend: label,
+      sequence: name,
+      wasQuarantined,
+      lastTicket: String(own),
+      highestUsed: used === undefined ? null : String(used),
+      advancedTo: advancedTo === undefined ? null : String(advancedTo),
+    };
+  }
+
+  /**
+   * A counter found at or below a ticket already used: quarantined for the sequence, or (the
+   * default) advanced past every used ticket known. Returns the next ticket, or undefined if
+   * quarantined.
+   */
+  async #onRegression(slot: Slot, name: string, seen: bigint, reason: string, known?: ClassClaims[]): Promise<bigint | undefined> {
     const label = slot.backend.label;
     slot.stats.regressions++;
     this.#ctx.events.regression(label, name, this.#ctx.policy === 'quarantine' ? 'quarantined' : 'advanced');
     if (this.#ctx.policy === 'quarantine') {
       slot.quarantined.set(name, reason);
-      this.#ctx.logger.error({ backend: label, sequence: name, ticket: seen, err: reason }, 'counter at or below a ticket already used (restored backup?); backend quarantined for this sequence');
+      this.#ctx.logger.error({ backend: label, sequence: name, ticket: seen, err: reason }, 'counter at or below a ticket already used; backend quarantined for this sequence');
       return undefined;
     }
-    const mark = await this.#globalMark(slot, name);
-    const floor = mark + REGRESSION_GAP_TICKETS * this.#ctx.stripes.get(label)!.increment;
-    this.#ctx.logger.error({ backend: label, sequence: name, ticket: seen, mark, err: reason }, 'counter at or below a ticket already used (restored backup?); advancing it past the mark');
-    await slot.backend.advanceCounter(name, floor + 1n);
-    return floor;
+    const stripe = this.#stripe(slot);
+    // Read afresh (unless just read): the claims other processes made since are used tickets too.
+    const classes = known ?? (await readClaimsEverywhere(this.#peersOf(slot), name)).classes;
+    const used = highestUsed(classes, stripe);
+    const next = regressionTarget([used, this.#ctx.marks.get(label, name), seen], stripe);
+    this.#ctx.logger.error({ backend: label, sequence: name, ticket: seen, used, next, err: reason }, 'counter at or below a ticket already used; advancing it past every used ticket');
+    await slot.backend.advanceCounter(name, next);
+    return next;
   }
 
-  #closedBackends(): Backend[] {
-    return this.#ctx.slots.filter((s) => s.breaker.closed).map((s) => s.backend);
+  #stripe(slot: Slot): Stripe {
+    const stripe = this.#ctx.stripes.get(slot.backend.label);
+    if (stripe === undefined) throw new BackendsUnavailableError(`backend ${slot.backend.label} has no checked stripe yet`);
+    return stripe;
   }
 
-  /** Raises this process's mark for the backend to the highest stored mark, and returns it. */
-  async #globalMark(slot: Slot, sequence: string): Promise<bigint> {
-    const label = slot.backend.label;
-    const stripe = this.#ctx.stripes.get(label);
-    const { marks, answered } = await readMarksEverywhere(this.#closedBackends(), sequence);
-    const stored = stripe === undefined ? undefined : highestOverlapping(marks, stripe);
-    if (stored !== undefined) this.#ctx.marks.raise(label, sequence, stored);
-    const mark = this.#ctx.marks.get(label, sequence);
-    if (mark === undefined || (answered === 0 && this.#ctx.slots.length > 1)) {
-      throw new BackendsUnavailableError(`no backend answered while reading the marks of ${label} for ${sequence}`);
-    }
-    return mark;
+  /** The other backends: those whose breaker is closed, or all of them when `all`. */
+  #peersOf(slot: Slot, all = false): TicketBackend[] {
+    return this.#ctx.slots.filter((s) => s !== slot && (all || s.breaker.closed)).map((s) => s.backend);
   }
 }

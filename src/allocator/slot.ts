@@ -1,5 +1,5 @@
 /** What the allocator knows of one backend, and the views of it shown to operators. */
-import type { Backend } from '../backend/backend.js';
+import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { Stripe } from '../core/ticket-math.js';
 import { BackendsUnavailableError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
@@ -9,19 +9,23 @@ export type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; rea
 
 /** One backend with its breaker and per-sequence state. */
 export interface Slot {
-  readonly backend: Backend;
+  readonly backend: TicketBackend;
   readonly breaker: Breaker;
   readonly membership: Map<string, Membership>;
   readonly exhausted: Set<string>;
   readonly quarantined: Map<string, string>;
-  /** Sequences whose stored marks are loaded and counter caught up since the backend (re)joined. */
+  /** Sequences whose peers' claims are read and counter checked since the backend (re)joined. */
   readonly prepared: Set<string>;
+  /** Sequences whose tickets from this backend are being served without a claim (one log line per episode). */
+  readonly unclaimed: Set<string>;
   readonly lastTicket: Map<string, bigint>;
   readonly stats: BackendStats;
   identity: string | undefined;
   warned: boolean;
   probeTimer: NodeJS.Timeout | undefined;
   lastDemandProbeAt: number;
+  /** When tickets were last fetched from it: after an idle spell nothing known of it is trusted. */
+  lastUsedAt: number;
 }
 
 /** Counters per backend, for operators. */
@@ -54,7 +58,7 @@ export interface BackendSequenceStatus {
 }
 
 /** A slot for a backend nothing is known of yet. */
-export function newSlot(backend: Backend, breaker: Breaker): Slot {
+export function newSlot(backend: TicketBackend, breaker: Breaker): Slot {
   return {
     backend,
     breaker,
@@ -62,12 +66,14 @@ export function newSlot(backend: Backend, breaker: Breaker): Slot {
     exhausted: new Set(),
     quarantined: new Map(),
     prepared: new Set(),
+    unclaimed: new Set(),
     lastTicket: new Map(),
     stats: { tickets: 0, fetches: 0, failures: 0, regressions: 0 },
     identity: undefined,
     warned: false,
     probeTimer: undefined,
     lastDemandProbeAt: Number.NEGATIVE_INFINITY,
+    lastUsedAt: Number.NEGATIVE_INFINITY,
   };
 }
 
@@ -108,7 +114,7 @@ export function emptyHandedError(slots: readonly Slot[], sequence: string): Erro
   }
   const open = slots.filter((s) => !s.breaker.closed).map((s) => s.breaker.probeInMs);
   const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
-  const reasons = slots.map((s) => `${s.backend.label}: ${s.quarantined.get(sequence) ?? s.breaker.lastError ?? s.breaker.state}`);
+  const reasons = slots.map((s) => `${s.backend.label}: ${s.quarantined.get(sequence) ?? (s.unclaimed.has(sequence) ? 'no peer can take its claims' : undefined) ?? s.breaker.lastError ?? s.breaker.state}`);
   return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
     retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
   });

@@ -2,19 +2,22 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
-import { toTicket } from '../core/ticket-math.js';
+import { classesOverlap, toTicket, type Stripe } from '../core/ticket-math.js';
 import type { ServerSettings } from '../core/server-checks.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { SequenceConflictError } from '../errors.js';
+import { BackendAccessDeniedError, CounterOverflowError, SequenceConflictError, TicketClaimedBeforeError } from '../errors.js';
 import { createTicketTableStatement, schemaStatements, ticketTable } from './sql.js';
 import type { BackendAddress } from './backend-address.js';
+import type { Claim, ClassClaims, TicketBackend, TicketBatch } from './ticket-backend.js';
+
+export type { Claim, ClassClaims, TicketBackend, TicketBatch } from './ticket-backend.js';
 
 /** Timeouts and pool size for one backend. */
 export interface BackendOptions {
   readonly connectTimeoutMs: number;
   readonly queryTimeoutMs: number;
-  /** Timeout of a high-water mark write: refills wait for it, so it is shorter. */
-  readonly markTimeoutMs: number;
+  /** Timeout of a claim: refills wait for it, so it is shorter. */
+  readonly claimTimeoutMs: number;
   /** Timeout of CREATE and ALTER: fast on one-row tables, but a hung server must not hold them forever. */
   readonly ddlTimeoutMs: number;
   readonly poolSize: number;
@@ -26,7 +29,7 @@ export interface BackendOptions {
 export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
   connectTimeoutMs: 1000,
   queryTimeoutMs: 1000,
-  markTimeoutMs: 500,
+  claimTimeoutMs: 500,
   ddlTimeoutMs: 10_000,
   poolSize: 4,
   deadlockRetries: 8,
@@ -35,25 +38,17 @@ export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: Backend, settings: ServerSettings) => void;
 
-/** One persisted high-water mark: the highest ticket used of a sequence's residue class. */
-export interface StoredMark {
-  readonly sequence: string;
-  readonly increment: bigint;
-  readonly residue: bigint;
-  readonly ticket: bigint;
-}
-
-/** What a run of REPLACEs produced: the tickets it got, and the error that stopped it, if any. */
-export interface TicketBatch {
-  readonly tickets: bigint[];
-  readonly error: unknown;
-}
-
 const ER_LOCK_DEADLOCK = 1213;
 const ER_DUP_ENTRY = 1062;
+/** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
+const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
+/** ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR: a missing GRANT. */
+const ACCESS_DENIED_ERRNOS = new Set([1044, 1045, 1142]);
+/** Claims pruned per DELETE, so that a first prune of a large table does not hold locks for long. */
+const PRUNE_DELETE_BATCH = 10_000;
 
 /** A ticket server. Every connection is checked by the guard before its first use. */
-export class Backend {
+export class Backend implements TicketBackend {
   readonly address: BackendAddress;
   readonly label: string;
   readonly #options: BackendOptions;
@@ -61,7 +56,7 @@ export class Backend {
   /** The account for schema and counter changes (TICKETD_ADMIN_BACKENDS); the serving pool without one. */
   readonly #adminPool: Pool;
   readonly #guard: ConnectionGuard;
-  readonly #verified = new WeakSet<object>();
+  #verified = new WeakSet<object>();
   /** Tail of the queue of REPLACE runs per ticket table: at most one in flight (they deadlock). */
   readonly #lanes = new Map<string, Promise<unknown>>();
 
@@ -105,7 +100,8 @@ export class Backend {
       });
       return { tickets, error: undefined };
     } catch (error) {
-      return { tickets, error };
+      const overflow = COUNTER_OVERFLOW_ERRNOS.has(errnoOf(error) ?? 0);
+      return { tickets, error: overflow ? new CounterOverflowError(`backend ${this.label}: ${table} reached its column's maximum`, { cause: error }) : error };
     }
   }
 
@@ -140,8 +136,16 @@ export class Backend {
       return result;
     } catch (error) {
       conn.destroy();
+      if (ACCESS_DENIED_ERRNOS.has(errnoOf(error) ?? 0)) {
+        throw new BackendAccessDeniedError(`backend ${this.label}: ${(error as Error).message}`, { cause: error });
+      }
       throw error;
     }
+  }
+
+  /** Checks the settings of every connection again before its next use (after an idle spell or a break). */
+  forgetVerifiedConnections(): void {
+    this.#verified = new WeakSet();
   }
 
   async #readSession(conn: PoolConnection): Promise<ServerSettings> {
@@ -213,36 +217,99 @@ export class Backend {
     return new Map(rows.map((r) => [String(r.name).slice('tickets_'.length), String(r.engine)]));
   }
 
-  /** Raises stored marks (never lowers them): one statement, durable when it returns. */
-  async writeMarks(marks: readonly StoredMark[], writer: string): Promise<void> {
-    if (marks.length === 0) return;
-    const values = marks.flatMap((m) => [m.sequence, String(m.increment), String(m.residue), String(m.ticket), writer]);
-    await this.withConnection((conn) =>
-      conn.query({
-        sql:
-          `INSERT INTO ticketd_marks (sequence, stripe_increment, stripe_residue, ticket, backend_id) VALUES ${marks.map(() => '(?, ?, ?, ?, ?)').join(', ')} ` +
-          'ON DUPLICATE KEY UPDATE backend_id = IF(VALUES(ticket) > ticket, VALUES(backend_id), backend_id), ticket = GREATEST(ticket, VALUES(ticket))',
-        values,
-        timeout: this.#options.markTimeoutMs,
-      }),
-    );
+  /**
+   * Claims the tickets in one multi-row INSERT, then reads the floors in the same round trip. The
+   * floor is read after the insert: a prune commits its floor before it deletes any claim, so a
+   * ticket whose old claim was pruned away meets the floor, and one whose old claim is still there
+   * meets the duplicate key.
+   */
+  async claimTickets(claim: Claim): Promise<void> {
+    if (claim.tickets.length === 0) return;
+    const { increment, offset } = claim.stripe;
+    const residue = String(offset % increment);
+    const values = claim.tickets.flatMap((t) => [claim.sequence, String(t), String(increment), residue, claim.source]);
+    let floors: RowDataPacket[];
+    try {
+      const [results] = await this.withConnection((conn) =>
+        conn.query<RowDataPacket[][]>({
+          sql:
+            `INSERT INTO ticketd_claims (sequence, ticket, stripe_increment, stripe_residue, backend_id) VALUES ${claim.tickets.map(() => '(?, ?, ?, ?, ?)').join(', ')}; ` +
+            'SELECT stripe_increment AS inc, stripe_residue AS residue, MAX(floor_ticket) AS floor FROM ticketd_claim_floors WHERE sequence = ? GROUP BY stripe_increment, stripe_residue',
+          values: [...values, claim.sequence],
+          timeout: this.#options.claimTimeoutMs,
+        }),
+      );
+      floors = results[1] ?? [];
+    } catch (error) {
+      if (errnoOf(error) !== ER_DUP_ENTRY) throw error;
+      throw new TicketClaimedBeforeError(
+        `backend ${this.label} already holds a claim for one of tickets ${claim.tickets[0]}..${claim.tickets[claim.tickets.length - 1]} of sequence ${claim.sequence}`,
+        'duplicate',
+        { cause: error },
+      );
+    }
+    const floor = highestOverlappingFloor(floors.map(toClassClaims), claim.stripe);
+    const lowest = claim.tickets.reduce((min, t) => (t < min ? t : min));
+    if (floor !== undefined && lowest <= floor) {
+      throw new TicketClaimedBeforeError(
+        `ticket ${lowest} of sequence ${claim.sequence} is at or below the claim floor ${floor} on backend ${this.label}`,
+        'below-floor',
+      );
+    }
   }
 
-  /** The marks stored here for a sequence. */
-  async readMarks(sequence: string): Promise<StoredMark[]> {
-    const [rows] = await this.withConnection((conn) =>
-      conn.query<RowDataPacket[]>({
-        sql: 'SELECT stripe_increment AS inc, stripe_residue AS residue, ticket FROM ticketd_marks WHERE sequence = ?',
-        values: [sequence],
+  /** Highest claim and floor per residue class of a sequence, in one round trip. */
+  async readClaims(sequence: string): Promise<ClassClaims[]> {
+    const [results] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[][]>({
+        sql:
+          'SELECT stripe_increment AS inc, stripe_residue AS residue, MAX(ticket) AS highest FROM ticketd_claims WHERE sequence = ? GROUP BY stripe_increment, stripe_residue; ' +
+          'SELECT stripe_increment AS inc, stripe_residue AS residue, MAX(floor_ticket) AS floor FROM ticketd_claim_floors WHERE sequence = ? GROUP BY stripe_increment, stripe_residue',
+        values: [sequence, sequence],
         timeout: this.#options.queryTimeoutMs,
       }),
     );
-    return rows.map((r) => ({
-      sequence,
-      increment: BigInt(String(r.inc)),
-      residue: BigInt(String(r.residue)),
-      ticket: BigInt(String(r.ticket)),
-    }));
+    const byClass = new Map<string, ClassClaims>();
+    for (const row of [...(results[0] ?? []), ...(results[1] ?? [])]) {
+      const c = toClassClaims(row);
+      const key = `${c.increment}/${c.residue}`;
+      const known = byClass.get(key);
+      byClass.set(key, { ...c, highest: known?.highest ?? c.highest, floor: known?.floor ?? c.floor });
+    }
+    return [...byClass.values()];
+  }
+
+  /**
+   * Keeps the newest `keep` claims of the stripe's class. The floor is committed before any claim
+   * is deleted, so no ticket is ever neither claimed nor below the floor.
+   */
+  async pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined> {
+    const cls = [sequence, String(stripe.increment), String(stripe.offset % stripe.increment)];
+    const timeout = this.#options.ddlTimeoutMs;
+    return this.withConnection(async (conn) => {
+      const [rows] = await conn.query<RowDataPacket[]>({
+        sql: 'SELECT ticket FROM ticketd_claims WHERE sequence = ? AND stripe_increment = ? AND stripe_residue = ? ORDER BY ticket DESC LIMIT 1 OFFSET ?',
+        values: [...cls, keep],
+        timeout,
+      });
+      if (rows[0] === undefined) return undefined;
+      const floor = BigInt(String(rows[0].ticket));
+      await conn.query({ sql: 'INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket) VALUES (?, ?, ?, ?)', values: [...cls, String(floor)], timeout });
+      for (;;) {
+        const [deleted] = await conn.query<ResultSetHeader>({
+          sql: `DELETE FROM ticketd_claims WHERE sequence = ? AND stripe_increment = ? AND stripe_residue = ? AND ticket <= ? LIMIT ${PRUNE_DELETE_BATCH}`,
+          values: [...cls, String(floor)],
+          timeout,
+        });
+        if (deleted.affectedRows < PRUNE_DELETE_BATCH) break;
+      }
+      await conn.query({
+        sql: 'DELETE FROM ticketd_claim_floors WHERE sequence = ? AND stripe_increment = ? AND stripe_residue = ? AND floor_ticket < ?',
+        values: [...cls, String(floor)],
+        timeout,
+      });
+      return floor;
+    });
   }
 
   /** All sequence rows on this backend. */
@@ -357,10 +424,33 @@ function createPool(address: BackendAddress, options: BackendOptions, size: numb
     connectTimeout: options.connectTimeoutMs,
     connectionLimit: size,
     maxIdle: size,
+    // A claim and the floor read after it go in one round trip. Every value is bound and every
+    // identifier checked against the sequence name pattern, so no input can add a statement.
+    multipleStatements: true,
     supportBigNumbers: true,
     bigNumberStrings: true,
     enableKeepAlive: true,
   });
+}
+
+function toClassClaims(row: RowDataPacket): ClassClaims {
+  const value = (v: unknown): bigint | undefined => (v === null || v === undefined ? undefined : BigInt(String(v)));
+  return { increment: BigInt(String(row.inc)), residue: BigInt(String(row.residue)), highest: value(row.highest), floor: value(row.floor) };
+}
+
+/** The highest floor of a class that can share tickets with the stripe (see ticket-guard's overlap rule). */
+function highestOverlappingFloor(classes: readonly ClassClaims[], stripe: Stripe): bigint | undefined {
+  let highest: bigint | undefined;
+  for (const c of classes) {
+    if (c.floor === undefined || !classesOverlap(c, stripe)) continue;
+    if (highest === undefined || c.floor > highest) highest = c.floor;
+  }
+  return highest;
+}
+
+function errnoOf(error: unknown): number | undefined {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  return typeof errno === 'number' ? errno : undefined;
 }
 
 function rowToSettings(row: RowDataPacket): SequenceSettings {

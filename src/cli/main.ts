@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
-import { configInputFromEnv, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
+import { configInputFromEnv, DEFAULT_PORT, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
@@ -42,6 +42,7 @@ program
   .option('--rate-limit <n>', 'requests per second per client token or address on the issuing routes (TICKETD_RATE_LIMIT)')
   .option('--log-level <level>', 'fatal, error, warn, info, debug (logs every request), trace or silent (TICKETD_LOG_LEVEL, default info)')
   .option('--on-regression <policy>', 'advance or quarantine a backend whose counter went back (TICKETD_ON_REGRESSION, default advance)')
+  .option('--claims <policy>', 'preferred (serve on the process marks when no peer takes a claim) or required (refuse then) (TICKETD_CLAIMS, default preferred)')
   .option('--allow-unsafe-durability', 'demos only: accept backends without innodb_flush_log_at_trx_commit=1 and sync_binlog=1')
   .action(async (flags: ConfigInput) => {
     const config = loadConfig(env, flags, fileInput());
@@ -122,6 +123,23 @@ sequences
 addMigrateCommands(program, withService);
 
 program
+  .command('release <sequence> <backend>')
+  .description('lift a quarantine: each running ticketd re-checks the backend against its peers\' claims (advancing its counter past them if needed) and uses it again')
+  .option('--server <urls>', 'comma-separated base URLs of the running ticketd processes (default http://127.0.0.1:TICKETD_PORT)')
+  .action(async (sequence: string, backend: string, flags: { server?: string }) => {
+    const servers = (flags.server ?? `http://127.0.0.1:${process.env.TICKETD_PORT ?? DEFAULT_PORT}`).split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const token = process.env.TICKETD_ADMIN_TOKEN;
+    if (token === undefined || token === '') throw new ConfigError('TICKETD_ADMIN_TOKEN is not set: release calls the admin route of each running ticketd');
+    let failed = 0;
+    for (const server of servers) {
+      const line = await releaseOn(server, sequence, backend, token);
+      if (!line.ok) failed++;
+      console.log(`${server}: ${line.text}`);
+    }
+    process.exitCode = failed === 0 ? 0 : 1;
+  });
+
+program
   .command('dev')
   .description('start two local MySQL-compatible servers and serve the HTTP API, for trying ticketd')
   .option('--port <n>', 'HTTP port (TICKETD_PORT, default 8080)')
@@ -155,6 +173,24 @@ async function withService(flags: { backends?: string | undefined; adminBackends
     await fn(allocator, service);
   } finally {
     await service.close();
+  }
+}
+
+/** POSTs the release route of one running ticketd; one line of outcome. */
+async function releaseOn(server: string, sequence: string, backend: string, token: string): Promise<{ ok: boolean; text: string }> {
+  try {
+    const res = await fetch(`${server.replace(/\/$/, '')}/v1/sequences/${encodeURIComponent(sequence)}/release`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ backend }),
+      signal: AbortSignal.timeout(SHUTDOWN_TIMEOUT_MS),
+    });
+    const body = (await res.json()) as { detail?: string; code?: string; wasQuarantined?: string | null; lastTicket?: string; highestUsed?: string | null; advancedTo?: string | null };
+    if (!res.ok) return { ok: false, text: `${body.code ?? res.status}: ${body.detail ?? ''}` };
+    const advanced = body.advancedTo === null ? 'counter already past every claim' : `counter advanced to ${body.advancedTo}`;
+    return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === null ? 'was not quarantined' : 'was quarantined'}; last ticket ${body.lastTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
+  } catch (error) {
+    return { ok: false, text: `did not answer: ${error instanceof Error ? error.message : String(error)}` };
   }
 }
 

@@ -1,13 +1,11 @@
 /**
- * The uniqueness argument, in one place.
+ * The arithmetic of the uniqueness argument; src/allocator/ticket-guard.ts holds the rest.
  *
  * A ticket t owns the ID block [t·B, t·B + B − 1]; blocks of different tickets never overlap, so
- * ticketd never issues an ID twice as long as no ticket is ever accepted twice. That in turn holds
- * because (1) every backend owns a distinct residue class of tickets (its auto_increment_offset
- * modulo a shared increment), which `ownsTicket` checks for every ticket, and (2) each backend's
- * tickets only grow, which `HighWaterMarks` checks for every ticket.
+ * ticketd never issues an ID twice as long as no ticket's block is served twice. Every backend owns
+ * a distinct residue class of tickets (its auto_increment_offset modulo a shared increment), which
+ * `ownsTicket` checks for every ticket; the ticket guard makes sure each ticket is served once.
  */
-import { TicketRegressionError } from '../errors.js';
 
 /** Largest value a BIGINT UNSIGNED column (and so any ticketd ID) can hold: 2^64 − 1. */
 export const MAX_UINT64 = (1n << 64n) - 1n;
@@ -84,44 +82,22 @@ export function ownsTicket(ticket: bigint, stripe: Stripe): boolean {
   return ticket % stripe.increment === stripe.offset % stripe.increment;
 }
 
-/**
- * Per backend identity and sequence, the highest ticket accepted so far. A ticket at or below the
- * mark means the backend's counter went back (restored backup, lost log, another writer): its
- * block may already have been handed out, so it is refused.
- */
-export class HighWaterMarks {
-  readonly #marks = new Map<string, bigint>();
-
-  /** Accepts a ticket: checks parity and the mark, then raises the mark. Throws on regression. */
-  accept(backend: string, sequence: string, ticket: bigint, stripe: Stripe): void {
-    if (!ownsTicket(ticket, stripe)) {
-      throw new TicketRegressionError(
-        `backend ${backend} returned ticket ${ticket} for sequence ${sequence}, which is not ≡ ${stripe.offset} (mod ${stripe.increment})`,
-      );
-    }
-    const key = markKey(backend, sequence);
-    const mark = this.#marks.get(key);
-    if (mark !== undefined && ticket <= mark) {
-      throw new TicketRegressionError(
-        `backend ${backend} returned ticket ${ticket} for sequence ${sequence}, at or below ticket ${mark} seen before`,
-      );
-    }
-    this.#marks.set(key, ticket);
-  }
-
-  /** Raises a mark to at least `ticket` (from a record kept elsewhere); never lowers it. */
-  raise(backend: string, sequence: string, ticket: bigint): void {
-    const key = markKey(backend, sequence);
-    const mark = this.#marks.get(key);
-    if (mark === undefined || ticket > mark) this.#marks.set(key, ticket);
-  }
-
-  /** The highest ticket accepted, or undefined. */
-  get(backend: string, sequence: string): bigint | undefined {
-    return this.#marks.get(markKey(backend, sequence));
-  }
+/** A residue class as stored with claims: tickets t with t ≡ residue (mod increment). */
+export interface ResidueClass {
+  readonly increment: bigint;
+  readonly residue: bigint;
 }
 
-function markKey(backend: string, sequence: string): string {
-  return `${backend}\u0000${sequence}`;
+/**
+ * True when some ticket can lie in both the class and the stripe's class: r ≡ r' (mod gcd of the
+ * increments). Classes written under another increment (before a re-striping) count when they overlap.
+ */
+export function classesOverlap(cls: ResidueClass, stripe: Stripe): boolean {
+  const g = gcd(cls.increment, stripe.increment);
+  return (stripe.offset % stripe.increment) % g === cls.residue % g;
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
 }

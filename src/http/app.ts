@@ -123,6 +123,20 @@ export function createApp(options: AppOptions): Express {
     },
   });
 
+  route('/v1/sequences/:name/release', {
+    post: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const body = req.body as { backend?: unknown } | undefined;
+        if (typeof body?.backend !== 'string' || body.backend === '') {
+          throw new BadRequestError('body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db)');
+        }
+        res.json(await service.release(req.params.name as string, body.backend));
+      },
+    },
+  });
+
   route('/v1/sequences/:name', {
     get: async (req, res) => {
       const name = req.params.name as string;

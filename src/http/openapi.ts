@@ -127,6 +127,42 @@ export const openApiDocument = Object.freeze({
         },
       },
     },
+    '/v1/sequences/{name}/release': {
+      post: {
+        summary: 'Re-check a backend against the claims its peers hold and let it serve the sequence again, in this process (admin). Lifts a quarantine; a counter still below a claimed ticket is advanced past every claim first.',
+        security: [{ admin: [] }],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: json({
+            type: 'object',
+            required: ['backend'],
+            properties: { backend: { type: 'string', description: 'The backend as GET /v1/sequences/{name} names it: mysql://host:port/db.' } },
+          }),
+        },
+        responses: {
+          '200': {
+            description: 'Released.',
+            content: json({
+              type: 'object',
+              properties: {
+                backend: { type: 'string' },
+                sequence: { type: 'string' },
+                wasQuarantined: { type: ['string', 'null'], description: 'Why it was quarantined, or null.' },
+                lastTicket: idString,
+                highestUsed: { oneOf: [idString, { type: 'null' }], description: 'Highest ticket of its class claimed (or below a floor) on its peers.' },
+                advancedTo: { oneOf: [idString, { type: 'null' }], description: 'The next ticket its counter was moved to, or null.' },
+              },
+            }),
+          },
+          '400': problemResponse('No backend in the body.'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Wrong token, or admin API disabled.'),
+          '404': problemResponse('Unknown sequence or backend.'),
+          '503': problemResponse('The backend or one of its peers did not answer; nothing was changed.'),
+        },
+      },
+    },
     '/v1/sequences/{name}': {
       get: {
         summary: 'Settings of a sequence and its per-backend state.',

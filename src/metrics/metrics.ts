@@ -46,6 +46,18 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     labelNames: ['backend', 'sequence', 'action'],
     registers,
   });
+  const claimsRefused = new Counter({
+    name: 'ticketd_claims_refused_total',
+    help: 'Chunks of tickets a peer refused to claim (issued before, or at or below the claim floor); none of their IDs were served.',
+    labelNames: ['backend', 'sequence', 'reason'],
+    registers,
+  });
+  const unclaimed = new Counter({
+    name: 'ticketd_unclaimed_tickets_total',
+    help: 'Tickets no peer could claim: served on the process marks alone (TICKETD_CLAIMS=preferred) or refused (required).',
+    labelNames: ['backend', 'sequence'],
+    registers,
+  });
 
   new Counter({
     name: 'ticketd_ids_issued_total',
@@ -136,6 +148,8 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       },
       failover: (sequence, from) => failovers.labels(sequence, from).inc(),
       regression: (backend, sequence, action) => regressions.labels(backend, sequence, action).inc(),
+      claimRefused: (backend, sequence, reason) => claimsRefused.labels(backend, sequence, reason).inc(),
+      unclaimed: (backend, sequence, count) => unclaimed.labels(backend, sequence).inc(count),
     },
   };
 }

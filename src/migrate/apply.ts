@@ -3,7 +3,7 @@
  * above startAfter, and commits it only if the legacy table has not grown past startAfter.
  */
 import type { Connection } from 'mysql2/promise';
-import type { Backend } from '../backend/backend.js';
+import type { TicketBackend } from '../backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/ticket-math.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
@@ -20,7 +20,7 @@ export type ApplyOutcome =
 export async function applyMigration(
   plan: MigrationPlan,
   legacy: Connection,
-  backends: readonly Backend[],
+  backends: readonly TicketBackend[],
   service: TicketService,
   startAfterGiven: boolean,
 ): Promise<ApplyOutcome> {

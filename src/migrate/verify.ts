@@ -3,7 +3,7 @@
  * already handed out. Any other ID there could be handed out by ticketd later: a collision.
  */
 import type { Connection } from 'mysql2/promise';
-import type { Backend } from '../backend/backend.js';
+import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { ownsTicket, type Stripe } from '../core/ticket-math.js';
 import { readIdsAbove, type LegacyTable } from './legacy-table.js';
@@ -23,7 +23,7 @@ export interface VerifyReport {
 }
 
 /** Scans the legacy IDs above startAfter and checks each against the backends' counters. */
-export async function verifyMigration(legacy: Connection, table: LegacyTable, settings: SequenceSettings, backends: readonly Backend[]): Promise<VerifyReport> {
+export async function verifyMigration(legacy: Connection, table: LegacyTable, settings: SequenceSettings, backends: readonly TicketBackend[]): Promise<VerifyReport> {
   const stripes: Stripe[] = await Promise.all(backends.map((b) => b.settings()));
   const unexplained: bigint[] = [];
   let unexplainedCount = 0;

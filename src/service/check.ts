@@ -6,7 +6,7 @@ import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
-import { stripeProblem } from '../core/stripes.js';
+import { stripeProblem } from '../allocator/ticket-guard.js';
 import type { Stripe } from '../core/ticket-math.js';
 
 /**

@@ -1,10 +1,10 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
-import { Allocator, type BackendStatus } from '../allocator/allocator.js';
+import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
 import { assertSequenceName, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket, type IdRange } from '../core/ticket-math.js';
-import { BackendsUnavailableError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { BackendAccessDeniedError, BackendsUnavailableError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 
@@ -88,20 +88,18 @@ export class TicketService {
   }
 
   async #load(name: string): Promise<Entry> {
-    const rows = await Promise.allSettled(this.#allocator.backends.map((b) => b.readSequence(name)));
-    const found: { backend: string; settings: SequenceSettings }[] = [];
-    rows.forEach((r, i) => {
-      if (r.status === 'fulfilled' && r.value !== undefined) found.push({ backend: this.#allocator.backends[i]!.label, settings: r.value });
-    });
+    const answers = await this.#allocator.everywhere((b) => b.readSequence(name));
+    const found = answers.flatMap((a) => (a.ok && a.value !== undefined ? [{ backend: a.backend.label, settings: a.value }] : []));
     const first = found[0];
     if (first === undefined) {
-      if (rows.every((r) => r.status === 'rejected')) {
-        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name}`, {
-          cause: (rows[0] as PromiseRejectedResult | undefined)?.reason,
+      const failed = answers.flatMap((a) => (a.ok ? [] : [a]));
+      if (failed.length === answers.length) {
+        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name} (${failed.map((a) => `${a.backend.label}: ${errorText(a.error)}`).join('; ')})`, {
+          cause: failed[0]?.error,
         });
       }
       // Remembered only when every backend said so: one that did not answer may have it.
-      if (rows.every((r) => r.status === 'fulfilled')) this.#rememberUnknown(name);
+      if (failed.length === 0) this.#rememberUnknown(name);
       throw new SequenceNotFoundError(`sequence ${name} does not exist`);
     }
     const odd = found.find((f) => !sameSettings(f.settings, first.settings));
@@ -162,42 +160,47 @@ export class TicketService {
    */
   async createSequence(settings: SequenceSettings): Promise<boolean> {
     this.#unknown.delete(settings.name);
-    const backends = this.#allocator.backends;
-    const results = await Promise.allSettled(backends.map((b) => b.createSequence(settings, firstUsefulTicket(settings))));
-    const conflict = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof SequenceConflictError);
-    if (conflict !== undefined) throw conflict.reason;
+    const answers = await this.#allocator.everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
+    const conflict = answers.find((a) => !a.ok && a.error instanceof SequenceConflictError);
+    if (conflict !== undefined && !conflict.ok) throw conflict.error;
     const failed: string[] = [];
-    results.forEach((r, i) => {
-      const backend = backends[i]!;
-      if (r.status === 'fulfilled') this.#allocator.notePresent(backend, settings.name);
-      else failed.push(`${backend.label}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
-    });
+    for (const a of answers) {
+      if (a.ok) this.#allocator.notePresent(a.backend, settings.name);
+      else failed.push(`${a.backend.label}: ${errorText(a.error)}`);
+    }
     if (failed.length > 0) {
-      const denied = results.some((r) => r.status === 'rejected' && isAccessDenied(r.reason));
+      const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
       throw new BackendsUnavailableError(
         denied
           ? `sequence ${settings.name} was not created on ${failed.join('; ')}; the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS`
           : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
       );
     }
-    return results.some((r) => r.status === 'fulfilled' && r.value);
+    return answers.some((a) => a.ok && a.value);
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it. */
   async listSequences(): Promise<SequenceListing[]> {
-    const backends = this.#allocator.backends;
-    const rows = await Promise.allSettled(backends.map((b) => b.readSequences()));
-    if (rows.every((r) => r.status === 'rejected')) throw new BackendsUnavailableError('no backend answered while listing sequences');
+    const answers = await this.#allocator.everywhere((b) => b.readSequences());
+    if (answers.every((a) => !a.ok)) {
+      throw new BackendsUnavailableError(`no backend answered while listing sequences (${answers.map((a) => `${a.backend.label}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`);
+    }
     const listing = new Map<string, { settings: SequenceSettings; backends: string[] }>();
-    rows.forEach((r, i) => {
-      if (r.status !== 'fulfilled') return;
-      for (const settings of r.value) {
+    for (const a of answers) {
+      if (!a.ok) continue;
+      for (const settings of a.value) {
         const seen = listing.get(settings.name) ?? { settings, backends: [] };
-        seen.backends.push(backends[i]!.label);
+        seen.backends.push(a.backend.label);
         listing.set(settings.name, seen);
       }
-    });
+    }
     return [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1));
+  }
+
+  /** Re-checks a backend against the claims and lets it serve the sequence again (lifts a quarantine). */
+  async release(name: string, backend: string): Promise<ReleaseResult> {
+    const entry = await this.#entry(name);
+    return this.#allocator.release(backend, entry.settings);
   }
 
   /** The cache of a sequence as seen by this process, if it has served it. */
@@ -250,8 +253,6 @@ export class TicketService {
   }
 }
 
-/** ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR: a missing GRANT. */
-function isAccessDenied(error: unknown): boolean {
-  const errno = (error as { errno?: unknown } | null)?.errno;
-  return errno === 1044 || errno === 1045 || errno === 1142;
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,4 @@
-import { stripeProblem } from '../../src/core/stripes.js';
+import { stripeProblem } from '../../src/allocator/ticket-guard.js';
 
 const s = (increment: bigint, offset: bigint) => ({ increment, offset });
 

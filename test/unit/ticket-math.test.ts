@@ -1,12 +1,11 @@
 import {
   blockForTicket,
+  classesOverlap,
   firstUsefulTicket,
-  HighWaterMarks,
   MAX_UINT64,
   ownsTicket,
   toTicket,
 } from '../../src/core/ticket-math.js';
-import { TicketRegressionError } from '../../src/errors.js';
 
 const plain = { blockSize: 10_000n, startAfter: 0n, maxId: MAX_UINT64 };
 const odd = { increment: 2n, offset: 1n };
@@ -70,35 +69,13 @@ describe('stripes', () => {
   });
 });
 
-describe('HighWaterMarks', () => {
-  it('accepts rising tickets of the right parity', () => {
-    const marks = new HighWaterMarks();
-    marks.accept('a', 'default', 1n, odd);
-    marks.accept('a', 'default', 3n, odd);
-    expect(marks.get('a', 'default')).toBe(3n);
-  });
-
-  it('refuses a ticket at or below the mark, and keeps the mark', () => {
-    const marks = new HighWaterMarks();
-    marks.accept('a', 'default', 11n, odd);
-    expect(() => marks.accept('a', 'default', 11n, odd)).toThrow(TicketRegressionError);
-    expect(() => marks.accept('a', 'default', 5n, odd)).toThrow(/at or below ticket 11/);
-    expect(marks.get('a', 'default')).toBe(11n);
-  });
-
-  it('refuses a ticket of the other backend’s parity', () => {
-    const marks = new HighWaterMarks();
-    expect(() => marks.accept('a', 'default', 4n, odd)).toThrow(/not ≡ 1 \(mod 2\)/);
-  });
-
-  it('keeps marks per backend and per sequence, and raise never lowers', () => {
-    const marks = new HighWaterMarks();
-    marks.accept('a', 's1', 9n, odd);
-    marks.accept('a', 's2', 1n, odd);
-    marks.accept('b', 's1', 2n, even);
-    marks.raise('a', 's1', 3n);
-    expect(marks.get('a', 's1')).toBe(9n);
-    marks.raise('a', 's1', 21n);
-    expect(() => marks.accept('a', 's1', 21n, odd)).toThrow(TicketRegressionError);
+describe('classesOverlap', () => {
+  it('matches classes under the same increment by residue, and across increments modulo their gcd', () => {
+    expect(classesOverlap({ increment: 2n, residue: 1n }, odd)).toBe(true);
+    expect(classesOverlap({ increment: 2n, residue: 0n }, odd)).toBe(false);
+    expect(classesOverlap({ increment: 2n, residue: 0n }, even)).toBe(true);
+    // Re-striped from 2 to 4: the old odd class shares tickets with 4/3, the old even one does not.
+    expect(classesOverlap({ increment: 2n, residue: 1n }, { increment: 4n, offset: 3n })).toBe(true);
+    expect(classesOverlap({ increment: 2n, residue: 0n }, { increment: 4n, offset: 3n })).toBe(false);
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * What the allocator needs of a ticket server. `Backend` implements it on MySQL; unit tests pass
+ * fakes, so the allocator, the ticket guard and rejoin are tested without a server.
+ */
+import type { SequenceSettings } from '../core/sequence.js';
+import type { ServerSettings } from '../core/server-checks.js';
+import type { Stripe } from '../core/ticket-math.js';
+
+/** What a run of REPLACEs produced: the tickets it got, and the error that stopped it, if any. */
+export interface TicketBatch {
+  readonly tickets: bigint[];
+  readonly error: unknown;
+}
+
+/** Tickets of one backend's residue class, to be claimed on a peer before their blocks are served. */
+export interface Claim {
+  readonly sequence: string;
+  readonly stripe: Stripe;
+  readonly tickets: readonly bigint[];
+  /** Identity of the backend the tickets came from (for operators reading the table). */
+  readonly source: string;
+}
+
+/** What a peer holds for one residue class of a sequence: its highest claim and its floor. */
+export interface ClassClaims {
+  readonly increment: bigint;
+  readonly residue: bigint;
+  readonly highest: bigint | undefined;
+  readonly floor: bigint | undefined;
+}
+
+/** A ticket server as the allocator uses it. */
+export interface TicketBackend {
+  /** `mysql://host:port/db`: safe to log. */
+  readonly label: string;
+  /** Connects (a fresh check of the server's settings) and returns what it reports. */
+  settings(): Promise<ServerSettings>;
+  /** Checks the settings of every connection again before its next use (after an idle spell or a break). */
+  forgetVerifiedConnections(): void;
+  /** Runs REPLACE `count` times in a row; at most one run per sequence in flight. */
+  fetchTickets(sequence: string, count: number): Promise<TicketBatch>;
+  /**
+   * Claims tickets durably in one statement, then reads the floors. Rejects with
+   * TicketClaimedBeforeError when one was claimed before or lies at or below a floor.
+   */
+  claimTickets(claim: Claim): Promise<void>;
+  /** Highest claim and floor per residue class of a sequence. */
+  readClaims(sequence: string): Promise<ClassClaims[]>;
+  /** Keeps the newest `keep` claims of the stripe's class; returns the new floor, if it pruned. */
+  pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined>;
+  /** The last ticket issued for the sequence (0 when none). */
+  lastTicket(sequence: string): Promise<bigint>;
+  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
+  advanceCounter(sequence: string, minTicket: bigint): Promise<void>;
+  /** One sequence row, or undefined when this backend lacks the sequence. */
+  readSequence(name: string): Promise<SequenceSettings | undefined>;
+  /** All sequence rows on this backend. */
+  readSequences(): Promise<SequenceSettings[]>;
+  /** Creates the sequence here; false when an identical one exists; throws on a conflicting one. */
+  createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
+  /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */
+  prepareSequence(name: string, firstTicket: bigint): Promise<void>;
+  /** Applies the schema and writes this backend's identity if it has none; returns the identity. */
+  applySchema(): Promise<string>;
+  /** Closes every connection. */
+  close(): Promise<void>;
+}

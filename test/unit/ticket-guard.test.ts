@@ -1,0 +1,95 @@
+import {
+  accept,
+  catchUpTarget,
+  claimVerdict,
+  HighWaterMarks,
+  highestUsed,
+  isRegressed,
+  mayServeUnclaimed,
+  REGRESSION_GAP_TICKETS,
+  regressionTarget,
+} from '../../src/allocator/ticket-guard.js';
+
+const odd = { increment: 2n, offset: 1n };
+const cls = (increment: bigint, residue: bigint, highest?: bigint, floor?: bigint) => ({ increment, residue, highest, floor });
+
+describe('ticket guard: accept (parity and the process mark)', () => {
+  it('accepts rising tickets of the backend’s class', () => {
+    expect(accept([1n, 3n, 5n], odd, undefined, 'A')).toEqual({ accepted: [1n, 3n, 5n] });
+  });
+
+  it('stops at the first ticket at or below the mark, as a regression', () => {
+    const { accepted, refused } = accept([13n, 15n], odd, 13n, 'A');
+    expect(accepted).toEqual([]);
+    expect(refused).toMatchObject({ ticket: 13n, regressed: true });
+    expect(refused?.reason).toMatch(/at or below ticket 13/);
+  });
+
+  it('stops at a ticket that repeats one earlier in the same run', () => {
+    expect(accept([5n, 7n, 7n, 9n], odd, 3n, 'A')).toMatchObject({ accepted: [5n, 7n], refused: { ticket: 7n, regressed: true } });
+  });
+
+  it('refuses a ticket of another class, which advancing cannot fix', () => {
+    const { accepted, refused } = accept([5n, 8n], odd, undefined, 'A');
+    expect(accepted).toEqual([5n]);
+    expect(refused).toMatchObject({ ticket: 8n, regressed: false });
+    expect(refused?.reason).toMatch(/not ≡ 1 \(mod 2\)/);
+  });
+});
+
+describe('ticket guard: claims decide', () => {
+  it('refuses a chunk any peer holds a claim for, even if another peer took it', () => {
+    expect(claimVerdict(['claimed', 'claimed-before'])).toBe('claimed-before');
+    expect(claimVerdict(['failed', 'claimed-before'])).toBe('claimed-before');
+  });
+
+  it('serves a chunk one peer claimed, even when the others failed', () => {
+    expect(claimVerdict(['failed', 'claimed'])).toBe('claimed');
+  });
+
+  it('calls a chunk unclaimed when no peer answered (or there is none), and only preferred serves it', () => {
+    expect(claimVerdict(['failed', 'failed'])).toBe('unclaimed');
+    expect(claimVerdict([])).toBe('unclaimed');
+    expect(mayServeUnclaimed('preferred')).toBe(true);
+    expect(mayServeUnclaimed('required')).toBe(false);
+  });
+});
+
+describe('ticket guard: regressions', () => {
+  it('takes the highest claim or floor of the overlapping classes as used', () => {
+    const classes = [cls(2n, 1n, 101n, 50n), cls(2n, 0n, 9000n), cls(2n, 1n, undefined, 300n), cls(4n, 3n, 777n)];
+    expect(highestUsed(classes, odd)).toBe(777n);
+    expect(highestUsed([cls(2n, 0n, 9000n)], odd)).toBeUndefined();
+  });
+
+  it('calls a counter regressed only when its last ticket is below a used one', () => {
+    expect(isRegressed(99n, 101n)).toBe(true);
+    expect(isRegressed(101n, 101n)).toBe(false);
+    expect(isRegressed(103n, 101n)).toBe(false);
+    expect(isRegressed(5n, undefined)).toBe(false);
+    // An empty table says nothing about its counter: its first ticket meets the claims.
+    expect(isRegressed(0n, 101n)).toBe(false);
+  });
+
+  it('advances a regressed counter past every used ticket known, plus the gap', () => {
+    expect(regressionTarget([101n, undefined, 555n, 7n], odd)).toBe(555n + REGRESSION_GAP_TICKETS * 2n + 1n);
+    expect(regressionTarget([undefined], odd)).toBe(REGRESSION_GAP_TICKETS * 2n + 1n);
+  });
+
+  it('catches up a laggard only when it trails the leader by more than the minimum lag', () => {
+    expect(catchUpTarget(1n, 1001n, odd)).toBe(1002n);
+    expect(catchUpTarget(999n, 1001n, odd)).toBeUndefined();
+  });
+});
+
+describe('ticket guard: process marks', () => {
+  it('keeps marks per backend and sequence, and never lowers them', () => {
+    const marks = new HighWaterMarks();
+    marks.raise('a', 's1', 9n);
+    marks.raise('a', 's1', 3n);
+    marks.raise('b', 's1', 2n);
+    expect(marks.get('a', 's1')).toBe(9n);
+    expect(marks.get('b', 's1')).toBe(2n);
+    expect(marks.get('a', 's2')).toBeUndefined();
+  });
+});
