@@ -37,7 +37,8 @@ export interface ReleaseResult {
   readonly sequence: string;
   /** The reason it was quarantined, or null when it was not. */
   readonly wasQuarantined: string | null;
-  readonly lastTicket: string;
+  /** The lowest ticket its counter could issue when it was checked. */
+  readonly nextTicket: string;
   /** The highest ticket of its class claimed (or below a floor) on the peers, or null. */
   readonly highestUsed: string | null;
   /** The next ticket its counter was moved to, or null when it was already past every used ticket. */
@@ -63,22 +64,18 @@ export class Rejoin {
     const { classes } = await readClaimsEverywhere(this.#peersOf(slot), name, PREPARE_WAIT_MS);
     const used = highestUsed(classes, stripe);
     if (used !== undefined) this.#ctx.marks.raise(label, name, used);
-    let own = await slot.backend.lastTicket(name);
-    if (own === 0n) {
-      slot.prepared.add(name);
-      return;
-    }
+    let own = await slot.backend.nextTicket(name);
     if (isRegressed(own, used)) {
-      const next = await this.#onRegression(slot, name, own, `counter at ${own}, below ticket ${used} already used (restored backup or promoted replica?)`, classes);
+      const next = await this.#onRegression(slot, name, own, `counter at ${own}, at or below ticket ${used} already used (restored backup or promoted replica?)`, classes);
       if (next === undefined) return;
-      own = next - 1n;
+      own = next;
     }
-    const counters = await settleWithin(this.#peersOf(slot).map((b) => b.lastTicket(name)), PREPARE_WAIT_MS);
+    const counters = await settleWithin(this.#peersOf(slot).map((b) => b.nextTicket(name)), PREPARE_WAIT_MS);
     const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
     const target = catchUpTarget(own, leader, stripe);
     if (target !== undefined) {
       await slot.backend.advanceCounter(name, target);
-      this.#ctx.logger.info({ backend: label, sequence: name, from: own, to: leader }, 'counter caught up with the leader');
+      this.#ctx.logger.info({ backend: label, sequence: name, from: own, to: target }, 'counter caught up with the leader');
     }
     slot.prepared.add(name);
   }
@@ -123,9 +120,9 @@ export class Rejoin {
       throw new BackendsUnavailableError(`cannot release ${label} for ${name}: ${peers.length - answered} of its ${peers.length} peers did not answer with their claims`);
     }
     const used = highestUsed(classes, stripe);
-    const own = await slot.backend.lastTicket(name);
+    const own = await slot.backend.nextTicket(name);
     let advancedTo: bigint | undefined;
-    if (used !== undefined && own < used) {
+    if (isRegressed(own, used)) {
       advancedTo = regressionTarget([used, this.#ctx.marks.get(label, name), own], stripe);
       await slot.backend.advanceCounter(name, advancedTo);
     }
@@ -133,12 +130,12 @@ export class Rejoin {
     const wasQuarantined = slot.quarantined.get(name) ?? null;
     slot.quarantined.delete(name);
     slot.prepared.delete(name);
-    this.#ctx.logger.warn({ backend: label, sequence: name, lastTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
+    this.#ctx.logger.warn({ backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
     return {
       backend: label,
       sequence: name,
       wasQuarantined,
-      lastTicket: String(own),
+      nextTicket: String(own),
       highestUsed: used === undefined ? null : String(used),
       advancedTo: advancedTo === undefined ? null : String(advancedTo),
     };

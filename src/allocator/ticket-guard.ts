@@ -120,10 +120,9 @@ export function highestUsed(classes: readonly ClassClaims[], stripe: Stripe): bi
   return highest;
 }
 
-/** True when a backend's last ticket lies below a ticket already used of its class: it went back. */
-export function isRegressed(lastTicket: bigint, used: bigint | undefined): boolean {
-  // An empty ticket table (0) tells nothing of its counter: its first ticket meets the claims instead.
-  return lastTicket > 0n && used !== undefined && lastTicket < used;
+/** True when a backend's counter would issue a ticket at or below one already used of its class: it went back. */
+export function isRegressed(nextTicket: bigint, used: bigint | undefined): boolean {
+  return used !== undefined && nextTicket <= used;
 }
 
 /** The lowest next ticket for a regressed counter: past every used ticket known, plus the gap. */
@@ -132,10 +131,13 @@ export function regressionTarget(known: readonly (bigint | undefined)[], stripe:
   return highest + REGRESSION_GAP_TICKETS * stripe.increment + 1n;
 }
 
-/** The next ticket a returning backend should move to, or undefined when it is close enough to the leader. */
-export function catchUpTarget(own: bigint, leader: bigint, stripe: Stripe): bigint | undefined {
+/**
+ * The next ticket a returning backend should move to (from its own next ticket and the highest of
+ * its peers'), or undefined when it is close enough to the leader.
+ */
+export function catchUpTarget(ownNext: bigint, leaderNext: bigint, stripe: Stripe): bigint | undefined {
   // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
-  return leader > own + CATCH_UP_MIN_LAG_TICKETS * stripe.increment ? leader + 1n : undefined;
+  return leaderNext > ownNext + CATCH_UP_MIN_LAG_TICKETS * stripe.increment ? leaderNext : undefined;
 }
 
 /**

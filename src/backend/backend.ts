@@ -407,6 +407,24 @@ export class Backend implements TicketBackend {
     return id === null || id === undefined ? 0n : BigInt(String(id));
   }
 
+  /** The lowest ticket the counter can issue next: AUTO_INCREMENT, and at least the last ticket + 1. */
+  async nextTicket(sequence: string): Promise<bigint> {
+    const table = ticketTable(sequence);
+    const [results] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[][]>({
+        // SHOW CREATE TABLE reads the live counter; information_schema.TABLES is cached on MySQL 8.
+        sql: `SELECT MAX(id) AS id FROM ${table}; SHOW CREATE TABLE ${table}`,
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    const last = results[0]?.[0]?.id;
+    const text = String(results[1]?.[0]?.['Create Table'] ?? '');
+    // No AUTO_INCREMENT= clause: the counter has never moved, so the next value is 1.
+    const autoIncrement = BigInt(/\) .*AUTO_INCREMENT=(\d+)/s.exec(text)?.[1] ?? '1');
+    const afterLast = last === null || last === undefined ? 1n : BigInt(String(last)) + 1n;
+    return autoIncrement > afterLast ? autoIncrement : afterLast;
+  }
+
   /** Closes every connection. */
   async close(): Promise<void> {
     await this.#pool.end().catch(() => undefined);

@@ -50,6 +50,11 @@ export interface TicketBackend {
   pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined>;
   /** The last ticket issued for the sequence (0 when none). */
   lastTicket(sequence: string): Promise<bigint>;
+  /**
+   * The lowest ticket the counter can issue next: its AUTO_INCREMENT, which (unlike the last ticket)
+   * also moves when the counter is advanced, and is known for an empty table.
+   */
+  nextTicket(sequence: string): Promise<bigint>;
   /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
   advanceCounter(sequence: string, minTicket: bigint): Promise<void>;
   /** One sequence row, or undefined when this backend lacks the sequence. */

@@ -149,7 +149,7 @@ export const openApiDocument = Object.freeze({
                 backend: { type: 'string' },
                 sequence: { type: 'string' },
                 wasQuarantined: { type: ['string', 'null'], description: 'Why it was quarantined, or null.' },
-                lastTicket: idString,
+                nextTicket: idString,
                 highestUsed: { oneOf: [idString, { type: 'null' }], description: 'Highest ticket of its class claimed (or below a floor) on its peers.' },
                 advancedTo: { oneOf: [idString, { type: 'null' }], description: 'The next ticket its counter was moved to, or null.' },
               },

@@ -99,6 +99,22 @@ export async function nextId(base: string, sequence: string): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
+/**
+ * The sum of a metric's samples on a running ticketd's /metrics, over the samples whose labels
+ * include every pair in `labels` (e.g. { action: 'quarantined' }).
+ */
+export async function metricSum(base: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null || match[1] !== name) continue;
+    const pairs = new Map([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (Object.entries(labels).every(([k, v]) => pairs.get(k) === v)) sum += Number(match[3]);
+  }
+  return sum;
+}
+
 /** PUT a sequence as admin; returns the status. */
 export async function putSequence(base: string, name: string, body: object): Promise<number> {
   const res = await fetch(`${base}/v1/sequences/${name}`, {
