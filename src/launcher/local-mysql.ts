@@ -61,6 +61,7 @@ export interface LocalServer {
   readonly dir: string;
   /** `mysql://root@127.0.0.1:<port>/ticketd` */
   readonly url: string;
+  readonly flavor: ServerFlavor;
   /** The server's process id, while it runs. */
   readonly pid: number | undefined;
   /** Sends a signal to the server process (chaos tests: SIGKILL, SIGSTOP, SIGCONT). */
@@ -83,6 +84,8 @@ export interface LocalServerOptions {
   readonly binary: ServerBinary;
   /** Port to use; a free one is picked when omitted. */
   readonly port?: number;
+  /** More server options (tests: --log-bin and --server-id for a replicated pair). */
+  readonly extraArgs?: readonly string[];
 }
 
 /** Initialises (once) and starts a server, resolving when it accepts connections. */
@@ -113,6 +116,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     port,
     dir,
     url: `mysql://root@127.0.0.1:${port}/${LOCAL_DATABASE}`,
+    flavor: options.binary.flavor,
     get pid() {
       return child?.exitCode === null && child.signalCode === null ? child.pid : undefined;
     },
@@ -175,6 +179,7 @@ function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, 
     '--innodb-buffer-pool-size=64M',
     '--max-connections=500',
     ...(options.binary.flavor === 'mysql' ? ['--mysqlx=OFF'] : []),
+    ...(options.extraArgs ?? []),
     ...(process.getuid?.() === 0 ? ['--user=root'] : []),
   ];
   // Own process group: a Ctrl-C meant for ticketd does not reach the server, which we stop ourselves.

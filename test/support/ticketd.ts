@@ -9,7 +9,7 @@ import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
 import { findServerBinary, startLocalServer } from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
-import { silentLogger } from '../../src/logger.js';
+import { createLogger, silentLogger, type Logger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
 import { initBackends } from '../../src/service/init.js';
 import { TicketService } from '../../src/service/ticket-service.js';
@@ -25,9 +25,15 @@ export function sharedBackends(): string {
 }
 
 /** A ticketd in this process on a free port of 127.0.0.1. */
-export function startInProcess(backends: string, settings: ConfigInput = {}): Promise<RunningTicketd> {
+export function startInProcess(backends: string, settings: ConfigInput = {}, logger: Logger = silentLogger): Promise<RunningTicketd> {
   const config = loadConfig({ backends, port: '0', adminToken: TEST_ADMIN_TOKEN, ...settings });
-  return startTicketd({ config, logger: silentLogger, host: '127.0.0.1' });
+  return startTicketd({ config, logger, host: '127.0.0.1' });
+}
+
+/** A logger that keeps every line as a parsed object, for tests that check structured fields. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
 }
 
 /** A pair of backends of this test's own (for tests that kill or stop them), initialised. */

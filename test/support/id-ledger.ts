@@ -1,0 +1,70 @@
+/**
+ * Every acknowledged ID of a test, with who served it, and continuous load on ticketd servers:
+ * for tests that must see an ID served twice if the guarantee breaks.
+ */
+
+/** Acknowledged IDs; a repeat is recorded with both servers that served it. */
+export class IdLedger {
+  readonly #owner = new Map<string, string>();
+  readonly repeats: string[] = [];
+  readonly statuses = new Map<number, number>();
+  acknowledged = 0;
+
+  /** One request for `count` IDs to a server; records what came back. Never throws. */
+  async request(url: string, who: string, sequence: string, count: number): Promise<number> {
+    let status = 0;
+    try {
+      const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=${count}`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+      status = res.status;
+      const body = (await res.json()) as { ids?: string[] };
+      if (status === 200) for (const id of body.ids ?? []) this.#add(id, who);
+    } catch {
+      status = 0;
+    }
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+    return status;
+  }
+
+  #add(id: string, who: string): void {
+    this.acknowledged++;
+    const before = this.#owner.get(id);
+    if (before !== undefined) this.repeats.push(`${id} by ${before} and ${who}`);
+    else this.#owner.set(id, who);
+  }
+
+  /** How many IDs were acknowledged once each. */
+  get unique(): number {
+    return this.#owner.size;
+  }
+
+  /** The highest ticket of each residue class (mod 2) acknowledged so far, for a block size. */
+  highestTicket(blockSize: bigint, residue: bigint): bigint {
+    let highest = 0n;
+    for (const id of this.#owner.keys()) {
+      const t = BigInt(id) / blockSize;
+      if (t % 2n === residue && t > highest) highest = t;
+    }
+    return highest;
+  }
+}
+
+/** Clients sending requests in a loop to the servers until stopped; counts vary from 1 to 40. */
+export function startLoad(ledger: IdLedger, servers: readonly { url: string; name: string }[], sequence: string, clients: number): { stop(): Promise<void> } {
+  let running = true;
+  const loops = Array.from({ length: clients }, async (_, c) => {
+    for (let n = c; running; n += clients) {
+      const server = servers[n % servers.length]!;
+      const status = await ledger.request(server.url, server.name, sequence, 1 + (n % 40));
+      if (status !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Resolves after ms milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
