@@ -270,7 +270,7 @@ export class Allocator {
       // Claims are required and no peer could take them: a REPLACE now would only burn a ticket.
       if (!slot.unclaimed.has(name)) {
         slot.unclaimed.add(name);
-        this.#logger.warn({ backend: label(slot), sequence: name, claims: this.#claimsPolicy, served: false }, 'refusing tickets without a claim (TICKETD_CLAIMS=required): no peer is up');
+        this.#logger.warn({ backend: label(slot), sequence: name, claims: this.#claimsPolicy, served: false, unclaimedEpisode: 'start' }, 'refusing tickets without a claim (TICKETD_CLAIMS=required): no peer is up');
       }
       return { retry: false };
     }
@@ -352,7 +352,7 @@ export class Allocator {
     }
     const verdict = claimVerdict(answers.map((a) => a.answer));
     if (verdict === 'claimed') {
-      if (slot.unclaimed.delete(name)) this.#logger.info({ backend: label, sequence: name }, 'tickets are claimed on a peer again');
+      if (slot.unclaimed.delete(name)) this.#logger.info({ backend: label, sequence: name, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
       return true;
     }
     if (verdict === 'claimed-before') {
@@ -367,7 +367,7 @@ export class Allocator {
       slot.unclaimed.add(name);
       const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.backend.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
       this.#logger.warn(
-        { backend: label, sequence: name, claims: this.#claimsPolicy, served: serve },
+        { backend: label, sequence: name, claims: this.#claimsPolicy, served: serve, unclaimedEpisode: 'start' },
         serve
           ? `serving tickets without a claim on the process marks alone: ${why}`
           : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,

@@ -103,17 +103,24 @@ export async function takeBackup(serverUrl: string): Promise<LogicalBackup> {
   }
 }
 
-/** Restores a logical backup over the live database: each table dropped, recreated and refilled. */
+/**
+ * Restores a logical backup over the live database: each table rebuilt from the backup under
+ * another name, then swapped in with one atomic RENAME, so that live traffic sees the old table
+ * or the restored one, never a half-filled one.
+ */
 export async function restoreBackup(serverUrl: string, backup: LogicalBackup): Promise<void> {
   const conn = await mysql.createConnection({ uri: serverUrl, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true });
   try {
     for (const { table, create, rows } of backup) {
-      await conn.query(`DROP TABLE IF EXISTS \`${table}\``);
-      await conn.query(create);
+      const staged = `${table}_restore`;
+      await conn.query(`DROP TABLE IF EXISTS \`${staged}\``);
+      await conn.query(create.replace(`CREATE TABLE \`${table}\``, `CREATE TABLE \`${staged}\``));
       if (rows.length > 0) {
         const columns = Object.keys(rows[0]!);
-        await conn.query(`INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [rows.map((r) => columns.map((c) => r[c]))]);
+        await conn.query(`INSERT INTO \`${staged}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [rows.map((r) => columns.map((c) => r[c]))]);
       }
+      await conn.query(`RENAME TABLE \`${table}\` TO \`${table}_replaced\`, \`${staged}\` TO \`${table}\``);
+      await conn.query(`DROP TABLE \`${table}_replaced\``);
     }
   } finally {
     await conn.end();

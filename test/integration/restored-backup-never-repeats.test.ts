@@ -1,0 +1,61 @@
+/**
+ * Backend A restored from a logical backup taken seconds before (every table: tickets, claims,
+ * sequences, identity), while three ticketd processes run: two busy, one idle since the start.
+ */
+import type { LocalPair } from '../../src/launcher/local-pair.js';
+import type { RunningTicketd } from '../../src/server.js';
+import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
+import { restoreBackup, takeBackup } from '../support/regressions.js';
+import { capturingLogger, metricSum, putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+
+const SEQUENCE = 'restored';
+const BLOCK_SIZE = 10n;
+
+describe('backend A restored from a backup taken seconds before', () => {
+  let pair: LocalPair & { dispose(): Promise<void> };
+  const servers: RunningTicketd[] = [];
+  const logs = [capturingLogger(), capturingLogger(), capturingLogger()];
+
+  beforeAll(async () => {
+    pair = await startPrivatePair();
+    for (const { logger } of logs) servers.push(await startInProcess(pair.backendsUrl, {}, logger));
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    await pair?.dispose();
+  });
+
+  it('repeats no ID from busy or idle processes, and is reported', async () => {
+    const [busyA, busyB, idle] = servers as [RunningTicketd, RunningTicketd, RunningTicketd];
+    const aLabel = busyA.service.backendStatus()[0]!.backend;
+    expect(await putSequence(busyA.url, SEQUENCE, { blockSize: Number(BLOCK_SIZE) })).toBe(201);
+    const ledger = new IdLedger();
+    for (let i = 0; i < 5; i++) expect(await ledger.request(idle.url, 'idle', SEQUENCE, 40)).toBe(200);
+    const busy = [{ url: busyA.url, name: 'busy-1' }, { url: busyB.url, name: 'busy-2' }];
+    const before = startLoad(ledger, busy, SEQUENCE, 4);
+    await sleep(1000);
+    const backup = await takeBackup(pair.a.url);
+    await sleep(2000);
+    await before.stop();
+    const servedBefore = ledger.highestTicket(BLOCK_SIZE, 1n);
+    await restoreBackup(pair.a.url, backup);
+    const after = startLoad(ledger, busy, SEQUENCE, 4);
+    for (let i = 0; i < 40; i++) await ledger.request(idle.url, 'idle', SEQUENCE, 40);
+    await sleep(1000);
+    await after.stop();
+
+    const backupTickets = backup.find((t) => t.table === `tickets_${SEQUENCE}`)!.rows.map((r) => BigInt(String(r.id)));
+    const restoredTo = backupTickets.reduce((m, t) => (t > m ? t : m), 0n);
+    let reported = 0;
+    for (const s of servers) reported += await metricSum(s.url, 'ticketd_regressions_total', { backend: aLabel }) + (await metricSum(s.url, 'ticketd_claims_refused_total', { backend: aLabel }));
+    console.log(`restored backup: A's counter went back from ticket ${servedBefore} to ${restoredTo}; ${ledger.acknowledged} IDs acknowledged, ${ledger.repeats.length} repeated, ${reported} reports`);
+    expect(restoredTo).toBeGreaterThan(0n);
+    expect(restoredTo).toBeLessThan(servedBefore);
+    expect(ledger.repeats).toEqual([]);
+    expect(ledger.statuses.get(200) ?? 0).toBeGreaterThan(100);
+    expect(reported).toBeGreaterThan(0);
+    const lines = logs.flatMap((l) => l.lines).filter((l) => l.level === 50 && l.backend === aLabel && l.sequence === SEQUENCE);
+    expect(lines.length).toBeGreaterThan(0);
+  });
+});
