@@ -206,6 +206,20 @@ export class Backend implements TicketBackend {
     }
   }
 
+  /** Tables of sql/schema.sql that this backend lacks (an older schema, or init never ran). */
+  async missingSchemaTables(): Promise<string[]> {
+    const wanted = ['ticketd_sequences', 'ticketd_backend', 'ticketd_claims', 'ticketd_claim_floors'];
+    const [rows] = await this.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({
+        sql: 'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)',
+        values: [wanted],
+        timeout: this.#options.queryTimeoutMs,
+      }),
+    );
+    const present = new Set(rows.map((r) => String(r.name)));
+    return wanted.filter((t) => !present.has(t));
+  }
+
   /** Storage engine of every ticket table, by sequence name. */
   async ticketTableEngines(): Promise<Map<string, string>> {
     const [rows] = await this.withConnection((conn) =>

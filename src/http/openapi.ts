@@ -26,7 +26,7 @@ const json = (schema: object): object => ({ 'application/json': { schema } });
 /** The document. */
 export const openApiDocument = Object.freeze({
   openapi: '3.1.0',
-  info: { title: 'ticketd', version: '0.2.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  info: { title: 'ticketd', version: '0.3.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
   components: {
     securitySchemes: {
       admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' },

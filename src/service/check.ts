@@ -26,6 +26,8 @@ interface Observed {
   readonly settings: ServerSettings;
   readonly sequences: SequenceSettings[];
   readonly engines: Map<string, string>;
+  /** Tables of sql/schema.sql this backend lacks. */
+  readonly missingTables: string[];
 }
 
 /** Runs every check against every backend; never throws for what it finds. */
@@ -43,6 +45,7 @@ export async function runChecks(addresses: readonly BackendAddress[], allowUnsaf
             settings,
             sequences: initialised ? await b.readSequences() : [],
             engines: await b.ticketTableEngines(),
+            missingTables: initialised ? await b.missingSchemaTables() : [],
           };
         } catch (error) {
           findings.push({ kind: 'unreachable', message: `backend ${b.label} did not answer: ${error instanceof Error ? error.message : String(error)}` });
@@ -79,6 +82,10 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
       });
     } else {
       identities.set(identity, o.label);
+    }
+    if (o.missingTables.length > 0) {
+      // A backend initialised by an older ticketd: it cannot hold claims until init adds the tables.
+      findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run ticketd init` });
     }
     for (const [sequence, engine] of o.engines) {
       if (engine.toLowerCase() !== 'innodb') {

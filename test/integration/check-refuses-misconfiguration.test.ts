@@ -1,4 +1,5 @@
 import type { LocalPair } from '../../src/launcher/local-pair.js';
+import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { runCli, sqlOn, startPrivatePair } from '../support/ticketd.js';
 
 /**
@@ -120,5 +121,26 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
     const unreachable = runCli(['check'], { TICKETD_BACKENDS: `${pair.backendsUrl},mysql://root@127.0.0.1:1/ticketd` });
     expect(unreachable.status).toBe(1);
     expect(unreachable.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer/);
+  });
+
+  it('reports a backend with the schema of ticketd 0.2 (no claim tables); init upgrades it and turns its marks into floors', async () => {
+    await sqlOn(
+      pair.b.url,
+      'DROP TABLE ticketd_claims',
+      'DROP TABLE ticketd_claim_floors',
+      "INSERT INTO ticketd_marks (sequence, stripe_increment, stripe_residue, ticket, backend_id) VALUES ('engine_test', 2, 1, 777, 'old')",
+    );
+    const old = runCli(['check'], env);
+    expect(old.status).toBe(1);
+    expect(old.stdout).toMatch(/problem: backend mysql:\/\/\S+ lacks ticketd_claims, ticketd_claim_floors \(schema of an older ticketd\); run ticketd init/);
+    expect(runCli(['init'], env).status).toBe(0);
+    expect(runCli(['check'], env).status).toBe(0);
+    const conn = await mysql.createConnection(pair.b.url);
+    try {
+      const [rows] = await conn.query<RowDataPacket[]>("SELECT MAX(floor_ticket) AS floor FROM ticketd_claim_floors WHERE sequence = 'engine_test' AND stripe_residue = 1");
+      expect(String(rows[0]?.floor)).toBe('777');
+    } finally {
+      await conn.end();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { loadConfig } from '../../src/config.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
-import { killConnections, postIds, putSequence, sqlOn, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+import { killConnections, postIds, putSequence, runCliAsync, sqlOn, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
 const SEQUENCE = 'restore_me';
 
@@ -59,7 +59,7 @@ describe('regression guard: a backend whose counter goes back', () => {
     }
   });
 
-  it('a ticketd started after the restore catches it from the mark stored on the peer', async () => {
+  it('a ticketd started after the restore catches it from the claims held by the peer', async () => {
     await restoreFromOldBackup(pair.a.url);
     const server = await start();
     try {
@@ -82,6 +82,22 @@ describe('regression guard: a backend whose counter goes back', () => {
       // After the first refused refill, every ticket is even: backend B's.
       const tickets = fresh.slice(-500).map((id) => BigInt(id) / 10n);
       expect(tickets.every((t) => t % 2n === 0n)).toBe(true);
+
+      // Lifted without a restart: the CLI asks the running server, which re-checks A against the
+      // claims on B, advances it past them, and uses it again.
+      const released = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      expect(released.stdout).toMatch(/released .* \(was quarantined; next ticket \d+, highest claimed \d+; counter advanced to \d+\)/);
+      expect(released.status).toBe(0);
+      expect(server.service.backendsFor(SEQUENCE)[0]!.quarantined).toBeNull();
+      const after = await issue(server, 20);
+      expect(seen.size).toBe(issued);
+      expect(after.some((id) => (BigInt(id) / 10n) % 2n === 1n)).toBe(true);
+      // A second release finds nothing to do, and an unknown backend is a 404 problem.
+      const again = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      expect(again.stdout).toMatch(/was not quarantined; .*counter already past every claim/);
+      const unknown = await runCliAsync(['release', SEQUENCE, 'mysql://nowhere:1/x', '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      expect(unknown.status).toBe(1);
+      expect(unknown.stdout).toMatch(/TICKETD_UNKNOWN_BACKEND: backend mysql:\/\/nowhere:1\/x is not configured/);
     } finally {
       await server.close();
     }

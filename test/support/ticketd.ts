@@ -152,6 +152,16 @@ export function runCli(args: string[], env: Record<string, string> = {}): { stat
   return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
 }
 
+/** Runs the built CLI without blocking this process (for commands that call a ticketd running in it). */
+export function runCliAsync(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['dist/cli/main.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((done) => child.once('close', (status) => done({ status, stdout, stderr: stderr.trim() })));
+}
+
 /** Kills every other client connection on a local server, so that clients must reconnect. */
 export async function killConnections(serverUrl: string): Promise<void> {
   const conn = await mysql.createConnection(serverUrl);

@@ -100,4 +100,11 @@ describe('loadConfig: the rest of the settings', () => {
     expect(config.adminBackends.map((b) => b.user)).toEqual(['admin', 'admin']);
     expect(() => loadConfig({ backends, adminBackends: 'mysql://db-b/ticketd,mysql://db-a/ticketd' })).toThrow(/TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order/);
   });
+
+  it('takes TICKETD_CLAIMS preferred (default) or required, and refuses required with one backend', () => {
+    expect(loadConfig({ backends }).claims).toBe('preferred');
+    expect(loadConfig({ backends, claims: 'required' }).claims).toBe('required');
+    expect(() => loadConfig({ backends, claims: 'always' })).toThrow(/TICKETD_CLAIMS must be preferred or required; got "always"/);
+    expect(() => loadConfig({ backends: 'mysql://db-a/ticketd', claims: 'required' })).toThrow(/TICKETD_CLAIMS=required needs at least two backends .* has 1$/);
+  });
 });
