@@ -17,6 +17,7 @@ import { findServerBinary, freePort } from '../src/launcher/local-mysql.js';
 import { silentLogger } from '../src/logger.js';
 import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
+import { measureClaimCost, type StepCost } from './claim-cost.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
 import { renderChart, renderMarkdown } from './report.js';
 import { assertUnique } from './unique.js';
@@ -51,6 +52,7 @@ export interface BenchResults {
   readonly smallBlocks: HttpResult;
   readonly inProcess: InProcessResult[];
   readonly failover: HttpResult & { readonly note: string };
+  readonly claimCost: StepCost[];
 }
 
 interface LoadOptions {
@@ -114,7 +116,9 @@ async function main(): Promise<void> {
     await setup.createSequence(parseSequenceSettings('naive', { blockSize: 1 }));
     await setup.createSequence(parseSequenceSettings('small', { blockSize: 50 }));
     await setup.createSequence(parseSequenceSettings('large', { blockSize: 1_000_000 }));
+    await setup.createSequence(parseSequenceSettings('claimcost', { blockSize: 1 }));
     await setup.close();
+    const claimCost = await measureClaimCost(backends[0]!, backends[1]!, pair.b.url, 'claimcost');
 
     const [ticketdPort, naivePort, barePort] = [await freePort(), await freePort(), await freePort()];
     const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort) };
@@ -173,6 +177,7 @@ async function main(): Promise<void> {
       smallBlocks,
       inProcess,
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
+      claimCost,
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(`bench/results/${results.date.slice(0, 10)}.json`, JSON.stringify(results, null, 2) + '\n');
@@ -205,6 +210,7 @@ headline ratios (same run):
   in-process (blocks of 1,000,000): SDK next() / @sapphire/snowflake = ${ratio(sdk?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (ceiling for any awaited call: ${ratio(ceiling?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}), nextSync() / snowflake = ${ratio(sdkSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.5×)
   workers: 2 / 1 = ${ratio(r.workers[1]!.requestsPerSecond, r.workers[0]!.requestsPerSecond)} single, ${ratio(r.workers[3]!.idsPerSecond, r.workers[2]!.idsPerSecond)} batch
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
+  claim per chunk of 16 tickets: median ${r.claimCost[1]?.medianMs} ms vs ${r.claimCost[0]?.medianMs} ms for its REPLACEs and ${r.claimCost[2]?.medianMs} ms for the 0.2 mark write
   every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 

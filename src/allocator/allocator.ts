@@ -11,16 +11,16 @@ import type { TicketBackend } from '../backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { blockForTicket, firstUsefulTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
-import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, TicketClaimedBeforeError, TicketdError } from '../errors.js';
+import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
-import { ClaimPruner, claimOnPeers, DEFAULT_CLAIMS_KEPT } from './claims.js';
+import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import { runRound, type RoundResult } from './refill-round.js';
 import { emptyHandedError, newSlot, sequenceStatusOf, statusOf, type BackendSequenceStatus, type BackendStatus, type Slot } from './slot.js';
-import { accept, claimVerdict, HighWaterMarks, mayServeUnclaimed, stripeProblem, type ClaimsPolicy, type RegressionPolicy } from './ticket-guard.js';
+import { accept, HighWaterMarks, stripeProblem, type ClaimsPolicy, type RegressionPolicy } from './ticket-guard.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './slot.js';
 export type { ReleaseResult } from './rejoin.js';
@@ -80,32 +80,36 @@ export class Allocator {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #allowUnsafeDurability: boolean;
-  readonly #claimsPolicy: ClaimsPolicy;
   readonly #idleRevalidateMs: number;
-  readonly #claimWaitMs: number;
   readonly #events: AllocatorEvents;
   readonly #health: BackendHealth;
   readonly #rejoin: Rejoin;
-  readonly #pruner: ClaimPruner;
+  readonly #claimer: Claimer;
   #cursor = 0;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
-    this.#claimsPolicy = options.claimsPolicy ?? 'preferred';
     this.#idleRevalidateMs = options.idleRevalidateMs ?? IDLE_REVALIDATE_MS;
     this.#events = options.events ?? NO_EVENTS;
     this.#health = new BackendHealth(this.#logger, this.#clock);
-    this.#pruner = new ClaimPruner(options.claimsKept ?? DEFAULT_CLAIMS_KEPT, this.#logger);
     const random = options.random ?? Math.random;
     const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend, settings);
     const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
-    this.#claimWaitMs = backendOptions.claimTimeoutMs;
     const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
     this.#slots = options.backends.map((address, i) =>
       newSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS)),
     );
+    this.#claimer = new Claimer({
+      slots: this.#slots,
+      health: this.#health,
+      events: this.#events,
+      logger: this.#logger,
+      policy: options.claimsPolicy ?? 'preferred',
+      waitMs: backendOptions.claimTimeoutMs,
+      keep: options.claimsKept ?? DEFAULT_CLAIMS_KEPT,
+    });
     this.#rejoin = new Rejoin({
       slots: this.#slots,
       stripes: this.#stripes,
@@ -266,14 +270,8 @@ export class Allocator {
       slot.backend.forgetVerifiedConnections();
       slot.prepared.clear();
     }
-    if (!mayServeUnclaimed(this.#claimsPolicy) && !this.#slots.some((s) => s !== slot && s.breaker.closed)) {
-      // Claims are required and no peer could take them: a REPLACE now would only burn a ticket.
-      if (!slot.unclaimed.has(name)) {
-        slot.unclaimed.add(name);
-        this.#logger.warn({ backend: label(slot), sequence: name, claims: this.#claimsPolicy, served: false, unclaimedEpisode: 'start' }, 'refusing tickets without a claim (TICKETD_CLAIMS=required): no peer is up');
-      }
-      return { retry: false };
-    }
+    // Claims are required and no peer could take them: a REPLACE now would only burn a ticket.
+    if (!this.#claimer.canServe(slot, name)) return { retry: false };
     try {
       if (!(await this.#hasSequence(slot, settings))) return { retry: false };
       if (!slot.prepared.has(name)) await this.#rejoin.prepare(slot, settings);
@@ -312,8 +310,10 @@ export class Allocator {
       slot.lastTicket.set(name, last);
       slot.stats.tickets += accepted.length;
     }
-    if (accepted.length > 0 && !(await this.#claim(slot, settings, stripe, accepted))) {
-      return { ranges: [], retry: true, stop: true };
+    if (accepted.length > 0) {
+      const claim = await this.#claimer.claim(slot, name, stripe, accepted);
+      if (claim.refusal !== undefined) await this.#rejoin.onRefused(slot, settings, claim.refusal);
+      if (!claim.serve) return { ranges: [], retry: true, stop: true };
     }
     const mapped = await this.#toRanges(slot, settings, accepted);
     let { retry, stop } = mapped;
@@ -331,49 +331,6 @@ export class Allocator {
       stop = true;
     }
     return { ranges: mapped.ranges, retry, stop };
-  }
-
-  /**
-   * Claims the tickets on every reachable peer (ticket-guard's decisive check). Returns whether
-   * their blocks may be served: claimed by a peer, or unclaimed where the policy allows it.
-   */
-  async #claim(slot: Slot, settings: SequenceSettings, stripe: Stripe, tickets: bigint[]): Promise<boolean> {
-    const name = settings.name;
-    const label = slot.backend.label;
-    const peers = this.#slots.filter((s) => s !== slot && s.breaker.closed);
-    const answers = await claimOnPeers(peers, { sequence: name, stripe, tickets, source: slot.identity ?? label }, this.#claimWaitMs);
-    for (const a of answers) {
-      if (a.answer === 'claimed') {
-        this.#health.recordSuccess(a.peer);
-        this.#pruner.note(a.peer.backend, name, stripe, tickets.length);
-      } else if (a.answer === 'failed') {
-        this.#health.recordFailure(a.peer, a.error);
-      }
-    }
-    const verdict = claimVerdict(answers.map((a) => a.answer));
-    if (verdict === 'claimed') {
-      if (slot.unclaimed.delete(name)) this.#logger.info({ backend: label, sequence: name, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
-      return true;
-    }
-    if (verdict === 'claimed-before') {
-      const refusal = answers.find((a) => a.error instanceof TicketClaimedBeforeError)!.error as TicketClaimedBeforeError;
-      this.#events.claimRefused(label, name, refusal.reason);
-      await this.#rejoin.onRefused(slot, settings, { ticket: tickets[0]!, regressed: true, reason: refusal.message });
-      return false;
-    }
-    this.#events.unclaimed(label, name, tickets.length);
-    const serve = mayServeUnclaimed(this.#claimsPolicy);
-    if (!slot.unclaimed.has(name)) {
-      slot.unclaimed.add(name);
-      const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.backend.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
-      this.#logger.warn(
-        { backend: label, sequence: name, claims: this.#claimsPolicy, served: serve, unclaimedEpisode: 'start' },
-        serve
-          ? `serving tickets without a claim on the process marks alone: ${why}`
-          : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
-      );
-    }
-    return serve;
   }
 
   /** Maps accepted tickets to ranges, noticing exhaustion and counters still below startAfter. */
@@ -445,13 +402,9 @@ export class Allocator {
   /** Stops background probes, waits for prunes in flight and closes every backend pool. */
   async close(): Promise<void> {
     this.#health.close(this.#slots);
-    await this.#pruner.drain();
+    await this.#claimer.drain();
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
-}
-
-function label(slot: Slot): string {
-  return slot.backend.label;
 }
 
 /** Marks a round that found nothing but may find something on a retry. */

@@ -8,7 +8,10 @@ import type { Stripe } from '../core/ticket-math.js';
 import { TicketClaimedBeforeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { settleWithin } from '../util/settle-within.js';
-import type { ClaimAnswer } from './ticket-guard.js';
+import type { BackendHealth } from './backend-health.js';
+import type { AllocatorEvents } from './events.js';
+import type { Slot } from './slot.js';
+import { claimVerdict, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type Refusal } from './ticket-guard.js';
 
 /**
  * Claims kept per sequence and residue class on each peer; older ones are pruned to a floor. At a
@@ -101,5 +104,89 @@ export class ClaimPruner {
   /** Waits for prunes in flight (before the pools close). */
   async drain(): Promise<void> {
     await Promise.all([...this.#running]);
+  }
+}
+
+/** What the claimer needs of the allocator. */
+export interface ClaimerContext {
+  readonly slots: readonly Slot[];
+  readonly health: BackendHealth;
+  readonly events: AllocatorEvents;
+  readonly logger: Logger;
+  readonly policy: ClaimsPolicy;
+  /** Longest wait for one peer's answer. */
+  readonly waitMs: number;
+  /** Claims kept per sequence, class and peer. */
+  readonly keep: number;
+}
+
+/** Whether a chunk's blocks may be served, and the refusal to handle when a peer refused it. */
+export interface ClaimOutcome {
+  readonly serve: boolean;
+  readonly refusal?: Refusal;
+}
+
+/** Claims chunks of tickets on the peers and turns the answers into ticket-guard's verdict. */
+export class Claimer {
+  readonly #ctx: ClaimerContext;
+  readonly #pruner: ClaimPruner;
+
+  constructor(ctx: ClaimerContext) {
+    this.#ctx = ctx;
+    this.#pruner = new ClaimPruner(ctx.keep, ctx.logger);
+  }
+
+  /** False when claims are required and no peer is up to take them (logged once per episode). */
+  canServe(slot: Slot, sequence: string): boolean {
+    if (mayServeUnclaimed(this.#ctx.policy) || this.#ctx.slots.some((s) => s !== slot && s.breaker.closed)) return true;
+    this.#startEpisode(slot, sequence, false, 'no peer is up');
+    return false;
+  }
+
+  /**
+   * Claims the tickets on every reachable peer (the decisive check). Serves them when a peer holds
+   * the claim, or when none could take it and the policy allows; never when one refused it.
+   */
+  async claim(slot: Slot, sequence: string, stripe: Stripe, tickets: bigint[]): Promise<ClaimOutcome> {
+    const label = slot.backend.label;
+    const peers = this.#ctx.slots.filter((s) => s !== slot && s.breaker.closed);
+    const answers = await claimOnPeers(peers, { sequence, stripe, tickets, source: slot.identity ?? label }, this.#ctx.waitMs);
+    for (const a of answers) {
+      if (a.answer === 'claimed') {
+        this.#ctx.health.recordSuccess(a.peer);
+        this.#pruner.note(a.peer.backend, sequence, stripe, tickets.length);
+      } else if (a.answer === 'failed') {
+        this.#ctx.health.recordFailure(a.peer, a.error);
+      }
+    }
+    const verdict = claimVerdict(answers.map((a) => a.answer));
+    if (verdict === 'claimed') {
+      if (slot.unclaimed.delete(sequence)) this.#ctx.logger.info({ backend: label, sequence, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
+      return { serve: true };
+    }
+    if (verdict === 'claimed-before') {
+      const refused = answers.find((a) => a.error instanceof TicketClaimedBeforeError)!.error as TicketClaimedBeforeError;
+      this.#ctx.events.claimRefused(label, sequence, refused.reason);
+      return { serve: false, refusal: { ticket: tickets[0]!, regressed: true, reason: refused.message } };
+    }
+    this.#ctx.events.unclaimed(label, sequence, tickets.length);
+    const serve = mayServeUnclaimed(this.#ctx.policy);
+    const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.backend.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
+    this.#startEpisode(slot, sequence, serve, why);
+    return { serve };
+  }
+
+  #startEpisode(slot: Slot, sequence: string, served: boolean, why: string): void {
+    if (slot.unclaimed.has(sequence)) return;
+    slot.unclaimed.add(sequence);
+    this.#ctx.logger.warn(
+      { backend: slot.backend.label, sequence, claims: this.#ctx.policy, served, unclaimedEpisode: 'start' },
+      served ? `serving tickets without a claim on the process marks alone: ${why}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
+    );
+  }
+
+  /** Waits for prunes in flight (before the pools close). */
+  drain(): Promise<void> {
+    return this.#pruner.drain();
   }
 }
