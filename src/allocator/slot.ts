@@ -55,6 +55,8 @@ export interface BackendSequenceStatus {
   readonly lastError: string | null;
   readonly exhausted: boolean;
   readonly quarantined: string | null;
+  /** True while its tickets for the sequence find no peer to claim them (served or refused per TICKETD_CLAIMS). */
+  readonly unclaimed: boolean;
 }
 
 /** A slot for a backend nothing is known of yet. */
@@ -99,6 +101,7 @@ export function sequenceStatusOf(slot: Slot, name: string): BackendSequenceStatu
     lastError: slot.breaker.lastError ?? null,
     exhausted: slot.exhausted.has(name),
     quarantined: slot.quarantined.get(name) ?? null,
+    unclaimed: slot.unclaimed.has(name),
   };
 }
 

@@ -77,7 +77,7 @@ export const openApiDocument = Object.freeze({
             properties: {
               cache: { type: ['object', 'null'], description: "This process's cache of the sequence." },
               capacity: { $ref: '#/components/schemas/Capacity' },
-              backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence.' },
+              backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence: state, member, lastTicket, lastError, exhausted, quarantined (the reason, or null) and unclaimed (true while no peer takes its claims).' },
             },
           },
         ],

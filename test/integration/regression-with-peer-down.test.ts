@@ -84,6 +84,7 @@ describe('a regression while the peer is down', () => {
       await during.stop();
       const unclaimed = await metricSum(server.url, 'ticketd_unclaimed_tickets_total', { backend: aLabel });
       const advanced = await metricSum(server.url, 'ticketd_regressions_total', { backend: aLabel, action: 'advanced' });
+      const duringOutage = ((await (await fetch(`${server.url}/v1/sequences/${sequence}`)).json()) as { backends: { unclaimed: boolean }[] }).backends[0]!.unclaimed;
       await pair.b.restart();
       const after = startLoad(ledger, one, sequence, 3);
       await sleep(3000);
@@ -93,6 +94,8 @@ describe('a regression while the peer is down', () => {
       console.log(`preferred, peer down: ${ledger.acknowledged} IDs, ${ledger.repeats.length} repeated, ${unclaimed} unclaimed tickets, ${advanced} advances, episodes ${episodes.map((e) => e.unclaimedEpisode).join(',')}`);
       expect(ledger.repeats).toEqual([]);
       expect(unclaimed).toBeGreaterThan(0);
+      expect(duringOutage).toBe(true);
+      expect(server.service.backendsFor(sequence)[0]!.unclaimed).toBe(false);
       expect(advanced).toBeGreaterThan(0);
       // Logged once when the episode began (served: true), once when claims were taken again.
       expect(episodes.map((e) => [e.unclaimedEpisode, e.served ?? null])).toEqual([
