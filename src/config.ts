@@ -144,6 +144,21 @@ const backendList = (name: string, required: boolean): z.ZodType<BackendAddress[
     return backends;
   });
 
+/** One of two policies by name; the first is the default. */
+function policy<T extends string>(name: string, allowed: readonly [T, T]): z.ZodType<T> {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const chosen = value ?? allowed[0];
+      if (!(allowed as readonly string[]).includes(chosen)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be ${allowed.join(' or ')}; got ${got(value)}` });
+        return z.NEVER;
+      }
+      return chosen as T;
+    });
+}
+
 const token = (name: string): z.ZodType<string> =>
   z.string().refine((t) => t.length >= MIN_TOKEN_LENGTH && !/\s/.test(t), {
     error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
@@ -220,28 +235,8 @@ const schema = z.object({
     }),
   workers: integer(SETTING_NAMES.workers, 1, MAX_WORKERS).optional().transform((v) => v ?? 1),
   allowUnsafeDurability: z.boolean().optional().transform((v) => v ?? false),
-  onRegression: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const policy = value ?? 'advance';
-      if (policy !== 'advance' && policy !== 'quarantine') {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_ON_REGRESSION must be advance or quarantine; got ${got(value)}` });
-        return z.NEVER;
-      }
-      return policy;
-    }),
-  claims: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const policy = value ?? 'preferred';
-      if (policy !== 'preferred' && policy !== 'required') {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_CLAIMS must be preferred or required; got ${got(value)}` });
-        return z.NEVER;
-      }
-      return policy;
-    }),
+  onRegression: policy(SETTING_NAMES.onRegression, ['advance', 'quarantine'] as const),
+  claims: policy(SETTING_NAMES.claims, ['preferred', 'required'] as const),
 });
 
 /** Merges flags over env over file and validates; throws one ConfigError naming every bad setting. */

@@ -7,21 +7,11 @@
 import type { RunningTicketd } from '../../src/server.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { startReplicatedBackends, type ReplicatedBackends } from '../support/regressions.js';
-import { capturingLogger, metricSum, putSequence, startInProcess } from '../support/ticketd.js';
+import { capturingLogger, putSequence, regressionReports, startInProcess } from '../support/ticketd.js';
 
 const SEQUENCE = 'promoted';
 const BLOCK_SIZE = 10n;
 const REPLICA_DELAY_S = 2;
-
-/** Regressions and refused claims reported for backend A, over every process. */
-async function reported(servers: readonly RunningTicketd[], backend: string): Promise<number> {
-  let total = 0;
-  for (const s of servers) {
-    total += await metricSum(s.url, 'ticketd_regressions_total', { backend });
-    total += await metricSum(s.url, 'ticketd_claims_refused_total', { backend });
-  }
-  return total;
-}
 
 describe('a lagging replica promoted behind backend A’s address', () => {
   let env: ReplicatedBackends;
@@ -60,7 +50,7 @@ describe('a lagging replica promoted behind backend A’s address', () => {
     })();
     let reportedAfterMs: number | undefined;
     while (Date.now() < promotedAt + 5000 && reportedAfterMs === undefined) {
-      if ((await reported(servers, env.aLabel)) > 0) reportedAfterMs = Date.now() - promotedAt;
+      if ((await regressionReports(servers.map((s) => s.url), env.aLabel)) > 0) reportedAfterMs = Date.now() - promotedAt;
       else await sleep(20);
     }
     await idleDone;

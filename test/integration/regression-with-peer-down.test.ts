@@ -8,7 +8,7 @@ import type { RunningTicketd } from '../../src/server.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, startReplicatedBackends, takeBackup, type ReplicatedBackends } from '../support/regressions.js';
-import { capturingLogger, metricSum, putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { capturingLogger, metricSum, putSequence, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
 
 const BLOCK_SIZE = 10n;
 
@@ -42,8 +42,7 @@ describe('a regression while the peer is down', () => {
       await sleep(4000);
       await after.stop();
 
-      let reported = 0;
-      for (const s of servers) reported += (await metricSum(s.url, 'ticketd_regressions_total', { backend: env.aLabel })) + (await metricSum(s.url, 'ticketd_claims_refused_total', { backend: env.aLabel }));
+      const reported = await regressionReports(servers.map((s) => s.url), env.aLabel);
       const unclaimed = await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_unclaimed_tickets_total')));
       console.log(
         `required, peer down: A went back from ticket ${servedBefore} to ${replicaLast}; during the outage ${outage.ok} answered from cache, ${outage.unavailable} 503; ` +

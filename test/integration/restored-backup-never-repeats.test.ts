@@ -6,7 +6,7 @@ import type { LocalPair } from '../../src/launcher/local-pair.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { capturingLogger, metricSum, putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { capturingLogger, putSequence, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
 
 const SEQUENCE = 'restored';
 const BLOCK_SIZE = 10n;
@@ -47,8 +47,7 @@ describe('backend A restored from a backup taken seconds before', () => {
 
     const backupTickets = backup.find((t) => t.table === `tickets_${SEQUENCE}`)!.rows.map((r) => BigInt(String(r.id)));
     const restoredTo = backupTickets.reduce((m, t) => (t > m ? t : m), 0n);
-    let reported = 0;
-    for (const s of servers) reported += await metricSum(s.url, 'ticketd_regressions_total', { backend: aLabel }) + (await metricSum(s.url, 'ticketd_claims_refused_total', { backend: aLabel }));
+    const reported = await regressionReports(servers.map((s) => s.url), aLabel);
     console.log(`restored backup: A's counter went back from ticket ${servedBefore} to ${restoredTo}; ${ledger.acknowledged} IDs acknowledged, ${ledger.repeats.length} repeated, ${reported} reports`);
     expect(restoredTo).toBeGreaterThan(0n);
     expect(restoredTo).toBeLessThan(servedBefore);

@@ -121,6 +121,16 @@ export async function metricSum(base: string, name: string, labels: Record<strin
   return sum;
 }
 
+/** Regressions and refused claims reported for a backend, summed over running ticketd servers. */
+export async function regressionReports(urls: readonly string[], backend: string): Promise<number> {
+  let total = 0;
+  for (const url of urls) {
+    total += await metricSum(url, 'ticketd_regressions_total', { backend });
+    total += await metricSum(url, 'ticketd_claims_refused_total', { backend });
+  }
+  return total;
+}
+
 /** PUT a sequence as admin; returns the status. */
 export async function putSequence(base: string, name: string, body: object): Promise<number> {
   const res = await fetch(`${base}/v1/sequences/${name}`, {
