@@ -165,6 +165,20 @@ export class LauncherError extends TicketdError {
   readonly slug = 'launcher-failed';
 }
 
+/** `ticketd dev` found another live `ticketd dev` on the same data folder. */
+export class DevAlreadyRunningError extends TicketdError {
+  readonly code = 'TICKETD_DEV_RUNNING';
+  readonly status = 500;
+  readonly slug = 'dev-running';
+}
+
+/** The HTTP port is taken by another process. */
+export class PortInUseError extends TicketdError {
+  readonly code = 'TICKETD_PORT_IN_USE';
+  readonly status = 500;
+  readonly slug = 'port-in-use';
+}
+
 /** Client SDK: no ID is buffered for nextSync(); call next() (which waits for a lease) instead. */
 export class NoBufferedIdsError extends TicketdError {
   readonly code = 'TICKETD_CLIENT_EMPTY';

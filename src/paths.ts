@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The sql/ directory (schema and backend option files): the nearest one above this module. */
 export const SQL_DIR = findUp(dirname(fileURLToPath(import.meta.url)));
+/** The package's package.json, beside sql/. */
+export const PACKAGE_JSON = join(dirname(SQL_DIR), 'package.json');
 
 function findUp(from: string): string {
   // src/ and dist/ sit one level below the package root; the bench build (dist-bench/src/) two.

@@ -1,11 +1,12 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
 import type { Server } from 'node:http';
+import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/backend.js';
 import type { Config } from './config.js';
-import { BackendMisconfiguredError } from './errors.js';
+import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
@@ -98,7 +99,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   }).catch(async (error: unknown) => {
     activity.stop();
     await service.close();
-    throw error;
+    throw portError(error, config.port);
   });
   // Connections from load generators stay open; keep-alive must not outlive a close().
   server.keepAliveTimeout = 5000;
@@ -123,4 +124,18 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
       await service.close();
     },
   };
+}
+
+/** Resolves when nothing listens on the port (all interfaces); rejects with PortInUseError otherwise. */
+export function assertPortFree(port: number): Promise<void> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', (error) => fail(portError(error, port)));
+    probe.listen(port, () => probe.close(() => done()));
+  });
+}
+
+function portError(error: unknown, port: number): unknown {
+  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
+  return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with --port or TICKETD_PORT`, { cause: error });
 }

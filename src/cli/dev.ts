@@ -2,10 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Allocator } from '../allocator/allocator.js';
-import { loadConfig } from '../config.js';
+import { DEFAULT_PORT, loadConfig } from '../config.js';
+import { acquireDevLock } from '../launcher/dev-lock.js';
 import type { Logger } from '../logger.js';
 import { startLocalPair } from '../launcher/local-pair.js';
-import { startTicketd } from '../server.js';
+import { assertPortFree, startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { TicketService } from '../service/ticket-service.js';
 
@@ -22,7 +23,17 @@ export interface DevOptions {
 export async function runDev(options: DevOptions): Promise<void> {
   const dir = resolve(options.dataDir);
   const adminToken = options.adminToken ?? randomBytes(18).toString('base64url');
-  const pair = await startLocalPair(dir);
+  const lock = acquireDevLock(dir);
+  // Before ten seconds of server start-up: a taken port is said at once.
+  const port = Number(options.port ?? DEFAULT_PORT);
+  if (Number.isInteger(port) && port > 0) await assertPortFree(port).catch((error: unknown) => {
+    lock.release();
+    throw error;
+  });
+  const pair = await startLocalPair(dir).catch((error: unknown) => {
+    lock.release();
+    throw error;
+  });
   try {
     const config = loadConfig({ backends: pair.backendsUrl, port: options.port, adminToken });
     const allocator = new Allocator({ backends: config.backends, logger: options.logger });
@@ -32,6 +43,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     options.onShutdown(async () => {
       await running.close();
       await pair.stop();
+      lock.release();
     });
     const base = `http://localhost:${running.port}`;
     console.log(`
@@ -49,6 +61,7 @@ Ctrl-C stops ticketd and both servers; running it again reuses their data.
 `);
   } catch (error) {
     await pair.stop();
+    lock.release();
     throw error;
   }
 }

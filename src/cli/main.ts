@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /** The `ticketd` command. With cli/dev.ts, the only code that reads process.env and argv. */
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
 import { configInputFromEnv, DEFAULT_PORT, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
+import { PACKAGE_JSON } from '../paths.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
@@ -19,8 +21,10 @@ import { addMigrateCommands } from './migrate-commands.js';
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const env = configInputFromEnv(process.env);
+const { version } = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string };
 const program = new Command('ticketd')
   .description('Unique 64-bit IDs from odd/even MySQL ticket servers')
+  .version(version, '-V, --version', 'print the version')
   .option('--config <file>', 'JSON config file; environment variables and flags override it (TICKETD_CONFIG)')
   .showHelpAfterError();
 
@@ -215,8 +219,9 @@ export function onShutdown(log: Logger, close: () => Promise<void>): void {
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  // One line, naming the setting or the backend; the stack only for what we did not expect.
-  if (error instanceof TicketdError) for (const line of error.message.split('\n')) console.error(`ticketd: ${line}`);
+  // One line per problem, naming the setting or the backend, with the code the README lists;
+  // the stack only for what we did not expect.
+  if (error instanceof TicketdError) for (const line of error.message.split('\n')) console.error(`ticketd: ${line} (${error.code})`);
   else console.error(`ticketd: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

@@ -3,13 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { runCli as ticketd, sharedBackends } from '../support/ticketd.js';
+import { runCli as ticketd, runCliAsync, sharedBackends } from '../support/ticketd.js';
 
 describe('the ticketd command', () => {
   it('refuses bad configuration with one line naming the setting, before touching anything', () => {
     const missing = ticketd(['serve']);
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toBe('ticketd: TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs)');
+    expect(missing.stderr).toBe('ticketd: TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs) (TICKETD_CONFIG_INVALID)');
     const bad = ticketd(['serve', '--port', 'x'], { TICKETD_BACKENDS: 'mysql://h/db' });
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n')).toHaveLength(1);
@@ -20,7 +20,7 @@ describe('the ticketd command', () => {
     const [a] = sharedBackends().split(',');
     const result = ticketd(['serve', '--port', '0'], { TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}` });
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql)$/);
+    expect(result.stderr).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql) \(TICKETD_BACKEND_MISCONFIGURED\)$/);
   });
 
   it('serve --workers 2 stops with the reason when its workers cannot start', () => {
@@ -65,10 +65,18 @@ describe('ticketd --config', () => {
       writeFileSync(file, JSON.stringify({ backends: sharedBackends(), port: 'eighty' }));
       const bad = ticketd(['--config', file, 'serve']);
       expect(bad.status).toBe(2);
-      expect(bad.stderr).toBe('ticketd: TICKETD_PORT must be an integer from 0 to 65535; got "eighty"');
+      expect(bad.stderr).toBe('ticketd: TICKETD_PORT must be an integer from 0 to 65535; got "eighty" (TICKETD_CONFIG_INVALID)');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('ticketd --version', () => {
+  it('prints the package version', () => {
+    const result = ticketd(['--version']);
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim()).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
   });
 });
 
@@ -77,7 +85,7 @@ describe('ticketd dev', () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function runOnce(): Promise<bigint[]> {
+  async function runOnce(during: (base: string) => Promise<void> = async () => undefined): Promise<bigint[]> {
     const child = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     const base = await new Promise<string>((done, fail) => {
@@ -90,6 +98,7 @@ describe('ticketd dev', () => {
         }
       });
     });
+    await during(base);
     const res = await fetch(`${base}/v1/sequences/default/ids?count=3`, { method: 'POST' });
     const ids = ((await res.json()) as { ids: string[] }).ids.map(BigInt);
     const pids = ['a', 'b'].map((n) => Number(readFileSync(join(dir, n, 'mysqld.pid'), 'utf8')));
@@ -101,7 +110,21 @@ describe('ticketd dev', () => {
   }
 
   it('serves IDs, stops cleanly on Ctrl-C, and keeps growing IDs when run again on the same data', async () => {
-    const first = await runOnce();
+    const first = await runOnce(async (base) => {
+      // A second dev on the same folder is refused in one line, and leaves the first one's servers alone.
+      const second = await runCliAsync(['dev', '--port', '0', '--data-dir', dir]);
+      expect(second.status).toBe(1);
+      expect(second.stderr).toMatch(/^ticketd: ticketd dev \(pid \d+\) is already using the data folder .*; stop it first \(Ctrl-C\), or give this one another --data-dir \(TICKETD_DEV_RUNNING\)$/);
+      // A taken port is said at once, in one line, before any server starts.
+      const port = Number(new URL(base).port);
+      const taken = await runCliAsync(['dev', '--port', String(port), '--data-dir', join(dir, 'other')]);
+      expect(taken.status).toBe(1);
+      expect(taken.stderr).toBe(`ticketd: port ${port} is already in use (another ticketd?); choose another with --port or TICKETD_PORT (TICKETD_PORT_IN_USE)`);
+      // The first dev's servers still run (a second dev used to SIGKILL them).
+      for (const n of ['a', 'b']) expect(existsSync(`/proc/${Number(readFileSync(join(dir, n, 'mysqld.pid'), 'utf8'))}`)).toBe(true);
+      const res = await fetch(`${base}/v1/sequences/default/ids?count=1000`, { method: 'POST' });
+      expect(res.status).toBe(200);
+    });
     const second = await runOnce();
     expect(first).toHaveLength(3);
     expect(second[0]! > first[2]!).toBe(true);
