@@ -1,13 +1,14 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/backend.js';
 import type { Config } from './config.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
+import { parserRefusal } from './http/problem.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
@@ -103,6 +104,12 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   });
   // Connections from load generators stay open; keep-alive must not outlive a close().
   server.keepAliveTimeout = 5000;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // A request Node's parser refused: answer in problem+json rather than an empty 431/400 (as
+    // Node itself does, only on a connection that has not been answered on yet).
+    if (socket.writable && socket.bytesWritten === 0 && (error.code?.startsWith('HPE_') ?? false)) socket.end(parserRefusal(error.code));
+    else socket.destroy();
+  });
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
   return {

@@ -39,7 +39,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     const allocator = new Allocator({ backends: config.backends, logger: options.logger });
     const setup = new TicketService({ allocator, logger: options.logger });
     await initBackends(allocator, setup).finally(() => setup.close());
-    const running = await startTicketd({ config, logger: options.logger });
+    const running = await startTicketd({ config, logger: options.logger, processMetrics: true });
     options.onShutdown(async () => {
       await running.close();
       await pair.stop();
@@ -50,12 +50,15 @@ export async function runDev(options: DevOptions): Promise<void> {
 ticketd dev is running on ${base}
   backend A (odd tickets):  ${pair.a.url}   data in ${pair.a.dir}
   backend B (even tickets): ${pair.b.url}   data in ${pair.b.dir}
-  admin token: ${adminToken}
+  admin token: ${adminToken}${options.adminToken === undefined ? ' (random; set TICKETD_ADMIN_TOKEN to choose it)' : ' (from TICKETD_ADMIN_TOKEN)'}
+
+For ticketd check, sequences, migrate and the README's examples, in another shell:
+  export TICKETD_BACKENDS=${pair.backendsUrl} TICKETD_ADMIN_TOKEN=${adminToken}
 
 Try:
   curl -X POST '${base}/v1/sequences/default/ids?count=3'
   curl ${base}/v1/sequences/default/next
-  curl -X PUT ${base}/v1/sequences/orders -H 'Authorization: Bearer ${adminToken}' -H 'Content-Type: application/json' -d '{"blockSize":100}'
+  curl -X PUT ${base}/v1/sequences/orders -H "Authorization: Bearer $TICKETD_ADMIN_TOKEN" -H 'Content-Type: application/json' -d '{"blockSize":100}'
 
 Ctrl-C stops ticketd and both servers; running it again reuses their data.
 `);

@@ -75,7 +75,7 @@ program
     const findings = await runChecks(backends, flags.allowUnsafeDurability ?? false);
     for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
     const failed = findings.filter((f) => f.kind !== 'warning').length;
-    console.log(failed === 0 ? `ok: ${backends.length} backends checked` : `${failed} problem(s) found`);
+    console.log(failed === 0 ? `ok: ${backends.length} ${backends.length === 1 ? 'backend' : 'backends'} checked` : `${failed} ${failed === 1 ? 'problem' : 'problems'} found`);
     process.exitCode = failed === 0 ? 0 : 1;
   });
 

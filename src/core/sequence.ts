@@ -57,10 +57,14 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
     throw new BadRequestError(`unknown field(s) ${unknownFields.join(', ')}; allowed: blockSize, startAfter, maxId`);
   }
   if (fields.blockSize === undefined) throw new BadRequestError('blockSize is required');
-  const blockSize = parseUnsigned(fields.blockSize, 'blockSize');
-  if (blockSize < 1n || blockSize > MAX_BLOCK_SIZE) {
-    throw new BadRequestError(`blockSize must be from 1 to ${MAX_BLOCK_SIZE}; got ${blockSize}`);
+  const blockSizeProblem = `blockSize must be an integer from 1 to ${MAX_BLOCK_SIZE}; got ${JSON.stringify(fields.blockSize)?.slice(0, 80)}`;
+  let blockSize: bigint;
+  try {
+    blockSize = parseUnsigned(fields.blockSize, 'blockSize');
+  } catch (error) {
+    throw new BadRequestError(blockSizeProblem, { cause: error });
   }
+  if (blockSize < 1n || blockSize > MAX_BLOCK_SIZE) throw new BadRequestError(blockSizeProblem);
   const startAfter = fields.startAfter === undefined ? 0n : parseUnsigned(fields.startAfter, 'startAfter');
   const maxId = fields.maxId === undefined ? MAX_UINT64 : parseUnsigned(fields.maxId, 'maxId');
   if (maxId <= startAfter) {

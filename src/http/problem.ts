@@ -66,10 +66,25 @@ export function sendProblem(res: Response, error: unknown): void {
  */
 function httpErrorOf(error: unknown): { status: number; message: string } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
+  const { status, expose, message, type, limit } = error as { status?: unknown; expose?: unknown; message?: unknown; type?: unknown; limit?: unknown };
   const safe = expose === true || error instanceof URIError;
   if (typeof status === 'number' && status >= 400 && status < 500 && safe && typeof message === 'string') {
+    // body-parser's own texts are a parser's ("Unexpected token n in JSON at position 1").
+    if (type === 'entity.parse.failed') return { status, message: 'body is not valid JSON; send an object such as {"blockSize":100}' };
+    if (type === 'entity.too.large') return { status, message: `body is larger than ${typeof limit === 'number' ? `${limit / 1024} KiB` : 'allowed'}` };
     return { status, message: message.slice(0, 200) };
   }
   return undefined;
+}
+
+/**
+ * The raw HTTP answer to a request Node's parser refused before Express saw it (a request line
+ * or headers over the size limit: 431; anything malformed: 400), as problem+json.
+ */
+export function parserRefusal(code: string | undefined): string {
+  const [status, detail] =
+    code === 'HPE_HEADER_OVERFLOW' ? [431, 'request line and headers are larger than the server accepts (16 KiB); is the URL or a header very long?'] : [400, 'malformed HTTP request'];
+  const body = JSON.stringify({ type: PROBLEM_TYPE_BASE + 'bad-request', title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request', status, detail, code: 'TICKETD_BAD_REQUEST' });
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

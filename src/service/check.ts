@@ -7,6 +7,7 @@ import type { BackendAddress } from '../backend/backend-address.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../allocator/ticket-guard.js';
+import { TicketdError } from '../errors.js';
 import type { Stripe } from '../core/ticket-math.js';
 
 /**
@@ -48,7 +49,10 @@ export async function runChecks(addresses: readonly BackendAddress[], allowUnsaf
             missingTables: initialised ? await b.missingSchemaTables() : [],
           };
         } catch (error) {
-          findings.push({ kind: 'unreachable', message: `backend ${b.label} did not answer: ${error instanceof Error ? error.message : String(error)}` });
+          // A server that answered with an error (access denied, unknown database) is not "down".
+          const answered = error instanceof TicketdError || typeof (error as { sqlMessage?: unknown }).sqlMessage === 'string';
+          const reason = error instanceof Error ? error.message : String(error);
+          findings.push({ kind: 'unreachable', message: answered ? `backend ${b.label} refused the connection: ${reason}` : `backend ${b.label} did not answer: ${reason}` });
           return undefined;
         }
       }),

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { nextId, postIds, putSequence, useSharedServer, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
 interface Problem {
@@ -62,10 +63,27 @@ describe('bad input', () => {
         headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
         body,
       });
+    expect((await problemOf(await put('{not json'), 400)).detail).toBe('body is not valid JSON; send an object such as {"blockSize":100}');
     await problemOf(await put('{"blockSize":'), 400);
     await problemOf(await put('"just a string"'), 400);
     await problemOf(await put('{"blockSize":1e400}'), 400);
-    await problemOf(await put(JSON.stringify({ blockSize: 1, pad: 'x'.repeat(64 * 1024) })), 413);
+    expect((await problemOf(await put('{"blockSize":1.5}'), 400)).detail).toBe('blockSize must be an integer from 1 to 1000000000; got 1.5');
+    expect((await problemOf(await put(JSON.stringify({ blockSize: 1, pad: 'x'.repeat(64 * 1024) })), 413)).detail).toBe('body is larger than 16 KiB');
+  });
+
+  it('a URL too long for the HTTP parser is a 431 problem, not an empty answer', async () => {
+    // A connection of its own, as curl would open: the parser refuses it before Express sees it.
+    const reply = await new Promise<string>((done, fail) => {
+      const socket = connect(context.server.port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (c: Buffer) => (data += c.toString()));
+      socket.on('error', fail);
+      socket.on('close', () => done(data));
+      socket.write(`GET /v1/sequences/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    });
+    const [head, body] = reply.split('\r\n\r\n') as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\nContent-Type: application\/problem\+json/);
+    expect(JSON.parse(body)).toMatchObject({ status: 431, code: 'TICKETD_BAD_REQUEST', detail: expect.stringMatching(/larger than the server accepts/) });
   });
 
   it('a known path with another method is a 405 with Allow; an unknown path is a 404', async () => {

@@ -121,6 +121,10 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
     const unreachable = runCli(['check'], { TICKETD_BACKENDS: `${pair.backendsUrl},mysql://root@127.0.0.1:1/ticketd` });
     expect(unreachable.status).toBe(1);
     expect(unreachable.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer/);
+    // A server that answers with an error is not called silent.
+    const wrongDb = runCli(['check'], { TICKETD_BACKENDS: pair.backendsUrl.replace(/\/ticketd,/, '/no_such_db,') });
+    expect(wrongDb.status).toBe(1);
+    expect(wrongDb.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:\d+\/no_such_db refused the connection: Unknown database 'no_such_db'/);
   });
 
   it('reports a backend with the schema of ticketd 0.2 (no claim tables); init upgrades it and turns its marks into floors', async () => {

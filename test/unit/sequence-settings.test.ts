@@ -24,7 +24,7 @@ describe('sequence names and settings', () => {
 
   it('refuses missing or bad block sizes, unknown fields, and maxId ≤ startAfter', () => {
     expect(() => parseSequenceSettings('s', {})).toThrow(/blockSize is required/);
-    expect(() => parseSequenceSettings('s', { blockSize: 0 })).toThrow(/blockSize must be from 1/);
+    expect(() => parseSequenceSettings('s', { blockSize: 0 })).toThrow(/blockSize must be an integer from 1 to 1000000000; got 0/);
     expect(() => parseSequenceSettings('s', { blockSize: 1, extra: 1 })).toThrow(/unknown field\(s\) extra/);
     expect(() => parseSequenceSettings('s', { blockSize: 1, startAfter: 10, maxId: 10 })).toThrow(/maxId \(10\) must be greater/);
     expect(() => parseSequenceSettings('s', [1])).toThrow(/JSON object/);
