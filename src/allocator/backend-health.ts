@@ -26,7 +26,9 @@ export class BackendHealth {
     const previous = slot.breaker.recordSuccess();
     if (previous === 'up') return;
     // Rejoining after an outage: recordFailure has already made it prepare again before its next use.
-    this.#logger.info({ backend: slot.backend.label, was: previous }, 'backend up');
+    // The first answer after start is no change of state worth a line at info.
+    const level = previous === 'unknown' ? 'debug' : 'info';
+    this.#logger[level]({ backend: slot.backend.label, was: previous }, 'backend up');
   }
 
   /**
@@ -44,7 +46,9 @@ export class BackendHealth {
       slot.breaker.trip(error);
     } else {
       const previous = slot.breaker.recordFailure(error);
-      if (previous !== slot.breaker.state) this.#logger.warn({ backend: slot.backend.label, state: slot.breaker.state, err: message }, `backend ${slot.breaker.state}`);
+      // One line per outage: a failed probe (half-open back to open) is the same outage going on.
+      const changed = previous !== slot.breaker.state && previous !== 'half-open';
+      this.#logger[changed ? 'warn' : 'debug']({ backend: slot.backend.label, state: slot.breaker.state, err: message }, `backend ${slot.breaker.state}`);
     }
     if (slot.breaker.state === 'open') this.#scheduleProbe(slot);
   }

@@ -4,7 +4,7 @@ import { Breaker } from '../../src/allocator/breaker.js';
 import { newSlot } from '../../src/allocator/slot.js';
 import type { Backend } from '../../src/backend/backend.js';
 import { BackendMisconfiguredError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import { createLogger, silentLogger } from '../../src/logger.js';
 
 /** A stand-in for a backend: only what the probe calls. Its answer is switched by the test. */
 function fakeBackend(): { backend: Backend; answers: { ok: boolean }; probes: () => number } {
@@ -78,6 +78,27 @@ describe('backend health: breakers and background probes', () => {
     health.recordFailure(slot, new BackendMisconfiguredError('offset 1 twice'));
     expect(slot.breaker.state).toBe('open');
     expect(slot.breaker.lastError).toBe('offset 1 twice');
+    health.close([slot]);
+  });
+
+  it('logs one line when an outage starts and one when it ends, however many probes fail between', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const fake = fakeBackend();
+    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
+    const slot = newSlot(fake.backend, breaker);
+    const health = new BackendHealth(logger, () => Date.now());
+    fake.answers.ok = true;
+    health.recordSuccess(slot);
+    fake.answers.ok = false;
+    health.recordFailure(slot, new Error('timeout'));
+    health.recordFailure(slot, new Error('timeout'));
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(fake.probes()).toBeGreaterThanOrEqual(4);
+    fake.answers.ok = true;
+    await jest.advanceTimersByTimeAsync(1100);
+    expect(slot.breaker.state).toBe('up');
+    expect(lines.map((l) => l.msg)).toEqual(['backend down', 'backend open', 'backend up']);
     health.close([slot]);
   });
 });
