@@ -1,5 +1,5 @@
 /** Files shipped beside the code, found from wherever this module was compiled to. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -7,6 +7,11 @@ import { fileURLToPath } from 'node:url';
 export const SQL_DIR = findUp(dirname(fileURLToPath(import.meta.url)));
 /** The package's package.json, beside sql/. */
 export const PACKAGE_JSON = join(dirname(SQL_DIR), 'package.json');
+
+/** The package's version, from its package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+}
 
 function findUp(from: string): string {
   // src/ and dist/ sit one level below the package root; the bench build (dist-bench/src/) two.

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
 import { parserRefusal } from './http/problem.js';
+import { packageVersion } from './paths.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
@@ -93,6 +94,9 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     rateLimitPerSecond: config.rateLimitPerSecond,
     maxCount: config.maxCount,
     activity,
+    version: packageVersion(),
+    startedAt: (options.clock ?? Date.now)(),
+    ...(options.clock && { clock: options.clock }),
   });
   const server = await new Promise<Server>((done, fail) => {
     const callback = (error?: Error): void => (error ? fail(error) : done(s));

@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 /** The `ticketd` command. With cli/dev.ts, the only code that reads process.env and argv. */
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
 import { configInputFromEnv, DEFAULT_PORT, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
-import { PACKAGE_JSON } from '../paths.js';
+import { packageVersion } from '../paths.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
@@ -21,7 +20,7 @@ import { addMigrateCommands } from './migrate-commands.js';
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const env = configInputFromEnv(process.env);
-const { version } = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string };
+const version = packageVersion();
 const program = new Command('ticketd')
   .description('Unique 64-bit IDs from odd/even MySQL ticket servers')
   .version(version, '-V, --version', 'print the version')

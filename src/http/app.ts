@@ -37,6 +37,11 @@ export interface AppOptions {
   readonly maxCount?: number;
   /** IDs per second over the last minutes, for the status page chart. */
   readonly activity?: ActivityHistory;
+  /** Shown on the status page. */
+  readonly version?: string;
+  /** When this process started (the status page shows its uptime). */
+  readonly startedAt?: number;
+  readonly clock?: () => number;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
@@ -51,6 +56,7 @@ interface Spec {
 export function createApp(options: AppOptions): Express {
   const { service, logger } = options;
   const maxCount = options.maxCount ?? DEFAULT_MAX_COUNT;
+  const clock = options.clock ?? Date.now;
   const admin = requireAdmin(options.adminToken);
   const issuing = [
     ...(options.clientTokens !== undefined && options.clientTokens.size > 0 ? [requireClientToken(options.clientTokens)] : []),
@@ -182,7 +188,11 @@ export function createApp(options: AppOptions): Express {
   });
   route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });
   route('/', {
-    get: (_req, res) => void res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [])),
+    get: (_req, res) => {
+      const now = clock();
+      const info = { version: options.version ?? '', startedAt: options.startedAt ?? now, now };
+      res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [], info));
+    },
   });
 
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -1,7 +1,9 @@
 /**
- * The status page at `/`: backends, sequences and a chart of IDs per second, as this process sees
- * them. One HTML page with inline SVG, no script; it refreshes itself.
+ * The status page at `/`: first the overall state (ok, degraded, down) in plain words, then
+ * backends, sequences and a chart of IDs per second, as this process sees them. One HTML page with
+ * inline SVG, no script; it refreshes itself.
  */
+import type { BackendStatus } from '../allocator/allocator.js';
 import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 
@@ -9,21 +11,52 @@ import type { TicketService } from '../service/ticket-service.js';
 export const STATUS_REFRESH_SECONDS = 5;
 const CHART_WIDTH = 600;
 const CHART_HEIGHT = 120;
+/** Room left of and below the plot for the axis labels. */
+const AXIS_LEFT = 70;
+const AXIS_BOTTOM = 20;
+
+/** What the page says about the process beside the service's state. */
+export interface StatusPageInfo {
+  readonly version: string;
+  /** When this process started serving (ms since the epoch). */
+  readonly startedAt: number;
+  readonly now: number;
+}
+
+/** The overall state: every backend usable, some not (still issuing), or none and no cache. */
+export type OverallState = 'ok' | 'degraded' | 'down';
+
+/** The overall state and the sentence that explains it. */
+export function overallState(service: TicketService): { state: OverallState; words: string } {
+  if (!service.ready) return { state: 'down', words: 'Down: no backend can issue tickets and no IDs are cached. Requests get 503 until a backend answers.' };
+  const backends = service.backendStatus();
+  const out = backends.filter((b) => b.state !== 'up' && b.state !== 'unknown');
+  const quarantined = service.servedSequences().flatMap((name) => service.backendsFor(name).filter((s) => s.quarantined !== null).map((s) => `${s.backend} for ${name}`));
+  const unclaimed = service.servedSequences().flatMap((name) => service.backendsFor(name).filter((s) => s.unclaimed).map((s) => `${s.backend} for ${name}`));
+  const problems = [
+    ...out.map((b) => `${b.backend} is ${b.state === 'down' ? 'failing' : 'down'}`),
+    ...quarantined.map((q) => `${q} is quarantined`),
+    ...unclaimed.map((u) => `tickets of ${u} find no peer to claim them`),
+  ];
+  if (problems.length === 0) return { state: 'ok', words: `OK: all ${plural(backends.length, 'backend')} answer; IDs are issued.` };
+  return { state: 'degraded', words: `Degraded: ${problems.join('; ')}. IDs are still issued from the others.` };
+}
 
 /** Renders the page; every value shown is escaped. */
-export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], now: number = Date.now()): string {
+export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo): string {
   const served = service.servedSequences();
+  const overall = overallState(service);
   const backends = service
     .backendStatus()
     .map((b) => {
       const tickets = served
         .map((name) => [name, service.backendsFor(name).find((s) => s.backend === b.backend)?.lastTicket] as const)
         .filter(([, t]) => t !== null && t !== undefined)
-        .map(([name, t]) => `${name}: ${t}`)
+        .map(([name, t]) => `${name}: ${group(t!)}`)
         .join(', ');
       const up = b.state === 'up' || b.state === 'half-open';
       return row(
-        [b.backend, up ? 'up' : b.state === 'unknown' ? 'unknown' : 'down', b.state, b.stripe ? `≡ ${b.stripe.offset} (mod ${b.stripe.increment})` : '?', tickets, b.lastError ?? ''],
+        [b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
         up ? 'up' : b.state === 'unknown' ? '' : 'down',
       );
     })
@@ -36,9 +69,9 @@ export function renderStatusPage(service: TicketService, activity: readonly Acti
       return row(
         [
           name,
-          String(settings?.blockSize ?? ''),
-          String(cache?.issued ?? 0),
-          String(cache?.available ?? 0),
+          group(settings?.blockSize ?? ''),
+          group(cache?.issued ?? 0),
+          group(cache?.available ?? 0),
           capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
           capacity === undefined ? '' : `${capacity.usedPercent}%`,
           capacity?.projectedExhaustionAt ?? '',
@@ -49,18 +82,22 @@ export function renderStatusPage(service: TicketService, activity: readonly Acti
     })
     .join('');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status</title>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
 body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin-bottom:1.5em}
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f4f4f4}
 tr.up td:nth-child(2){color:#176b2c;font-weight:bold}tr.down td{background:#fde8e8}
 svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
+#overall{font-size:18px;padding:10px 14px;border-radius:6px}
+#overall.ok{background:#e6f4ea;color:#176b2c}#overall.degraded{background:#fff4d6;color:#7a5200}#overall.down{background:#fde8e8;color:#a11}
 </style>
 </head><body>
-<h1>ticketd</h1>
-<p id="ready">${service.ready ? 'ready: IDs can be issued' : 'NOT READY: no backend usable and no cached IDs'} <span class="muted">· ${escapeHtml(new Date(now).toISOString())} · refreshes every ${STATUS_REFRESH_SECONDS} s</span></p>
+<h1>ticketd <span class="muted">${escapeHtml(info.version)}</span></h1>
+<p id="overall" class="${overall.state}">${escapeHtml(overall.words)}</p>
+<p class="muted">up ${escapeHtml(formatSpan(Math.max(0, Math.round((info.now - info.startedAt) / 1000))))} · ${escapeHtml(new Date(info.now).toISOString())} · refreshes every ${STATUS_REFRESH_SECONDS} s ·
+<a href="/metrics">metrics</a> · <a href="/readyz">readiness</a> · <a href="/openapi.json">API (OpenAPI)</a></p>
 <h2>Backends</h2>
-<table id="backends"><tr><th>backend</th><th>status</th><th>breaker</th><th>tickets</th><th>last ticket</th><th>last error</th></tr>${backends}</table>
+<table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket</th><th>last error</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>block size</th><th>issued here</th><th>cached</th><th>IDs/s (all processes)</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
 <h2>IDs issued per second by this process</h2>
@@ -69,27 +106,68 @@ ${renderChart(activity)}
 `;
 }
 
-/** An inline SVG line chart of the activity points, scaled to the largest. */
+/** An inline SVG line chart of the activity points with a labelled scale: 0 to the peak, oldest to now. */
 export function renderChart(points: readonly ActivityPoint[]): string {
   const max = Math.max(1, ...points.map((p) => p.idsPerSecond));
-  const step = points.length > 1 ? CHART_WIDTH / (points.length - 1) : 0;
-  const coords = points.map((p, i) => `${(i * step).toFixed(1)},${(CHART_HEIGHT - (p.idsPerSecond / max) * (CHART_HEIGHT - 10)).toFixed(1)}`).join(' ');
+  const plotWidth = CHART_WIDTH - AXIS_LEFT;
+  const plotHeight = CHART_HEIGHT - AXIS_BOTTOM;
+  const step = points.length > 1 ? plotWidth / (points.length - 1) : 0;
+  const coords = points
+    .map((p, i) => `${(AXIS_LEFT + i * step).toFixed(1)},${(plotHeight - (p.idsPerSecond / max) * (plotHeight - 10)).toFixed(1)}`)
+    .join(' ');
   const latest = points[points.length - 1];
+  const span = formatSpan(points.length * (ACTIVITY_SAMPLE_MS / 1000));
   const caption =
     points.length === 0
       ? `no samples yet (one every ${ACTIVITY_SAMPLE_MS / 1000} s)`
-      : `latest ${formatRate(latest!.idsPerSecond)} IDs/s, peak ${formatRate(max)} IDs/s, over the last ${formatSpan(points.length * (ACTIVITY_SAMPLE_MS / 1000))}`;
+      : `latest ${formatRate(latest!.idsPerSecond)} IDs/s, peak ${formatRate(max)} IDs/s, over the last ${span}`;
+  const peakY = 10;
+  const axis = `<g class="axis" font-size="11" fill="#555" stroke="#bbb">
+<line x1="${AXIS_LEFT}" y1="0" x2="${AXIS_LEFT}" y2="${plotHeight}"/><line x1="${AXIS_LEFT}" y1="${plotHeight}" x2="${CHART_WIDTH}" y2="${plotHeight}"/>
+<line x1="${AXIS_LEFT}" y1="${peakY}" x2="${CHART_WIDTH}" y2="${peakY}" stroke-dasharray="3,3"/>
+<text x="${AXIS_LEFT - 6}" y="${peakY + 4}" text-anchor="end" stroke="none">${escapeHtml(formatRate(max))}/s</text>
+<text x="${AXIS_LEFT - 6}" y="${plotHeight}" text-anchor="end" stroke="none">0</text>
+<text x="${AXIS_LEFT}" y="${CHART_HEIGHT - 4}" stroke="none">${points.length === 0 ? '' : `−${escapeHtml(span)}`}</text>
+<text x="${CHART_WIDTH - 2}" y="${CHART_HEIGHT - 4}" text-anchor="end" stroke="none">now</text>
+</g>`;
   return `<svg id="ids-per-second" width="${CHART_WIDTH}" height="${CHART_HEIGHT}" viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}" role="img" aria-label="IDs issued per second">
+${axis}
 <polyline fill="none" stroke="#2b6cb0" stroke-width="2" points="${coords}"/></svg>
 <p class="muted" id="chart-caption">${escapeHtml(caption)}</p>`;
 }
 
+/** Which tickets a backend issues, in words: odd, even, or every Nth from its offset. */
+function residueWords(b: BackendStatus): string {
+  if (b.stripe === undefined) return 'not known yet';
+  const { increment, offset } = b.stripe;
+  if (increment === '2') return offset === '1' ? 'odd tickets' : 'even tickets';
+  return `every ${group(increment)}th ticket, starting at ${group(offset)}`;
+}
+
+function breakerWords(b: BackendStatus): string {
+  const words: Record<string, string> = { unknown: 'not asked yet', up: 'closed', down: 'closed, last call failed', open: 'open (skipped, probed in the background)', 'half-open': 'probing' };
+  return words[b.state] ?? b.state;
+}
+
 function formatSpan(seconds: number): string {
-  return seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
 }
 
 function formatRate(perSecond: number): string {
   return perSecond >= 100 ? Math.round(perSecond).toLocaleString('en') : perSecond.toFixed(1);
+}
+
+/** An integer (number, bigint or decimal string) with thousands separators. */
+function group(value: number | bigint | string): string {
+  const text = String(value);
+  return /^[0-9]+$/.test(text) ? text.replace(/\B(?=(\d{3})+(?!\d))/g, ',') : text;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function row(cells: string[], className = ''): string {

@@ -1,4 +1,5 @@
-import { renderChart } from '../../src/http/status-page.js';
+import { overallState, renderChart } from '../../src/http/status-page.js';
+import type { TicketService } from '../../src/service/ticket-service.js';
 import { ACTIVITY_SAMPLES, ActivityHistory } from '../../src/service/activity.js';
 
 describe('activity history and its chart', () => {
@@ -23,8 +24,30 @@ describe('activity history and its chart', () => {
       { at: 5000, idsPerSecond: 50 },
       { at: 10_000, idsPerSecond: 100 },
     ]);
-    expect(svg).toContain('points="0.0,120.0 300.0,65.0 600.0,10.0"');
+    expect(svg).toContain('points="70.0,100.0 335.0,55.0 600.0,10.0"');
     expect(svg).toContain('latest 100 IDs/s, peak 100 IDs/s, over the last 15 s');
+    // The scale: the peak and zero on the left, the span and "now" along the bottom.
+    expect(svg).toMatch(/>100\/s<\/text>/);
+    expect(svg).toMatch(/>0<\/text>/);
+    expect(svg).toMatch(/>−15 s<\/text>/);
+    expect(svg).toMatch(/>now<\/text>/);
     expect(renderChart([])).toContain('no samples yet (one every 5 s)');
+  });
+
+  it('says ok, degraded or down in words', () => {
+    const service = (ready: boolean, states: string[], quarantined: string | null = null) =>
+      ({
+        ready,
+        backendStatus: () => states.map((state, i) => ({ backend: `mysql://db-${i}:3306/t`, state })),
+        servedSequences: () => ['orders'],
+        backendsFor: () => states.map((_, i) => ({ backend: `mysql://db-${i}:3306/t`, quarantined, unclaimed: false })),
+      }) as unknown as TicketService;
+    expect(overallState(service(true, ['up', 'up']))).toEqual({ state: 'ok', words: 'OK: all 2 backends answer; IDs are issued.' });
+    expect(overallState(service(true, ['up', 'open']))).toEqual({
+      state: 'degraded',
+      words: 'Degraded: mysql://db-1:3306/t is down. IDs are still issued from the others.',
+    });
+    expect(overallState(service(true, ['up', 'up'], 'counter went back')).words).toMatch(/is quarantined/);
+    expect(overallState(service(false, ['open', 'open'])).state).toBe('down');
   });
 });
