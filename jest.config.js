@@ -8,7 +8,7 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^ticketd$': '<rootDir>/src/index.ts' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^ticketd$': '<rootDir>/src/index.ts', '^ticketd-client$': '<rootDir>/packages/client/src/index.ts' },
   testTimeout: 60_000,
   maxWorkers: 2,
   globalSetup: '<rootDir>/test/support/global-setup.js',

@@ -4,7 +4,7 @@ import { Snowflake } from '@sapphire/snowflake';
 import { monotonicFactory } from 'ulid';
 import { v7 } from 'uuid';
 import { RangeCache } from '../src/cache/range-cache.js';
-import { createTicketClient, type TicketClient } from '../src/client/ticket-client.js';
+import { createTicketClient, type TicketClient } from 'ticketd-client';
 
 /** IDs per second of one generator. */
 export interface InProcessResult {

@@ -179,19 +179,8 @@ export class PortInUseError extends TicketdError {
   readonly slug = 'port-in-use';
 }
 
-/** Client SDK: no ID is buffered for nextSync(); call next() (which waits for a lease) instead. */
-export class NoBufferedIdsError extends TicketdError {
-  readonly code = 'TICKETD_CLIENT_EMPTY';
-  readonly status = 503;
-  readonly slug = 'client-empty';
-}
-
-/** Client SDK: no ticketd URL leased a block. */
-export class LeaseFailedError extends TicketdError {
-  readonly code = 'TICKETD_CLIENT_LEASE_FAILED';
-  readonly status = 503;
-  readonly slug = 'client-lease-failed';
-}
+// The client's errors live in ticketd-client (which depends on nothing); re-exported here.
+export { LeaseFailedError, NoBufferedIdsError } from 'ticketd-client';
 
 /** `ticketd migrate`: the legacy table or the backends do not allow the migration as asked. */
 export class MigrationRefusedError extends TicketdError {

@@ -11,4 +11,5 @@ export type { IdRange } from './core/ticket-math.js';
 export type { SequenceSettings } from './core/sequence.js';
 export * from './errors.js';
 export { initBackends } from './service/init.js';
-export { createTicketClient, type TicketClient, type TicketClientOptions } from './client/ticket-client.js';
+// The client lives in its own package (ticketd-client, no dependencies); re-exported for 0.2 users.
+export { createTicketClient, type TicketClient, type TicketClientOptions } from 'ticketd-client';

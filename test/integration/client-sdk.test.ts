@@ -1,4 +1,4 @@
-import { createTicketClient } from '../../src/client/ticket-client.js';
+import { createTicketClient } from 'ticketd-client';
 import { LeaseFailedError, NoBufferedIdsError } from '../../src/errors.js';
 import { freePort } from '../../src/launcher/local-mysql.js';
 import type { RunningTicketd } from '../../src/server.js';

@@ -1,4 +1,4 @@
-import { createTicketClient } from '../../src/client/ticket-client.js';
+import { createTicketClient } from 'ticketd-client';
 import type { RunningTicketd } from '../../src/server.js';
 import { putSequence, sharedBackends, startInProcess } from '../support/ticketd.js';
 

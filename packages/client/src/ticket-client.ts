@@ -3,7 +3,7 @@
  * their IDs out in-process. A block is leased to one client and used once, so IDs never repeat
  * within or across processes; a crash loses the rest of the block, which only leaves a gap.
  */
-import { LeaseFailedError, NoBufferedIdsError } from '../errors.js';
+import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
 
 /** Options of a client. */
 export interface TicketClientOptions {
