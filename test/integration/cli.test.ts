@@ -85,12 +85,17 @@ describe('ticketd dev', () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function runOnce(during: (base: string) => Promise<void> = async () => undefined): Promise<bigint[]> {
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  async function runOnce(during: (base: string, printed: string[]) => Promise<void> = async () => undefined): Promise<bigint[]> {
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', '0', '--data-dir', dir], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, TICKETD_ADMIN_TOKEN: 'my-own-demo-token-0123' },
+    });
+    const printed: string[] = [];
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     const base = await new Promise<string>((done, fail) => {
       const timer = setTimeout(() => fail(new Error('dev did not start in 60 s')), 60_000);
       createInterface({ input: child.stdout! }).on('line', (line) => {
+        printed.push(line);
         const match = /ticketd dev is running on (http:\/\/\S+)/.exec(line);
         if (match) {
           clearTimeout(timer);
@@ -98,7 +103,7 @@ describe('ticketd dev', () => {
         }
       });
     });
-    await during(base);
+    await during(base, printed);
     const res = await fetch(`${base}/v1/sequences/default/ids?count=3`, { method: 'POST' });
     const ids = ((await res.json()) as { ids: string[] }).ids.map(BigInt);
     const pids = ['a', 'b'].map((n) => Number(readFileSync(join(dir, n, 'mysqld.pid'), 'utf8')));
@@ -110,7 +115,20 @@ describe('ticketd dev', () => {
   }
 
   it('serves IDs, stops cleanly on Ctrl-C, and keeps growing IDs when run again on the same data', async () => {
-    const first = await runOnce(async (base) => {
+    const first = await runOnce(async (base, printed) => {
+      // The demo says how to reach it from another shell, with the token it was given.
+      await new Promise((r) => setTimeout(r, 100));
+      const exportLine = printed.map((l) => l.trim()).find((l) => l.startsWith('export TICKETD_BACKENDS='));
+      expect(exportLine).toMatch(/^export TICKETD_BACKENDS=mysql:\/\/\S+,mysql:\/\/\S+ TICKETD_ADMIN_TOKEN=my-own-demo-token-0123$/);
+      // The README's examples, as they are but for the port, each one answered with a 2xx.
+      const readme = readFileSync('README.md', 'utf8');
+      const block = /## HTTP API[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!.replaceAll('localhost:8080', `localhost:${new URL(base).port}`);
+      const script = `${exportLine}\nset -eo pipefail\ncurl() { command curl -sS --fail-with-body --max-time 10 "$@"; echo; }\n${block}\nnode dist/cli/main.js check\nnode dist/cli/main.js sequences list\n`;
+      const examples = await runCliAsync([], {}, ['bash', '-c', script]);
+      expect(examples.stderr).toBe('');
+      expect(examples.status).toBe(0);
+      expect(examples.stdout).toMatch(/^ok: 2 backends checked$/m);
+      expect(examples.stdout).toMatch(/^orders\tblockSize=100\tstartAfter=1500000\tmaxId=2147483647\t/m);
       // A second dev on the same folder is refused in one line, and leaves the first one's servers alone.
       const second = await runCliAsync(['dev', '--port', '0', '--data-dir', dir]);
       expect(second.status).toBe(1);

@@ -162,9 +162,12 @@ export function runCli(args: string[], env: Record<string, string> = {}): { stat
   return { status: result.status, stdout: result.stdout, stderr: result.stderr.trim() };
 }
 
-/** Runs the built CLI without blocking this process (for commands that call a ticketd running in it). */
-export function runCliAsync(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['dist/cli/main.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs the built CLI (or `command`, e.g. a bash script) without blocking this process, for
+ * commands that call a ticketd running in it.
+ */
+export function runCliAsync(args: string[], env: Record<string, string> = {}, command: string[] = [process.execPath, 'dist/cli/main.js']): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command[0]!, [...command.slice(1), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
