@@ -70,7 +70,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
           const s = outcome.settings;
           console.log(
             outcome.kind === 'created'
-              ? `sequence ${s.name} created on ${allocator.backends.length} backends: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
+              ? `sequence ${s.name} created on ${allocator.backends.length} ${allocator.backends.length === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
               : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
           );
         });

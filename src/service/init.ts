@@ -15,7 +15,7 @@ export async function requireEveryBackend(allocator: Allocator, command: string)
   const first = (await allocator.probe())[0];
   if (first !== undefined) {
     const reason = first.error instanceof Error ? first.error.message : String(first.error);
-    throw new BackendsUnavailableError(`${command} needs every backend: ${first.backend} failed: ${reason}`, { cause: first.error });
+    throw new BackendsUnavailableError(`${command} needs every backend: ${first.backend} failed: ${reason}; start it (or fix TICKETD_BACKENDS) and run ${command} again`, { cause: first.error });
   }
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import mysql from 'mysql2/promise';
 import { runCli, sharedBackends, startLegacyServer, useSharedServer } from '../support/ticketd.js';
 
@@ -77,7 +78,10 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     expect(text.stdout).toMatch(/^lasts: +[0-9.]+ years at that rate/m);
     expect(text.stdout).toContain(`--start-after ${p.startAfter}`);
 
-    const applied = runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize, '--start-after', p.startAfter], env());
+    // The apply command the plan printed runs as it is (with `ticketd` being the built CLI).
+    const printed = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
+    expect(printed).toContain(`--block-size ${blockSize} --start-after ${p.startAfter}`);
+    const applied = spawnSync('bash', ['-c', `ticketd() { node dist/cli/main.js "$@"; }\n${printed}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
     expect(applied.stderr).toBe('');
     expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${maxId}`));
     // Apply twice is safe; a conflicting apply is refused.
