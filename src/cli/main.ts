@@ -116,7 +116,10 @@ sequences
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .action(async (flags: { backends?: string }) => {
     await withService(flags, async (_allocator, service) => {
-      for (const s of await service.listSequences()) {
+      const list = await service.listSequences();
+      // A backend that did not answer may have sequences the others lack: say which, and why.
+      for (const u of list.unanswered) console.error(`ticketd: warning: backend ${u.backend} did not answer, so its sequences are not listed: ${u.reason}`);
+      for (const s of list.sequences) {
         const { name, blockSize, startAfter, maxId } = s.settings;
         console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tbackends=${s.backends.join(',')}`);
       }

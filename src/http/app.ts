@@ -168,7 +168,7 @@ export function createApp(options: AppOptions): Express {
   route('/v1/sequences', {
     get: async (_req, res) => {
       const list = await service.listSequences();
-      res.json({ sequences: list.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })) });
+      res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
     },
   });
 

@@ -191,7 +191,17 @@ export const openApiDocument = Object.freeze({
         responses: {
           '200': {
             description: 'The sequences.',
-            content: json({ type: 'object', properties: { sequences: { type: 'array', items: { $ref: '#/components/schemas/Sequence' } } } }),
+            content: json({
+              type: 'object',
+              properties: {
+                sequences: { type: 'array', items: { $ref: '#/components/schemas/Sequence' } },
+                unanswered: {
+                  type: 'array',
+                  description: 'Backends that did not answer (their sequences may be missing from the list), with the reason.',
+                  items: { type: 'object', properties: { backend: { type: 'string' }, reason: { type: 'string' } } },
+                },
+              },
+            }),
           },
           '503': problemResponse('No backend answered.'),
         },

@@ -179,8 +179,8 @@ export class TicketService {
     return answers.some((a) => a.ok && a.value);
   }
 
-  /** Every sequence found on a reachable backend, with the backends that have it. */
-  async listSequences(): Promise<SequenceListing[]> {
+  /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */
+  async listSequences(): Promise<{ sequences: SequenceListing[]; unanswered: { backend: string; reason: string }[] }> {
     const answers = await this.#allocator.everywhere((b) => b.readSequences());
     if (answers.every((a) => !a.ok)) {
       throw new BackendsUnavailableError(`no backend answered while listing sequences (${answers.map((a) => `${a.backend.label}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`);
@@ -194,7 +194,10 @@ export class TicketService {
         listing.set(settings.name, seen);
       }
     }
-    return [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1));
+    return {
+      sequences: [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1)),
+      unanswered: answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend.label, reason: errorText(a.error) }])),
+    };
   }
 
   /** Re-checks a backend against the claims and lets it serve the sequence again (lifts a quarantine). */
