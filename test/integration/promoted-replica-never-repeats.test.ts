@@ -5,9 +5,9 @@
  * structured log line) within about one refill.
  */
 import type { RunningTicketd } from '../../src/server.js';
-import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
+import { sleep, startFleet, startLoad } from '../support/id-ledger.js';
 import { startReplicatedBackends, type ReplicatedBackends } from '../support/regressions.js';
-import { capturingLogger, putSequence, regressionReports, startInProcess } from '../support/ticketd.js';
+import { capturingLogger, regressionReports, startInProcess } from '../support/ticketd.js';
 
 const SEQUENCE = 'promoted';
 const BLOCK_SIZE = 10n;
@@ -29,12 +29,8 @@ describe('a lagging replica promoted behind backend A’s address', () => {
   });
 
   it('repeats no ID from busy or idle processes, and is reported at once', async () => {
-    const [busyA, busyB, idle] = servers as [RunningTicketd, RunningTicketd, RunningTicketd];
-    expect(await putSequence(busyA.url, SEQUENCE, { blockSize: Number(BLOCK_SIZE) })).toBe(201);
-    const ledger = new IdLedger();
     // The idle process takes a few blocks now, then nothing until after the promotion.
-    for (let i = 0; i < 5; i++) expect(await ledger.request(idle.url, 'idle', SEQUENCE, 40)).toBe(200);
-    const busy = [{ url: busyA.url, name: 'busy-1' }, { url: busyB.url, name: 'busy-2' }];
+    const { ledger, busy, idle } = await startFleet(servers, SEQUENCE, BLOCK_SIZE);
     const before = startLoad(ledger, busy, SEQUENCE, 4);
     // Long enough for the replica to apply A's first seconds, and to lag REPLICA_DELAY_S behind.
     await sleep(3000 + REPLICA_DELAY_S * 1000);
@@ -46,7 +42,7 @@ describe('a lagging replica promoted behind backend A’s address', () => {
     // the busy ones go on beside it.
     const after = startLoad(ledger, busy, SEQUENCE, 4);
     const idleDone = (async () => {
-      for (let i = 0; i < 40; i++) await ledger.request(idle.url, 'idle', SEQUENCE, 40);
+      for (let i = 0; i < 40; i++) await ledger.request(idle.url, idle.name, SEQUENCE, 40);
     })();
     let reportedAfterMs: number | undefined;
     while (Date.now() < promotedAt + 5000 && reportedAfterMs === undefined) {

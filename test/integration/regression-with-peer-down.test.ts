@@ -6,7 +6,7 @@
  */
 import type { RunningTicketd } from '../../src/server.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
-import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
+import { IdLedger, sleep, startFleet, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, startReplicatedBackends, takeBackup, type ReplicatedBackends } from '../support/regressions.js';
 import { capturingLogger, metricSum, putSequence, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
 
@@ -19,11 +19,7 @@ describe('a regression while the peer is down', () => {
     const servers: RunningTicketd[] = [];
     try {
       for (let i = 0; i < 3; i++) servers.push(await startInProcess(env.backendsUrl, { claims: 'required' }));
-      const [busyA, busyB, idle] = servers as [RunningTicketd, RunningTicketd, RunningTicketd];
-      expect(await putSequence(busyA.url, sequence, { blockSize: Number(BLOCK_SIZE) })).toBe(201);
-      const ledger = new IdLedger();
-      for (let i = 0; i < 5; i++) expect(await ledger.request(idle.url, 'idle', sequence, 40)).toBe(200);
-      const busy = [{ url: busyA.url, name: 'busy-1' }, { url: busyB.url, name: 'busy-2' }];
+      const { ledger, busy, idle } = await startFleet(servers, sequence, BLOCK_SIZE);
       const before = startLoad(ledger, busy, sequence, 4);
       await sleep(4000);
       await before.stop();
@@ -33,12 +29,12 @@ describe('a regression while the peer is down', () => {
       const replicaLast = await env.promote(sequence);
 
       const okBefore = ledger.statuses.get(200) ?? 0;
-      const during = startLoad(ledger, [...busy, { url: idle.url, name: 'idle' }], sequence, 4);
+      const during = startLoad(ledger, [...busy, idle], sequence, 4);
       await sleep(2000);
       await during.stop();
       const outage = { ok: (ledger.statuses.get(200) ?? 0) - okBefore, unavailable: ledger.statuses.get(503) ?? 0 };
       await env.b.restart();
-      const after = startLoad(ledger, [...busy, { url: idle.url, name: 'idle' }], sequence, 4);
+      const after = startLoad(ledger, [...busy, idle], sequence, 4);
       await sleep(4000);
       await after.stop();
 

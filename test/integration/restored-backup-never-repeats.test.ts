@@ -4,9 +4,9 @@
  */
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import type { RunningTicketd } from '../../src/server.js';
-import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
+import { sleep, startFleet, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { capturingLogger, putSequence, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { capturingLogger, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
 
 const SEQUENCE = 'restored';
 const BLOCK_SIZE = 10n;
@@ -27,12 +27,8 @@ describe('backend A restored from a backup taken seconds before', () => {
   });
 
   it('repeats no ID from busy or idle processes, and is reported', async () => {
-    const [busyA, busyB, idle] = servers as [RunningTicketd, RunningTicketd, RunningTicketd];
-    const aLabel = busyA.service.backendStatus()[0]!.backend;
-    expect(await putSequence(busyA.url, SEQUENCE, { blockSize: Number(BLOCK_SIZE) })).toBe(201);
-    const ledger = new IdLedger();
-    for (let i = 0; i < 5; i++) expect(await ledger.request(idle.url, 'idle', SEQUENCE, 40)).toBe(200);
-    const busy = [{ url: busyA.url, name: 'busy-1' }, { url: busyB.url, name: 'busy-2' }];
+    const aLabel = servers[0]!.service.backendStatus()[0]!.backend;
+    const { ledger, busy, idle } = await startFleet(servers, SEQUENCE, BLOCK_SIZE);
     const before = startLoad(ledger, busy, SEQUENCE, 4);
     await sleep(1000);
     const backup = await takeBackup(pair.a.url);
@@ -41,7 +37,7 @@ describe('backend A restored from a backup taken seconds before', () => {
     const servedBefore = ledger.highestTicket(BLOCK_SIZE, 1n);
     await restoreBackup(pair.a.url, backup);
     const after = startLoad(ledger, busy, SEQUENCE, 4);
-    for (let i = 0; i < 40; i++) await ledger.request(idle.url, 'idle', SEQUENCE, 40);
+    for (let i = 0; i < 40; i++) await ledger.request(idle.url, idle.name, SEQUENCE, 40);
     await sleep(1000);
     await after.stop();
 

@@ -1,3 +1,5 @@
+import { putSequence } from './ticketd.js';
+
 /**
  * Every acknowledged ID of a test, with who served it, and continuous load on ticketd servers:
  * for tests that must see an ID served twice if the guarantee breaks.
@@ -64,6 +66,30 @@ export function startLoad(ledger: IdLedger, servers: readonly { url: string; nam
       await Promise.all(loops);
     },
   };
+}
+
+/** Two busy ticketd processes and one idle one, on the same backends, sharing one ledger. */
+export interface Fleet {
+  readonly ledger: IdLedger;
+  readonly busy: readonly { url: string; name: string }[];
+  readonly idle: { url: string; name: string };
+}
+
+/**
+ * Creates the sequence, lets the idle process (the third server) take a few blocks, which it then
+ * keeps while it idles, and names the two busy ones for startLoad.
+ */
+export async function startFleet(servers: readonly { url: string }[], sequence: string, blockSize: bigint): Promise<Fleet> {
+  const [a, b, c] = servers as [{ url: string }, { url: string }, { url: string }];
+  const created = await putSequence(a.url, sequence, { blockSize: Number(blockSize) });
+  if (created !== 201) throw new Error(`PUT ${sequence} answered ${created}`);
+  const ledger = new IdLedger();
+  const idle = { url: c.url, name: 'idle' };
+  for (let i = 0; i < 5; i++) {
+    const status = await ledger.request(idle.url, idle.name, sequence, 40);
+    if (status !== 200) throw new Error(`the idle process got ${status}`);
+  }
+  return { ledger, idle, busy: [{ url: a.url, name: 'busy-1' }, { url: b.url, name: 'busy-2' }] };
 }
 
 /** Resolves after ms milliseconds. */
