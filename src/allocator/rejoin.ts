@@ -57,7 +57,8 @@ export class Rejoin {
   async prepare(slot: Slot, settings: SequenceSettings): Promise<void> {
     const name = settings.name;
     const label = slot.backend.label;
-    // A fresh look at the server: its connections are checked again (stripe, identity, durability).
+    // A call on a checked connection: a new one (after a break) or one checked again (after an idle
+    // spell) has its stripe, identity and durability checked by the allocator's guard first.
     await slot.backend.settings();
     const stripe = this.#stripe(slot);
     // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
