@@ -119,7 +119,7 @@ describe('ticketd dev', () => {
     return ids;
   }
 
-  it('serves IDs, stops cleanly on Ctrl-C, and keeps growing IDs when run again on the same data', async () => {
+  it('serves IDs, stops cleanly on Ctrl-C, and repeats none when run again on the same data', async () => {
     const first = await runOnce(async (base, printed) => {
       // The demo says how to reach it from another shell, with the token it was given.
       await new Promise((r) => setTimeout(r, 100));
@@ -150,6 +150,7 @@ describe('ticketd dev', () => {
     });
     const second = await runOnce();
     expect(first).toHaveLength(3);
-    expect(second[0]! > first[2]!).toBe(true);
+    // IDs are only roughly ordered across backends (README, "Run it"): what holds is no repeat.
+    expect(second.filter((id) => first.includes(id))).toEqual([]);
   });
 });
