@@ -11,7 +11,7 @@ import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
 import type { AllocatorEvents } from './events.js';
 import type { Slot } from './slot.js';
-import { claimVerdict, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type Refusal } from './ticket-guard.js';
+import { claimVerdict, floorUnder, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type Refusal } from './ticket-guard.js';
 
 /**
  * Claims kept per sequence and residue class on each peer; older ones are pruned to a floor. At a
@@ -31,8 +31,9 @@ export interface PeerAnswer<P> {
 
 /**
  * Claims the tickets on every peer at once and waits for all of them, each at most `waitMs` (a new
- * connection to a hung peer would otherwise cost its connect timeout too). A refusal is a
- * `claimed-before`; an error or no answer in time is a `failed` peer. A claim that lands after its
+ * connection to a hung peer would otherwise cost its connect timeout too). A duplicate key, or a
+ * chunk at or below a floor the peer returned, is a `claimed-before`; an error or no answer in
+ * time is a `failed` peer. A claim that lands after its
  * peer was given up on is only an extra claim: it can refuse a later repeat, never serve one.
  */
 export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: readonly P[], claim: Claim, waitMs: number): Promise<PeerAnswer<P>[]> {
@@ -44,7 +45,12 @@ export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: 
       });
       return Promise.race([peer.backend.claimTickets(claim), late])
         .then(
-          (): PeerAnswer<P> => ({ peer, answer: 'claimed' }),
+          (floors): PeerAnswer<P> => {
+            const floor = floorUnder(claim.tickets, floors, claim.stripe);
+            if (floor === undefined) return { peer, answer: 'claimed' };
+            const error = new TicketClaimedBeforeError(`tickets of sequence ${claim.sequence} from ${claim.tickets[0]} are at or below the claim floor ${floor} on backend ${peer.backend.label}`, 'below-floor');
+            return { peer, answer: 'claimed-before', error };
+          },
           (error: unknown): PeerAnswer<P> => ({ peer, answer: error instanceof TicketClaimedBeforeError ? 'claimed-before' : 'failed', error }),
         )
         .finally(() => clearTimeout(timer));

@@ -105,6 +105,17 @@ export function claimVerdict(answers: readonly ClaimAnswer[]): 'claimed' | 'clai
   return answers.includes('claimed') ? 'claimed' : 'unclaimed';
 }
 
+/**
+ * The floor a claimed chunk lies at or below, if any: the claim went in, but a ticket that old had
+ * its claim pruned, so it may have been served before. Undefined when the chunk is above every
+ * floor of an overlapping class.
+ */
+export function floorUnder(tickets: readonly bigint[], floors: readonly ClassClaims[], stripe: Stripe): bigint | undefined {
+  const floor = highestUsed(floors, stripe);
+  const lowest = tickets.reduce((min, t) => (t < min ? t : min));
+  return floor !== undefined && lowest <= floor ? floor : undefined;
+}
+
 /** Whether tickets no peer could claim may be served, on the process marks alone. */
 export function mayServeUnclaimed(policy: ClaimsPolicy): boolean {
   return policy === 'preferred';

@@ -2,7 +2,7 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
-import { classesOverlap, toTicket, type Stripe } from '../core/ticket-math.js';
+import { toTicket, type Stripe } from '../core/ticket-math.js';
 import type { ServerSettings } from '../core/server-checks.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { BackendAccessDeniedError, CounterOverflowError, SequenceConflictError, TicketClaimedBeforeError } from '../errors.js';
@@ -232,13 +232,13 @@ export class Backend implements TicketBackend {
   }
 
   /**
-   * Claims the tickets in one multi-row INSERT, then reads the floors in the same round trip. The
-   * floor is read after the insert: a prune commits its floor before it deletes any claim, so a
-   * ticket whose old claim was pruned away meets the floor, and one whose old claim is still there
-   * meets the duplicate key.
+   * Claims the tickets in one multi-row INSERT, then reads the floors in the same round trip and
+   * returns them (the ticket guard judges them). The floor is read after the insert: a prune
+   * commits its floor before it deletes any claim, so a ticket whose old claim was pruned away
+   * meets the floor, and one whose old claim is still there meets the duplicate key.
    */
-  async claimTickets(claim: Claim): Promise<void> {
-    if (claim.tickets.length === 0) return;
+  async claimTickets(claim: Claim): Promise<ClassClaims[]> {
+    if (claim.tickets.length === 0) return [];
     const { increment, offset } = claim.stripe;
     const residue = String(offset % increment);
     const values = claim.tickets.flatMap((t) => [claim.sequence, String(t), String(increment), residue, claim.source]);
@@ -262,14 +262,7 @@ export class Backend implements TicketBackend {
         { cause: error },
       );
     }
-    const floor = highestOverlappingFloor(floors.map(toClassClaims), claim.stripe);
-    const lowest = claim.tickets.reduce((min, t) => (t < min ? t : min));
-    if (floor !== undefined && lowest <= floor) {
-      throw new TicketClaimedBeforeError(
-        `ticket ${lowest} of sequence ${claim.sequence} is at or below the claim floor ${floor} on backend ${this.label}`,
-        'below-floor',
-      );
-    }
+    return floors.map(toClassClaims);
   }
 
   /** Highest claim and floor per residue class of a sequence, in one round trip. */
@@ -468,16 +461,6 @@ function createPool(address: BackendAddress, options: BackendOptions, size: numb
 function toClassClaims(row: RowDataPacket): ClassClaims {
   const value = (v: unknown): bigint | undefined => (v === null || v === undefined ? undefined : BigInt(String(v)));
   return { increment: BigInt(String(row.inc)), residue: BigInt(String(row.residue)), highest: value(row.highest), floor: value(row.floor) };
-}
-
-/** The highest floor of a class that can share tickets with the stripe (see ticket-guard's overlap rule). */
-function highestOverlappingFloor(classes: readonly ClassClaims[], stripe: Stripe): bigint | undefined {
-  let highest: bigint | undefined;
-  for (const c of classes) {
-    if (c.floor === undefined || !classesOverlap(c, stripe)) continue;
-    if (highest === undefined || c.floor > highest) highest = c.floor;
-  }
-  return highest;
 }
 
 function errnoOf(error: unknown): number | undefined {

@@ -40,10 +40,10 @@ export interface TicketBackend {
   /** Runs REPLACE `count` times in a row; at most one run per sequence in flight. */
   fetchTickets(sequence: string, count: number): Promise<TicketBatch>;
   /**
-   * Claims tickets durably in one statement, then reads the floors. Rejects with
-   * TicketClaimedBeforeError when one was claimed before or lies at or below a floor.
+   * Claims tickets durably in one statement, then reads and returns the sequence's floors (every
+   * class, `highest` unset). Rejects with TicketClaimedBeforeError when one was claimed before.
    */
-  claimTickets(claim: Claim): Promise<void>;
+  claimTickets(claim: Claim): Promise<ClassClaims[]>;
   /** Highest claim and floor per residue class of a sequence. */
   readClaims(sequence: string): Promise<ClassClaims[]>;
   /** Keeps the newest `keep` claims of the stripe's class; returns the new floor, if it pruned. */

@@ -1,6 +1,7 @@
 /** The claim statements on a real server: the unique key, the floor, pruning and the state read back. */
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/backend.js';
 import { loadConfig } from '../../src/config.js';
+import { floorUnder } from '../../src/allocator/ticket-guard.js';
 import { TicketClaimedBeforeError } from '../../src/errors.js';
 import { sharedBackends } from '../support/ticketd.js';
 
@@ -34,13 +35,14 @@ describe('claims on MySQL', () => {
     const floor = await peer.pruneClaims(sequence, odd, 10);
     expect(floor).toBe(83n);
     expect(await peer.readClaims(sequence)).toEqual([{ increment: 2n, residue: 1n, highest: 103n, floor: 83n }]);
-    // A ticket whose claim was pruned meets the floor; one above it still meets its claim.
-    const below = await claim([5n]).catch((e: unknown) => e);
-    expect((below as TicketClaimedBeforeError).reason).toBe('below-floor');
+    // A ticket whose claim was pruned meets the floor (returned with the claim, judged by the
+    // guard); one above it still meets its claim.
+    expect(floorUnder([5n], await claim([5n]), odd)).toBe(83n);
+    expect(floorUnder([105n], await claim([105n]), odd)).toBeUndefined();
     const kept = await claim([85n]).catch((e: unknown) => e);
     expect((kept as TicketClaimedBeforeError).reason).toBe('duplicate');
     // Another class is not held to this floor; nothing to prune leaves the floor alone.
-    await peer.claimTickets({ sequence, stripe: { increment: 2n, offset: 2n }, tickets: [6n], source: 'test' });
+    expect(floorUnder([6n], await peer.claimTickets({ sequence, stripe: { increment: 2n, offset: 2n }, tickets: [6n], source: 'test' }), { increment: 2n, offset: 2n })).toBeUndefined();
     expect(await peer.pruneClaims(sequence, odd, 1000)).toBeUndefined();
   });
 });

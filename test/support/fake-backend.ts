@@ -8,7 +8,7 @@ import type { ConnectionGuard } from '../../src/backend/backend.js';
 import type { Claim, ClassClaims, TicketBackend, TicketBatch } from '../../src/backend/ticket-backend.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
 import type { ServerSettings } from '../../src/core/server-checks.js';
-import { classesOverlap, type Stripe } from '../../src/core/ticket-math.js';
+import type { Stripe } from '../../src/core/ticket-math.js';
 import { SequenceConflictError, TicketClaimedBeforeError } from '../../src/errors.js';
 
 interface StoredClaim {
@@ -124,15 +124,14 @@ export class FakeServer {
     return t;
   }
 
-  async claimTickets(claim: Claim): Promise<void> {
+  async claimTickets(claim: Claim): Promise<ClassClaims[]> {
     this.#enter();
     const table = this.claims.get(claim.sequence) ?? new Map<bigint, StoredClaim>();
     this.claims.set(claim.sequence, table);
     if (claim.tickets.some((t) => table.has(t))) throw new TicketClaimedBeforeError(`fake ${this.label}: duplicate claim`, 'duplicate');
     const cls = { increment: claim.stripe.increment, residue: claim.stripe.offset % claim.stripe.increment };
     for (const t of claim.tickets) table.set(t, cls);
-    const floor = (this.floors.get(claim.sequence) ?? []).filter((f) => classesOverlap(f, claim.stripe)).reduce((m, f) => maxOf(m, f.floor), 0n);
-    if (claim.tickets.some((t) => t <= floor)) throw new TicketClaimedBeforeError(`fake ${this.label}: below floor ${floor}`, 'below-floor');
+    return (this.floors.get(claim.sequence) ?? []).map((f) => ({ increment: f.increment, residue: f.residue, highest: undefined, floor: f.floor }));
   }
 
   async readClaims(sequence: string): Promise<ClassClaims[]> {

@@ -2,6 +2,7 @@ import {
   accept,
   catchUpTarget,
   claimVerdict,
+  floorUnder,
   HighWaterMarks,
   highestUsed,
   isRegressed,
@@ -45,6 +46,13 @@ describe('ticket guard: claims decide', () => {
 
   it('serves a chunk one peer claimed, even when the others failed', () => {
     expect(claimVerdict(['failed', 'claimed'])).toBe('claimed');
+  });
+
+  it('refuses a claimed chunk that reaches down to a floor of an overlapping class', () => {
+    const floors = [cls(2n, 1n, undefined, 83n), cls(2n, 0n, undefined, 900n)];
+    expect(floorUnder([85n, 83n, 87n], floors, odd)).toBe(83n);
+    expect(floorUnder([85n, 87n], floors, odd)).toBeUndefined();
+    expect(floorUnder([5n], [], odd)).toBeUndefined();
   });
 
   it('calls a chunk unclaimed when no peer answered (or there is none), and only preferred serves it', () => {
