@@ -4,9 +4,8 @@
  * breakers; a refill never waits long on a slow one.
  */
 import pRetry from 'p-retry';
-import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend/backend.js';
+import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
-import type { ConnectionGuard } from '../backend/backend.js';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
