@@ -5,7 +5,7 @@ import { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_PORT, loadConfig } from '../config.js';
 import { acquireDevLock } from '../launcher/dev-lock.js';
 import type { Logger } from '../logger.js';
-import { startLocalPair } from '../launcher/local-pair.js';
+import { startLocalPair, type LocalPair } from '../launcher/local-pair.js';
 import { assertPortFree, startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { TicketService } from '../service/ticket-service.js';
@@ -24,13 +24,7 @@ export async function runDev(options: DevOptions): Promise<void> {
   const dir = resolve(options.dataDir);
   const adminToken = options.adminToken ?? randomBytes(18).toString('base64url');
   const lock = acquireDevLock(dir);
-  // Before ten seconds of server start-up: a taken port is said at once.
-  const port = Number(options.port ?? DEFAULT_PORT);
-  if (Number.isInteger(port) && port > 0) await assertPortFree(port).catch((error: unknown) => {
-    lock.release();
-    throw error;
-  });
-  const pair = await startLocalPair(dir).catch((error: unknown) => {
+  const pair = await startPairOnFreePort(dir, options.port).catch((error: unknown) => {
     lock.release();
     throw error;
   });
@@ -67,4 +61,11 @@ Ctrl-C stops ticketd and both servers; running it again reuses their data.
     lock.release();
     throw error;
   }
+}
+
+/** Starts the pair, after making sure the HTTP port is free: said at once, not after the servers' start-up. */
+async function startPairOnFreePort(dir: string, portSetting: string | undefined): Promise<LocalPair> {
+  const port = Number(portSetting ?? DEFAULT_PORT);
+  if (Number.isInteger(port) && port > 0) await assertPortFree(port);
+  return startLocalPair(dir);
 }
