@@ -12,6 +12,17 @@ CREATE TABLE IF NOT EXISTS ticketd_sequences (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 
+-- Keys of opaque sequences (README, "Opaque IDs"): 32 random bytes each, the same on every backend.
+-- Written in one transaction with the sequence's row, so an opaque sequence never exists without
+-- its key, and a backend lacking this table (an older schema) holds no opaque sequence.
+CREATE TABLE IF NOT EXISTS ticketd_sequence_keys (
+  name       VARCHAR(48)  NOT NULL,
+  scheme     VARCHAR(32)  NOT NULL,
+  id_key     BINARY(32)   NOT NULL,
+  created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
 -- This backend's identity, written once by `init`. MySQL has @@server_uuid, MariaDB has none,
 -- and a restored backup or a cloned data directory must not pass for another backend.
 CREATE TABLE IF NOT EXISTS ticketd_backend (

@@ -4,7 +4,8 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import pRetry from 'p-retry';
 import { toTicket, type Stripe } from '../core/ticket-math.js';
 import type { ServerSettings } from '../core/server-checks.js';
-import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { PERMUTATION_SCHEME } from 'ticketd-client';
+import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { BackendAccessDeniedError, CounterOverflowError, SequenceConflictError, TicketClaimedBeforeError } from '../errors.js';
 import { createTicketTableStatement, schemaStatements, ticketTable } from './sql.js';
 import type { BackendAddress } from './backend-address.js';
@@ -40,6 +41,7 @@ export type ConnectionGuard = (backend: Backend, settings: ServerSettings) => vo
 
 const ER_LOCK_DEADLOCK = 1213;
 const ER_DUP_ENTRY = 1062;
+const ER_NO_SUCH_TABLE = 1146;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
 const COUNTER_OVERFLOW_ERRNOS = new Set([1467, 1264]);
 /** ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR: a missing GRANT. */
@@ -208,7 +210,7 @@ export class Backend implements TicketBackend {
 
   /** Tables of sql/schema.sql that this backend lacks (an older schema, or init never ran). */
   async missingSchemaTables(): Promise<string[]> {
-    const wanted = ['ticketd_sequences', 'ticketd_backend', 'ticketd_claims', 'ticketd_claim_floors'];
+    const wanted = ['ticketd_sequences', 'ticketd_sequence_keys', 'ticketd_backend', 'ticketd_claims', 'ticketd_claim_floors'];
     const [rows] = await this.withConnection((conn) =>
       conn.query<RowDataPacket[]>({
         sql: 'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?)',
@@ -321,25 +323,35 @@ export class Backend implements TicketBackend {
 
   /** All sequence rows on this backend. */
   async readSequences(): Promise<SequenceSettings[]> {
-    const [rows] = await this.withConnection((conn) =>
-      conn.query<RowDataPacket[]>({
-        sql: 'SELECT name, block_size, start_after, max_id FROM ticketd_sequences ORDER BY name',
-        timeout: this.#options.queryTimeoutMs,
-      }),
-    );
-    return rows.map(rowToSettings);
+    return this.#selectSequences(undefined);
   }
 
   /** One sequence row, or undefined when this backend lacks the sequence. */
   async readSequence(name: string): Promise<SequenceSettings | undefined> {
-    const [rows] = await this.withConnection((conn) =>
-      conn.query<RowDataPacket[]>({
-        sql: 'SELECT name, block_size, start_after, max_id FROM ticketd_sequences WHERE name = ?',
-        values: [name],
-        timeout: this.#options.queryTimeoutMs,
-      }),
-    );
-    return rows[0] === undefined ? undefined : rowToSettings(rows[0]);
+    return (await this.#selectSequences(name))[0];
+  }
+
+  /** Sequence rows with their keys; a backend whose schema predates keys has ordered sequences only. */
+  async #selectSequences(name: string | undefined): Promise<SequenceSettings[]> {
+    const where = name === undefined ? '' : ' WHERE s.name = ?';
+    const values = name === undefined ? [] : [name];
+    const columns = 's.name, s.block_size, s.start_after, s.max_id';
+    try {
+      const [rows] = await this.withConnection((conn) =>
+        conn.query<RowDataPacket[]>({
+          sql: `SELECT ${columns}, k.scheme, k.id_key FROM ticketd_sequences s LEFT JOIN ticketd_sequence_keys k ON k.name = s.name${where} ORDER BY s.name`,
+          values,
+          timeout: this.#options.queryTimeoutMs,
+        }),
+      );
+      return rows.map((row) => rowToSettings(row, this.label));
+    } catch (error) {
+      if (errnoOf(error) !== ER_NO_SUCH_TABLE) throw error;
+      const [rows] = await this.withConnection((conn) =>
+        conn.query<RowDataPacket[]>({ sql: `SELECT ${columns} FROM ticketd_sequences s${where} ORDER BY s.name`, values, timeout: this.#options.queryTimeoutMs }),
+      );
+      return rows.map((row) => rowToSettings(row, this.label));
+    }
   }
 
   /**
@@ -354,14 +366,26 @@ export class Backend implements TicketBackend {
     }
     await this.prepareSequence(settings.name, firstTicket);
     try {
-      await this.#withAdminConnection((conn) =>
-        conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
-          settings.name,
-          String(settings.blockSize),
-          String(settings.startAfter),
-          String(settings.maxId),
-        ]),
-      );
+      await this.#withAdminConnection(async (conn) => {
+        // The key and the row in one transaction: an opaque sequence is never seen without its key.
+        await conn.beginTransaction();
+        try {
+          if (settings.ids === 'opaque') {
+            if (settings.key === undefined) throw new Error(`opaque sequence ${settings.name} reached ${this.label} without a key`);
+            await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, PERMUTATION_SCHEME, Buffer.from(settings.key)]);
+          }
+          await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
+            settings.name,
+            String(settings.blockSize),
+            String(settings.startAfter),
+            String(settings.maxId),
+          ]);
+          await conn.commit();
+        } catch (error) {
+          await conn.rollback().catch(() => undefined);
+          throw error;
+        }
+      });
       return true;
     } catch (error) {
       if ((error as { errno?: number }).errno !== ER_DUP_ENTRY) throw error;
@@ -386,9 +410,8 @@ export class Backend implements TicketBackend {
 
   #assertSame(existing: SequenceSettings, wanted: SequenceSettings): void {
     if (!sameSettings(existing, wanted)) {
-      throw new SequenceConflictError(
-        `sequence ${wanted.name} exists on ${this.label} with blockSize=${existing.blockSize} startAfter=${existing.startAfter} maxId=${existing.maxId}`,
-      );
+      const found = describeSettings(existing);
+      throw new SequenceConflictError(`sequence ${wanted.name} exists on ${this.label} with ${found === describeSettings(wanted) ? 'another key' : found}`);
     }
   }
 
@@ -468,11 +491,18 @@ function errnoOf(error: unknown): number | undefined {
   return typeof errno === 'number' ? errno : undefined;
 }
 
-function rowToSettings(row: RowDataPacket): SequenceSettings {
-  return Object.freeze({
+function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
+  const settings: SequenceSettings = Object.freeze({
     name: String(row.name),
     blockSize: BigInt(String(row.block_size)),
     startAfter: BigInt(String(row.start_after)),
     maxId: BigInt(String(row.max_id)),
+    ids: row.id_key === null || row.id_key === undefined ? 'ordered' : 'opaque',
   });
+  if (settings.ids === 'ordered') return settings;
+  // A key written by a later ticketd under another scheme must not be read as this one's.
+  if (row.scheme !== PERMUTATION_SCHEME) {
+    throw new SequenceConflictError(`sequence ${settings.name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
+  }
+  return withKey(settings, new Uint8Array(row.id_key as Buffer));
 }

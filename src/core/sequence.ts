@@ -1,4 +1,6 @@
 /** Sequence names and settings: validated here, before any SQL is built from them. */
+import { timingSafeEqual } from 'node:crypto';
+import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
 import { BadRequestError } from '../errors.js';
 import { MAX_UINT64, type BlockSettings } from './ticket-math.js';
 
@@ -12,9 +14,27 @@ export const DEFAULT_BLOCK_SIZE = 10_000n;
 /** Upper bound on a block size, so that a block is a sensible unit of caching and leasing. */
 export const MAX_BLOCK_SIZE = 1_000_000_000n;
 
+/** How a sequence's IDs look: consecutive numbers, or a keyed permutation of them (README, "Opaque IDs"). */
+export type IdMode = 'ordered' | 'opaque';
+const ID_MODES: readonly IdMode[] = ['ordered', 'opaque'];
+const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids'];
+
 /** A sequence as stored on the backends. */
 export interface SequenceSettings extends BlockSettings {
   readonly name: string;
+  readonly ids: IdMode;
+  /**
+   * An opaque sequence's key, once created or read from a backend. Non-enumerable, so neither JSON,
+   * a log line nor an object spread carries it anywhere.
+   */
+  readonly key?: Uint8Array;
+}
+
+/** The settings with the opaque sequence's key attached (non-enumerable). */
+export function withKey(settings: SequenceSettings, key: Uint8Array): SequenceSettings {
+  const copy = { name: settings.name, blockSize: settings.blockSize, startAfter: settings.startAfter, maxId: settings.maxId, ids: settings.ids };
+  Object.defineProperty(copy, 'key', { value: key, enumerable: false });
+  return Object.freeze(copy);
 }
 
 /** Throws BadRequestError unless the name matches the sequence name pattern. */
@@ -49,12 +69,12 @@ export function parseUnsigned(value: unknown, field: string): bigint {
 export function parseSequenceSettings(name: string, body: unknown): SequenceSettings {
   assertSequenceName(name);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('body must be a JSON object with blockSize, and optionally startAfter and maxId');
+    throw new BadRequestError('body must be a JSON object with blockSize, and optionally startAfter, maxId and ids');
   }
   const fields = body as Record<string, unknown>;
-  const unknownFields = Object.keys(fields).filter((k) => !['blockSize', 'startAfter', 'maxId'].includes(k));
+  const unknownFields = Object.keys(fields).filter((k) => !FIELDS.includes(k));
   if (unknownFields.length > 0) {
-    throw new BadRequestError(`unknown field(s) ${unknownFields.join(', ')}; allowed: blockSize, startAfter, maxId`);
+    throw new BadRequestError(`unknown field(s) ${unknownFields.join(', ')}; allowed: ${FIELDS.join(', ')}`);
   }
   if (fields.blockSize === undefined) throw new BadRequestError('blockSize is required');
   const blockSizeProblem = `blockSize must be an integer from 1 to ${MAX_BLOCK_SIZE}; got ${JSON.stringify(fields.blockSize)?.slice(0, 80)}`;
@@ -70,12 +90,33 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   if (maxId <= startAfter) {
     throw new BadRequestError(`maxId (${maxId}) must be greater than startAfter (${startAfter})`);
   }
-  return Object.freeze({ name, blockSize, startAfter, maxId });
+  const ids = fields.ids ?? 'ordered';
+  if (!ID_MODES.includes(ids as IdMode)) {
+    throw new BadRequestError(`ids must be "ordered" or "opaque"; got ${JSON.stringify(ids)?.slice(0, 80)}`);
+  }
+  // A permutation of a small domain hides little: an observer soon holds a large share of all IDs.
+  if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {
+    throw new BadRequestError(`ids "opaque" needs at least ${MIN_OPAQUE_DOMAIN} IDs between startAfter and maxId; this sequence has ${maxId - startAfter}`);
+  }
+  return Object.freeze({ name, blockSize, startAfter, maxId, ids: ids as IdMode });
 }
 
-/** True when two sequences would hand out the same IDs from the same tickets. */
+/**
+ * True when two sequences would hand out the same IDs from the same tickets. Keys are compared
+ * when both sides have one (settings parsed from a request have none until the sequence exists).
+ */
 export function sameSettings(a: SequenceSettings, b: SequenceSettings): boolean {
-  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId;
+  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids && sameKey(a.key, b.key);
+}
+
+function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (a === undefined || b === undefined) return true;
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The settings in words, for messages: never the key. */
+export function describeSettings(s: SequenceSettings): string {
+  return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}`;
 }
 
 /** The sequence's settings as JSON: integers as decimal strings, like IDs. */
@@ -85,5 +126,6 @@ export function settingsToJson(s: SequenceSettings): Record<string, string> {
     blockSize: String(s.blockSize),
     startAfter: String(s.startAfter),
     maxId: String(s.maxId),
+    ids: s.ids,
   };
 }

@@ -3,13 +3,14 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { pinoHttp } from 'pino-http';
 import { DEFAULT_MAX_COUNT } from '../config.js';
 import { BadRequestError, MethodNotAllowedError, RouteNotFoundError, TicketdError } from '../errors.js';
-import { parseSequenceSettings, settingsToJson } from '../core/sequence.js';
+import { PERMUTATION_SCHEME } from 'ticketd-client';
+import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../core/sequence.js';
 import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { Logger } from '../logger.js';
 import { requireAdmin } from './admin-auth.js';
-import { requireClientToken } from './client-auth.js';
-import { idsAsJsonList, idsAsLines } from './format-ids.js';
+import { ownTokenCheck, requireClientToken } from './client-auth.js';
+import { firstId, idsAsJsonList, idsAsLines } from './format-ids.js';
 import { sendProblem } from './problem.js';
 import { openApiDocument } from './openapi.js';
 import { rateLimit } from './rate-limit.js';
@@ -58,6 +59,7 @@ export function createApp(options: AppOptions): Express {
   const maxCount = options.maxCount ?? DEFAULT_MAX_COUNT;
   const clock = options.clock ?? Date.now;
   const admin = requireAdmin(options.adminToken);
+  const ownToken = ownTokenCheck(options.clientTokens ?? new Map());
   const issuing = [
     ...(options.clientTokens !== undefined && options.clientTokens.size > 0 ? [requireClientToken(options.clientTokens)] : []),
     ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : []),
@@ -93,13 +95,13 @@ export function createApp(options: AppOptions): Express {
       handler: async (req, res) => {
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
-        const ranges = service.tryIssue(name, count) ?? (await service.issue(name, count));
+        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count));
         res.set('Cache-Control', 'no-store');
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
         if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
-          res.type('text/plain').send(idsAsLines(ranges));
+          res.type('text/plain').send(idsAsLines(ids));
         } else {
-          res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ranges)}]}`);
+          res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ids)}]}`);
         }
       },
     },
@@ -110,9 +112,9 @@ export function createApp(options: AppOptions): Express {
       guards: issuing,
       handler: async (req, res) => {
         const name = req.params.name as string;
-        const ranges = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
+        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
         res.set('Cache-Control', 'no-store');
-        res.type('application/json').send(`{"sequence":"${name}","id":"${ranges[0]!.first}"}`);
+        res.type('application/json').send(`{"sequence":"${name}","id":"${firstId(ids)}"}`);
       },
     },
   });
@@ -122,9 +124,44 @@ export function createApp(options: AppOptions): Express {
       guards: issuing,
       handler: async (req, res) => {
         const name = req.params.name as string;
+        const { ids } = await service.settings(name);
+        // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
+        if (ids === 'opaque') ownToken(req, name, 'blocks');
         const block = await service.leaseBlock(name);
         res.set('Cache-Control', 'no-store');
-        res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}"}`);
+        res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`);
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/id-key', {
+    get: {
+      guards: issuing,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const settings = await service.settings(name);
+        if (settings.key === undefined) throw new BadRequestError(`sequence ${name} has ordered IDs: there is no key`);
+        ownToken(req, name, 'the key');
+        res.set('Cache-Control', 'no-store');
+        res.json({ sequence: name, ids: settings.ids, scheme: PERMUTATION_SCHEME, startAfter: String(settings.startAfter), maxId: String(settings.maxId), key: Buffer.from(settings.key).toString('base64url') });
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/ids/:id', {
+    get: {
+      guards: [admin],
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const decoded = await service.decode(name, parseId(req.params.id));
+        res.json({
+          sequence: name,
+          id: String(decoded.id),
+          ids: decoded.ids,
+          ordered: String(decoded.ordered),
+          ticket: String(decoded.ticket),
+          backend: decoded.backend ?? null,
+        });
       },
     },
   });
@@ -215,6 +252,13 @@ function parseCount(value: unknown, maxCount: number): number {
   const count = Number(value);
   if (count < 1 || count > maxCount) throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
   return count;
+}
+
+function parseId(value: unknown): bigint {
+  if (typeof value !== 'string' || !/^[0-9]{1,20}$/.test(value)) {
+    throw new BadRequestError(`id must be a decimal integer from 1 to 18446744073709551615; got ${JSON.stringify(value)?.slice(0, 40)}`);
+  }
+  return parseUnsigned(value, 'id');
 }
 
 function isClientError(error: unknown): boolean {

@@ -35,6 +35,26 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
   };
 }
 
+/**
+ * Throws unless the request carries one of the tokens configured for sequence `name` itself (not
+ * `*`): what an opaque sequence asks before it hands out ordered blocks or its key (README, "Opaque IDs").
+ */
+export function ownTokenCheck(tokens: ReadonlyMap<string, readonly string[]>): (req: Request, name: string, what: string) => void {
+  const digests = new Map([...tokens].filter(([sequence]) => sequence !== ANY_SEQUENCE).map(([sequence, list]) => [sequence, list.map(digest)]));
+  return (req, name, what) => {
+    const own = digests.get(name) ?? [];
+    if (own.length === 0) {
+      throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token, and it has none: add ${name}:<token> to TICKETD_CLIENT_TOKENS`);
+    }
+    const token = bearerToken(req);
+    if (token === undefined) throw new UnauthorizedError(`${what} of opaque sequence ${name} need its client token: send Authorization: Bearer <token>`);
+    const given = digest(token);
+    let ok = false;
+    for (const expected of own) ok = timingSafeEqual(given, expected) || ok;
+    if (!ok) throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token`);
+  };
+}
+
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(req: Request): string | undefined {
   return /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];

@@ -53,7 +53,7 @@ export function planMigration(table: LegacyTable, options: PlanOptions): Migrati
   const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(table.maxId - startAfter) / table.growth.idsPerSecond;
   return {
     table,
-    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId }),
+    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId, ids: 'ordered' as const }),
     headroom,
     legacyHigh,
     lastsSeconds,

@@ -2,11 +2,14 @@
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
-import { assertSequenceName, sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { firstUsefulTicket, type IdRange } from '../core/ticket-math.js';
-import { BackendAccessDeniedError, BackendsUnavailableError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { randomBytes } from 'node:crypto';
+import { IdPermutation, KEY_BYTES } from 'ticketd-client';
+import { assertSequenceName, describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
+import { firstUsefulTicket, ownsTicket, type IdRange } from '../core/ticket-math.js';
+import { BackendAccessDeniedError, BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
+import { OpaqueIds, type IssuedIds } from './opaque-ids.js';
 
 /** How long a name no backend had is answered 404 without asking the backends again. */
 export const UNKNOWN_SEQUENCE_TTL_MS = 1000;
@@ -30,6 +33,20 @@ interface Entry {
   readonly settings: SequenceSettings;
   readonly cache: RangeCache;
   readonly capacity: CapacityTracker;
+  /** Set for an opaque sequence: what turns the cache's ordered IDs into the ones served. */
+  readonly opaque: OpaqueIds | undefined;
+  readonly permutation: IdPermutation | undefined;
+}
+
+/** Where an ID of a sequence came from (the admin decode route). */
+export interface DecodedId {
+  readonly sequence: string;
+  readonly id: bigint;
+  readonly ids: SequenceSettings['ids'];
+  readonly ordered: bigint;
+  readonly ticket: bigint;
+  /** The backend whose residue class holds the ticket; undefined when no known backend's does. */
+  readonly backend: string | undefined;
 }
 
 /** Issues IDs from per-sequence caches and manages sequences on every backend. */
@@ -49,14 +66,31 @@ export class TicketService {
   }
 
   /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
-  tryIssue(name: string, count: number): IdRange[] | undefined {
-    return this.#entries.get(name)?.cache.tryTake(count);
+  tryIssue(name: string, count: number): IssuedIds | undefined {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return undefined;
+    return entry.opaque === undefined ? entry.cache.tryTake(count) : entry.opaque.tryTake(count, (n) => entry.cache.tryTake(n));
   }
 
   /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
-  async issue(name: string, count: number): Promise<IdRange[]> {
+  async issue(name: string, count: number): Promise<IssuedIds> {
     const entry = await this.#entry(name);
-    return entry.cache.tryTake(count) ?? entry.cache.take(count);
+    const ready = this.tryIssue(name, count);
+    if (ready !== undefined) return ready;
+    const ranges = await entry.cache.take(count);
+    return entry.opaque === undefined ? ranges : entry.opaque.encode(ranges);
+  }
+
+  /** Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P). */
+  async decode(name: string, id: bigint): Promise<DecodedId> {
+    const { settings, permutation } = await this.#entry(name);
+    if (id <= settings.startAfter || id > settings.maxId) {
+      throw new BadRequestError(`ID ${id} is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
+    }
+    const ordered = permutation === undefined ? id : permutation.decode(id);
+    const ticket = ordered / settings.blockSize;
+    const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
+    return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
   }
 
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
@@ -104,17 +138,21 @@ export class TicketService {
     }
     const odd = found.find((f) => !sameSettings(f.settings, first.settings));
     if (odd !== undefined) {
+      const theirs = describeSettings(odd.settings);
       throw new SequenceConflictError(
-        `sequence ${name} has blockSize=${first.settings.blockSize} on ${first.backend} but blockSize=${odd.settings.blockSize} (startAfter=${odd.settings.startAfter}, maxId=${odd.settings.maxId}) on ${odd.backend}`,
+        `sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${theirs === describeSettings(first.settings) ? 'another key' : theirs} on ${odd.backend}`,
       );
     }
     const settings = first.settings;
+    const permutation = settings.key === undefined ? undefined : new IdPermutation(settings.key, settings);
     const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
       this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${settings.maxId} used`),
     );
     const entry: Entry = {
       settings,
       capacity,
+      permutation,
+      opaque: permutation === undefined ? undefined : new OpaqueIds(permutation),
       cache: new RangeCache({
         sequence: name,
         blockSize: settings.blockSize,
@@ -158,8 +196,9 @@ export class TicketService {
    * when every backend already had it. A conflicting one is refused; a backend that does not answer
    * makes it fail with 503, and a repeat completes it.
    */
-  async createSequence(settings: SequenceSettings): Promise<boolean> {
-    this.#unknown.delete(settings.name);
+  async createSequence(requested: SequenceSettings): Promise<boolean> {
+    this.#unknown.delete(requested.name);
+    const { settings, created } = requested.ids === 'opaque' ? await this.#createKey(requested) : { settings: requested, created: false };
     const answers = await this.#allocator.everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
     const conflict = answers.find((a) => !a.ok && a.error instanceof SequenceConflictError);
     if (conflict !== undefined && !conflict.ok) throw conflict.error;
@@ -176,7 +215,40 @@ export class TicketService {
           : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
       );
     }
-    return answers.some((a) => a.ok && a.value);
+    return created || answers.some((a) => a.ok && a.value);
+  }
+
+  /**
+   * The opaque sequence's key: the one a backend already holds, or a new one. Every backend must
+   * answer first (one that did not might hold a key from an earlier try), and a new key is written
+   * to the backend of lowest identity before any other: of two processes creating the sequence at
+   * once, the one that loses there takes the winner's key, so no two backends get different keys.
+   */
+  async #createKey(requested: SequenceSettings): Promise<{ settings: SequenceSettings; created: boolean }> {
+    const name = requested.name;
+    const answers = await this.#allocator.everywhere(
+      async (b) => ({ row: await b.readSequence(name), identity: (await b.settings()).identity ?? b.label }),
+      { includeOpen: true },
+    );
+    const silent = answers.flatMap((a) => (a.ok ? [] : [`${a.backend.label}: ${errorText(a.error)}`]));
+    if (silent.length > 0) {
+      throw new BackendsUnavailableError(`opaque sequence ${name} was not created: ${silent.join('; ')}; its key is made only once every backend has answered; repeat the request`);
+    }
+    const rows = answers.flatMap((a) => (a.ok ? [{ backend: a.backend, ...a.value }] : []));
+    const held = rows.find((r) => r.row?.key !== undefined)?.row;
+    if (held?.key !== undefined) return { settings: withKey(requested, held.key), created: false };
+    const first = rows.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0))[0]!;
+    let created = false;
+    try {
+      created = await first.backend.createSequence(withKey(requested, randomBytes(KEY_BYTES)), firstUsefulTicket(requested));
+    } catch (error) {
+      if (!(error instanceof SequenceConflictError)) throw error;
+    }
+    const stored = await first.backend.readSequence(name);
+    if (stored?.key === undefined || !sameSettings(stored, requested)) {
+      throw new SequenceConflictError(`sequence ${name} exists on ${first.backend.label} with ${stored === undefined ? 'no row' : describeSettings(stored)}`);
+    }
+    return { settings: withKey(requested, stored.key), created };
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */

@@ -6,7 +6,7 @@ import { BackendsUnavailableError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { fakeServers, type FakeServer } from '../support/fake-backend.js';
 
-const SEQ: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 10n, startAfter: 0n, maxId: MAX_UINT64 });
+const SEQ: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 10n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
 
 /** What the allocator reported, by event. */
 function recorder(): AllocatorEvents & { regressions: string[]; refused: string[]; unclaimedTickets: number } {

@@ -1,4 +1,4 @@
-import { assertSequenceName, parseSequenceSettings, parseUnsigned } from '../../src/core/sequence.js';
+import { assertSequenceName, parseSequenceSettings, parseUnsigned, sameSettings, withKey } from '../../src/core/sequence.js';
 import { MAX_UINT64 } from '../../src/core/ticket-math.js';
 import { BadRequestError } from '../../src/errors.js';
 
@@ -12,7 +12,7 @@ describe('sequence names and settings', () => {
   });
 
   it('defaults startAfter to 0 and maxId to 2^64 − 1', () => {
-    expect(parseSequenceSettings('s', { blockSize: 100 })).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: MAX_UINT64 });
+    expect(parseSequenceSettings('s', { blockSize: 100 })).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
   });
 
   it('takes large values as decimal strings and refuses inexact numbers', () => {
@@ -28,5 +28,24 @@ describe('sequence names and settings', () => {
     expect(() => parseSequenceSettings('s', { blockSize: 1, extra: 1 })).toThrow(/unknown field\(s\) extra/);
     expect(() => parseSequenceSettings('s', { blockSize: 1, startAfter: 10, maxId: 10 })).toThrow(/maxId \(10\) must be greater/);
     expect(() => parseSequenceSettings('s', [1])).toThrow(/JSON object/);
+  });
+
+  test('ids is "ordered" by default, "opaque" on request, and opaque needs a domain of a million IDs', () => {
+    expect(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }).ids).toBe('opaque');
+    expect(() => parseSequenceSettings('s', { blockSize: 1, ids: 'random' })).toThrow(/ids must be "ordered" or "opaque"; got "random"/);
+    expect(() => parseSequenceSettings('s', { blockSize: 1, ids: 'opaque', startAfter: 0, maxId: 999_999 })).toThrow(/at least 1000000 IDs/);
+    expect(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque', startAfter: 0, maxId: 1_000_000 }).maxId).toBe(1_000_000n);
+  });
+
+  test('a key travels with the settings but never into JSON, a spread or a comparison of the rest', () => {
+    const key = new Uint8Array(32).fill(7);
+    const settings = withKey(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }), key);
+    expect(settings.key).toBe(key);
+    expect(JSON.stringify(settings, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('key');
+    expect(Object.keys(settings)).not.toContain('key');
+    expect({ ...settings }).not.toHaveProperty('key');
+    expect(sameSettings(settings, parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }))).toBe(true);
+    expect(sameSettings(settings, withKey(settings, new Uint8Array(32).fill(8)))).toBe(false);
+    expect(sameSettings(settings, parseSequenceSettings('s', { blockSize: 1 }))).toBe(false);
   });
 });

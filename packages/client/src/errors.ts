@@ -19,3 +19,8 @@ export class NoBufferedIdsError extends TicketClientError {
 export class LeaseFailedError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_LEASE_FAILED';
 }
+
+/** A key or an ID that an opaque sequence's permutation cannot take (wrong length, outside the domain). */
+export class OpaqueIdError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_OPAQUE_ID';
+}

@@ -4,6 +4,7 @@
  * within or across processes; a crash loses the rest of the block, which only leaves a gap.
  */
 import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
+import { IdPermutation } from './id-permutation.js';
 
 /** Options of a client. */
 export interface TicketClientOptions {
@@ -16,6 +17,20 @@ export interface TicketClientOptions {
   readonly prefetchBelowRatio?: number;
   /** Per-request timeout in milliseconds (default 2000). */
   readonly timeoutMs?: number;
+  /**
+   * For an opaque sequence: hand out its ordered IDs instead (to store, B-tree friendly) and show
+   * `encode(id)`. Default false: the IDs handed out are the opaque ones, as ticketd serves them.
+   */
+  readonly ordered?: boolean;
+}
+
+/** A sequence's mapping between ordered and served IDs: the identity for an ordered sequence. */
+export interface IdCodec {
+  readonly ids: 'ordered' | 'opaque';
+  /** The ID ticketd serves for an ordered one. */
+  encode(ordered: bigint): bigint;
+  /** The ordered ID behind one ticketd served. */
+  decode(id: bigint): bigint;
 }
 
 /** A client of one sequence. */
@@ -24,8 +39,10 @@ export interface TicketClient {
   next(): Promise<bigint>;
   /** The next ID without waiting; throws NoBufferedIdsError when no block is buffered. */
   nextSync(): bigint;
-  /** `count` IDs, in order. */
+  /** `count` IDs, in the order handed out. */
   nextBatch(count: number): Promise<bigint[]>;
+  /** The sequence's codec; for an opaque sequence it fetches the key (needs the sequence's own client token). */
+  codec(): Promise<IdCodec>;
   /** Stops prefetching; IDs already leased are given up (a gap). */
   close(): Promise<void>;
 }
@@ -39,6 +56,51 @@ interface Block {
 
 /** Most blocks a client leases ahead of use. */
 export const MAX_BLOCKS_AHEAD = 32;
+/** Opaque IDs encoded in one pass: one pass costs about as much for one ID as for hundreds. */
+export const ENCODE_CHUNK = 1024;
+
+/** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
+export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
+  const errors: string[] = [];
+  for (const url of options.urls) {
+    try {
+      const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
+      const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
+      const init = { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 2000) };
+      const found = await fetch(base, init);
+      const settings = (await found.json()) as { ids?: string; detail?: string };
+      if (found.status !== 200) {
+        errors.push(`${url}: ${found.status} ${settings.detail ?? ''}`.trim());
+        if (found.status < 500) break;
+        continue;
+      }
+      if (settings.ids !== 'opaque') return { ids: 'ordered', encode: (id) => id, decode: (id) => id };
+      const res = await fetch(`${base}/id-key`, init);
+      const body = (await res.json()) as { key?: string; startAfter?: string; maxId?: string; detail?: string };
+      if (res.status !== 200 || body.key === undefined || body.startAfter === undefined || body.maxId === undefined) {
+        errors.push(`${url}: ${res.status} ${body.detail ?? ''}`.trim());
+        if (res.status < 500) break;
+        continue;
+      }
+      const permutation = new IdPermutation(Buffer.from(body.key, 'base64url'), { startAfter: BigInt(body.startAfter), maxId: BigInt(body.maxId) });
+      const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
+      return opaque;
+    } catch (error) {
+      errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  throw new LeaseFailedError(`no ticketd gave the codec of ${options.sequence}: ${errors.join('; ')}`);
+}
+
+interface OpaqueCodec extends IdCodec {
+  readonly permutation: IdPermutation;
+}
+
+/** Encodes an opaque sequence's ordered blocks a chunk at a time; fetched once, with the first opaque block. */
+interface Encoder {
+  readonly permutation: IdPermutation;
+  readonly out: BigUint64Array;
+}
 
 /** Creates a client; nothing is leased until the first ID is asked for. */
 export function createTicketClient(options: TicketClientOptions): TicketClient {
@@ -48,6 +110,23 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
   const blocks: Block[] = [];
   let preferred = 0;
   let closed = false;
+  let encoder: Encoder | undefined;
+  let codec: Promise<IdCodec> | undefined;
+
+  const getCodec = (): Promise<IdCodec> => {
+    codec ??= fetchIdCodec(options).catch((error: unknown) => {
+      codec = undefined;
+      throw error;
+    });
+    return codec;
+  };
+
+  const loadEncoder = async (): Promise<void> => {
+    if (encoder !== undefined) return;
+    const found = await getCodec();
+    // The permutation behind the codec, shared: one key fetch per client.
+    if (found.ids === 'opaque') encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
+  };
 
   const lease = async (): Promise<Block> => {
     const errors: string[] = [];
@@ -62,7 +141,7 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
           headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
           signal: AbortSignal.timeout(timeoutMs),
         });
-        const body = (await res.json()) as { first?: string; last?: string; detail?: string };
+        const body = (await res.json()) as { first?: string; last?: string; ids?: string; detail?: string };
         if (res.status !== 200 || body.first === undefined || body.last === undefined) {
           errors.push(`${url}: ${res.status} ${body.detail ?? ''}`.trim());
           // A 4xx (unknown sequence, bad name, exhausted) is the same everywhere: do not fail over.
@@ -71,6 +150,7 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
         }
         // Stick with a URL that answers; move on from one that did not.
         preferred = index;
+        if (body.ids === 'opaque' && options.ordered !== true) await loadEncoder();
         const first = BigInt(body.first);
         const last = BigInt(body.last);
         const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
@@ -110,14 +190,22 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
   let cur = 0n;
   let fastEnd = 0n;
   let last = -1n;
+  // Opaque IDs encoded from the block, handed out from `pos` to `end` before the cursor moves on.
+  let pos = 0;
+  let end = 0;
+
+  /** Moves to the next block when this one is used up; throws when none is buffered. */
+  const advance = (): void => {
+    const block = blocks.shift();
+    if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
+    cur = block.first;
+    last = block.last;
+    fastEnd = block.prefetchAt;
+  };
 
   const takeSlow = (): bigint => {
     if (cur > last) {
-      const block = blocks.shift();
-      if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
-      cur = block.first;
-      last = block.last;
-      fastEnd = block.prefetchAt;
+      advance();
       if (cur < fastEnd) return cur++;
     }
     // At the prefetch point: lease ahead while this block still has a share left, so next() rarely
@@ -127,21 +215,38 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
     return cur++;
   };
 
-  const nextSync = (): bigint => (cur < fastEnd ? cur++ : takeSlow());
+  /** Encodes the next chunk of the block (up to the prefetch point) and returns its first ID. */
+  const encodeSlow = (enc: Encoder): bigint => {
+    if (cur > last) advance();
+    if (cur >= fastEnd) {
+      topUp();
+      fastEnd = last + 1n;
+    }
+    const left = fastEnd - cur;
+    const n = left < BigInt(ENCODE_CHUNK) ? Number(left) : ENCODE_CHUNK;
+    enc.permutation.encodeRun(cur, n, enc.out, 0);
+    cur += BigInt(n);
+    pos = 1;
+    end = n;
+    return enc.out[0]!;
+  };
+
+  const nextSync = (): bigint => {
+    if (encoder === undefined) return cur < fastEnd ? cur++ : takeSlow();
+    return pos < end ? encoder.out[pos++]! : encodeSlow(encoder);
+  };
+  const buffered = (): boolean => pos < end || cur <= last || blocks.length > 0;
 
   const next = async (): Promise<bigint> => {
-    if (cur < fastEnd) return cur++;
-    if (cur > last && blocks.length === 0) {
+    if (!buffered()) {
       if (closed) throw new LeaseFailedError('client is closed');
       if (inFlight > 0) ahead = Math.min(MAX_BLOCKS_AHEAD, ahead * 2);
       while (blocks.length === 0) {
         if (closed) throw new LeaseFailedError('client is closed');
         await (inFlight > 0 ? waiter : refill());
       }
-      // Another caller woken by the same lease may have started the block already.
-      if (cur < fastEnd) return cur++;
     }
-    return takeSlow();
+    return nextSync();
   };
 
   return {
@@ -149,15 +254,18 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
     nextSync,
     nextBatch: async (count) => {
       const ids: bigint[] = [];
-      for (let i = 0; i < count; i++) ids.push(cur <= last || blocks.length > 0 ? nextSync() : await next());
+      for (let i = 0; i < count; i++) ids.push(buffered() ? nextSync() : await next());
       return ids;
     },
+    codec: getCodec,
     close: async () => {
       closed = true;
       blocks.length = 0;
       cur = 0n;
       fastEnd = 0n;
       last = -1n;
+      pos = 0;
+      end = 0;
       await waiter?.catch(() => undefined);
     },
   };

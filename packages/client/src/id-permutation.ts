@@ -1,0 +1,286 @@
+/**
+ * Opaque IDs: a keyed permutation P of a sequence's ID domain (startAfter, maxId] onto itself.
+ * P is a bijection, so distinct ordered IDs stay distinct, and without the key its output tells
+ * nothing about the order or the number of IDs in between.
+ *
+ * The construction (docs/opaque-ids.md states it exactly): the ID's index in the domain is split
+ * into a high part A of u bits and a low part B of v bits (u + v = w, the bits of the largest
+ * index). Even rounds add F(round, A) to B, odd rounds add F(round, B) to A, modulo their widths:
+ * an alternating Feistel network, as in NIST SP 800-38G's FF1. F is AES-256 of a block holding the
+ * round, the domain and the input, truncated: a real PRF. A result outside the domain is permuted
+ * again (cycle-walking), which keeps P inside the domain whatever its size.
+ */
+import { createCipheriv, type Cipher } from 'node:crypto';
+import { OpaqueIdError } from './errors.js';
+
+/** Name of the construction, stored beside each key so another one can come later. */
+export const PERMUTATION_SCHEME = 'feistel-aes256-v1';
+/** Bytes of a sequence key. */
+export const KEY_BYTES = 32;
+/**
+ * Feistel rounds: FF3-1's count (NIST SP 800-38G Rev. 1). The published attacks on Feistel
+ * format-preserving encryption need domains far below the 10^6 IDs an opaque sequence must have.
+ */
+export const FEISTEL_ROUNDS = 8;
+/** Fewest IDs in an opaque sequence's domain: SP 800-38G Rev. 1's minimum domain size. */
+export const MIN_OPAQUE_DOMAIN = 1_000_000n;
+
+/** The IDs a sequence may hand out: every integer in (startAfter, maxId]. */
+export interface IdDomain {
+  readonly startAfter: bigint;
+  readonly maxId: bigint;
+}
+
+/** IDs encoded in one pass at most: large enough to amortise a cipher call, small enough for L1/L2. */
+const CHUNK = 2048;
+/** Round 0 encrypts each distinct A once when a chunk spans at most this many A values. */
+const ROUND_ZERO_SHORTCUT = 64;
+const TWO_32 = 4294967296;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** A keyed permutation of one domain. Not safe to share across threads; cheap to create. */
+export class IdPermutation {
+  readonly #first: bigint;
+  readonly #size: bigint;
+  readonly #u: number;
+  readonly #v: number;
+  readonly #cipher: Cipher | undefined;
+  /** One input buffer per round, its constant words (round, domain) written once. */
+  readonly #inputs: Uint32Array[] = [];
+  readonly #a = new Uint32Array(CHUNK);
+  readonly #b = new Uint32Array(CHUNK);
+  readonly #offsetLo: number;
+  readonly #offsetHi: number;
+
+  constructor(key: Uint8Array, domain: IdDomain) {
+    if (key.length !== KEY_BYTES) throw new OpaqueIdError(`an opaque sequence key has ${KEY_BYTES} bytes; got ${key.length}`);
+    if (domain.maxId <= domain.startAfter || domain.startAfter < 0n || domain.maxId >= 1n << 64n) {
+      throw new OpaqueIdError(`no ID domain between startAfter=${domain.startAfter} and maxId=${domain.maxId}`);
+    }
+    this.#first = domain.startAfter + 1n;
+    this.#size = domain.maxId - domain.startAfter;
+    const w = Math.max(2, (this.#size - 1n).toString(2).length);
+    this.#u = w >> 1;
+    this.#v = w - this.#u;
+    this.#offsetLo = Number(this.#first & 0xffffffffn);
+    this.#offsetHi = Number(this.#first >> 32n);
+    // A domain of one ID has one permutation.
+    if (this.#size === 1n) return;
+    this.#cipher = createCipheriv('aes-256-ecb', key, null);
+    this.#cipher.setAutoPadding(false);
+    const sizeLo = Number((this.#size - 1n) & 0xffffffffn);
+    const sizeHi = Number((this.#size - 1n) >> 32n);
+    for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+      const bytes = Buffer.alloc(CHUNK * 16);
+      for (let k = 0; k < CHUNK; k++) {
+        bytes.writeUInt8(round, k * 16 + 4);
+        bytes.writeUInt8(w, k * 16 + 5);
+        bytes.writeUInt32LE(sizeLo, k * 16 + 8);
+        bytes.writeUInt32LE(sizeHi, k * 16 + 12);
+      }
+      this.#inputs.push(new Uint32Array(bytes.buffer, bytes.byteOffset, CHUNK * 4));
+    }
+  }
+
+  /** P(id): the opaque ID of an ordered one. */
+  encode(id: bigint): bigint {
+    const out = new BigUint64Array(1);
+    this.encodeRun(id, 1, out, 0);
+    return out[0]!;
+  }
+
+  /** P⁻¹(id): the ordered ID an opaque one stands for. */
+  decode(id: bigint): bigint {
+    let x = this.#index(id);
+    if (this.#cipher === undefined) return id;
+    do x = this.#invert(x);
+    while (x >= this.#size);
+    return this.#first + x;
+  }
+
+  /** Writes P of the `count` consecutive ordered IDs from `first` into `out`, from position `at`. */
+  encodeRun(first: bigint, count: number, out: BigUint64Array, at: number): void {
+    if (count <= 0) return;
+    const start = this.#index(first);
+    this.#index(first + BigInt(count - 1));
+    if (at < 0 || at + count > out.length) throw new OpaqueIdError(`no room for ${count} IDs at ${at} in an array of ${out.length}`);
+    const words = new Uint32Array(out.buffer, out.byteOffset, out.length * 2);
+    for (let done = 0; done < count; done += CHUNK) {
+      const n = Math.min(CHUNK, count - done);
+      this.#load(start + BigInt(done), n);
+      this.#permuteLoaded(n);
+      this.#store(n, words, at + done);
+    }
+  }
+
+  /** The position of an ordered ID in the domain; throws for one outside it. */
+  #index(id: bigint): bigint {
+    const x = id - this.#first;
+    if (x < 0n || x >= this.#size) {
+      throw new OpaqueIdError(`ID ${id} is outside the sequence's domain (${this.#first - 1n}, ${this.#first - 1n + this.#size}]`);
+    }
+    return x;
+  }
+
+  /** Splits n consecutive indices from `start` into their high (A) and low (B) parts. */
+  #load(start: bigint, n: number): void {
+    const span = 2 ** this.#v;
+    let a = Number(start / BigInt(span));
+    let b = Number(start % BigInt(span));
+    for (let k = 0; k < n; k++) {
+      this.#a[k] = a;
+      this.#b[k] = b;
+      if (++b === span) {
+        b = 0;
+        a++;
+      }
+    }
+  }
+
+  /** Runs the Feistel network over positions 0..n-1, cycle-walking those that leave the domain. */
+  #permuteLoaded(n: number): void {
+    if (this.#cipher === undefined) return;
+    this.#rounds(this.#a, this.#b, n, true);
+    // Cycle-walking: at most a few passes, as the domain fills over half of the 2^w values.
+    let pending = this.#outside(n);
+    while (pending.length > 0) {
+      const a = new Uint32Array(pending.length);
+      const b = new Uint32Array(pending.length);
+      pending.forEach((k, j) => {
+        a[j] = this.#a[k]!;
+        b[j] = this.#b[k]!;
+      });
+      this.#rounds(a, b, pending.length, false);
+      const still: number[] = [];
+      pending.forEach((k, j) => {
+        this.#a[k] = a[j]!;
+        this.#b[k] = b[j]!;
+        if (this.#valueOf(a[j]!, b[j]!) >= this.#size) still.push(k);
+      });
+      pending = still;
+    }
+  }
+
+  #outside(n: number): number[] {
+    const outside: number[] = [];
+    // 2^w ≤ 2·size, so a value with A below the top of the domain's A is inside: skip the bigint.
+    const topA = Number((this.#size - 1n) >> BigInt(this.#v));
+    for (let k = 0; k < n; k++) {
+      if (this.#a[k]! >= topA && this.#valueOf(this.#a[k]!, this.#b[k]!) >= this.#size) outside.push(k);
+    }
+    return outside;
+  }
+
+  #valueOf(a: number, b: number): bigint {
+    return (BigInt(a) << BigInt(this.#v)) | BigInt(b);
+  }
+
+  /**
+   * The Feistel network, in place, on n (A, B) pairs: one AES call per round for all of them. With
+   * `consecutive` (indices in order, so A takes few values), round 0 encrypts each A value once.
+   */
+  #rounds(a: Uint32Array, b: Uint32Array, n: number, consecutive: boolean): void {
+    const maskU = 2 ** this.#u - 1;
+    const maskV = 2 ** this.#v - 1;
+    let round = 0;
+    const lowestA = a[0]!;
+    const spanA = a[n - 1]! - lowestA + 1;
+    if (consecutive && spanA <= ROUND_ZERO_SHORTCUT) {
+      const distinct = new Uint32Array(spanA);
+      for (let j = 0; j < spanA; j++) distinct[j] = lowestA + j;
+      this.#write(0, distinct, spanA);
+      const f = this.#encrypt(0, spanA);
+      const next = this.#inputs[1]!;
+      for (let k = 0; k < n; k++) {
+        const t = ((b[k]! + f[(a[k]! - lowestA) << 2]!) & maskV) >>> 0;
+        b[k] = t;
+        next[k << 2] = t;
+      }
+      round = 1;
+    } else {
+      this.#write(0, a, n);
+    }
+    for (; round < FEISTEL_ROUNDS; round++) {
+      const even = (round & 1) === 0;
+      const target = even ? b : a;
+      // Masks below 2^32 keep the sum exact: (x + f) & mask is the sum modulo 2^width.
+      const mask = even ? maskV : maskU;
+      const f = this.#encrypt(round, n);
+      if (round === FEISTEL_ROUNDS - 1) {
+        for (let k = 0; k < n; k++) target[k] = ((target[k]! + f[k << 2]!) & mask) >>> 0;
+      } else {
+        // The word just changed is the next round's input: write it there in the same pass.
+        const next = this.#inputs[round + 1]!;
+        for (let k = 0; k < n; k++) {
+          const t = ((target[k]! + f[k << 2]!) & mask) >>> 0;
+          target[k] = t;
+          next[k << 2] = t;
+        }
+      }
+    }
+  }
+
+  /** Inverse of the network for one index. */
+  #invert(x: bigint): bigint {
+    const a = new Uint32Array([Number(x >> BigInt(this.#v))]);
+    const b = new Uint32Array([Number(x & ((1n << BigInt(this.#v)) - 1n))]);
+    const maskU = 2 ** this.#u - 1;
+    const maskV = 2 ** this.#v - 1;
+    for (let round = FEISTEL_ROUNDS - 1; round >= 0; round--) {
+      const even = (round & 1) === 0;
+      this.#write(round, even ? a : b, 1);
+      const f = this.#encrypt(round, 1);
+      if (even) b[0] = ((b[0]! - f[0]!) & maskV) >>> 0;
+      else a[0] = ((a[0]! - f[0]!) & maskU) >>> 0;
+    }
+    return this.#valueOf(a[0]!, b[0]!);
+  }
+
+  /** Puts x[0..n-1] into the input words of `round`'s blocks. */
+  #write(round: number, x: Uint32Array, n: number): void {
+    const input = this.#inputs[round]!;
+    for (let k = 0; k < n; k++) input[k << 2] = x[k]!;
+  }
+
+  /** F(round, ·) of the n inputs written: AES-256 of one block each, in one call; word 4k is F of input k. */
+  #encrypt(round: number, n: number): Uint32Array {
+    const input = this.#inputs[round]!;
+    // Blocks are little-endian (docs/opaque-ids.md); a big-endian host swaps the words it wrote.
+    if (!LITTLE_ENDIAN) for (let k = 0; k < n; k++) input[k << 2] = swap32(input[k << 2]!);
+    const encrypted = this.#cipher!.update(new Uint8Array(input.buffer, input.byteOffset, n * 16));
+    const words = new Uint32Array(encrypted.buffer, encrypted.byteOffset, n * 4);
+    if (!LITTLE_ENDIAN) for (let k = 0; k < n; k++) words[k << 2] = swap32(words[k << 2]!);
+    return words;
+  }
+
+  /** Writes first + (A·2^v + B) for positions 0..n-1 as 64-bit words into `words` from ID position `at`. */
+  #store(n: number, words: Uint32Array, at: number): void {
+    const v = this.#v;
+    const as = this.#a;
+    const bs = this.#b;
+    const offsetLo = this.#offsetLo;
+    const offsetHi = this.#offsetHi;
+    const lo = LITTLE_ENDIAN ? 0 : 1;
+    const hi = 1 - lo;
+    for (let k = 0; k < n; k++) {
+      const a = as[k]!;
+      const b = bs[k]!;
+      // A·2^v + B as two 32-bit words (v ≤ 32, so A's low bits join B's in the low word).
+      const yLo = v === 32 ? b : (((a << v) | b) >>> 0);
+      const yHi = v === 32 ? a : a >>> (32 - v);
+      let sumLo = yLo + offsetLo;
+      let carry = 0;
+      if (sumLo >= TWO_32) {
+        sumLo -= TWO_32;
+        carry = 1;
+      }
+      const slot = (at + k) * 2;
+      words[slot + lo] = sumLo;
+      words[slot + hi] = yHi + offsetHi + carry;
+    }
+  }
+}
+
+function swap32(x: number): number {
+  return (((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * The IDs of an opaque sequence: P(ordered ID) for every ID its cache hands out. A few are encoded
+ * ahead for requests of one or a few IDs, since one pass of the permutation costs about as much for
+ * one ID as for a few hundred. Those belong to this process exactly as its cached ranges do: used
+ * once, and lost (a gap) if it stops.
+ */
+import type { IdPermutation } from 'ticketd-client';
+import type { IdRange } from '../core/ticket-math.js';
+
+/** IDs encoded ahead for small requests. */
+export const ENCODED_AHEAD = 256;
+/** Requests of up to this many IDs are served from the IDs encoded ahead. */
+export const SMALL_REQUEST_IDS = 16;
+
+/** IDs as the HTTP layer formats them: ordered ranges, or opaque IDs one by one. */
+export type IssuedIds = readonly IdRange[] | BigUint64Array;
+
+/** Ordered ranges taken from a cache without waiting, or undefined when it holds too few. */
+export type TakeRanges = (count: number) => IdRange[] | undefined;
+
+/** Opaque IDs of one sequence. */
+export class OpaqueIds {
+  readonly #permutation: IdPermutation;
+  #ahead = new BigUint64Array(0);
+  #next = 0;
+
+  constructor(permutation: IdPermutation) {
+    this.#permutation = permutation;
+  }
+
+  /** `count` opaque IDs without waiting, or undefined when the cache cannot cover them. */
+  tryTake(count: number, take: TakeRanges): BigUint64Array | undefined {
+    if (count > SMALL_REQUEST_IDS) {
+      const ranges = take(count);
+      return ranges && this.encode(ranges);
+    }
+    if (this.#ahead.length - this.#next < count && !this.#encodeAhead(take)) {
+      const ranges = take(count);
+      return ranges && this.encode(ranges);
+    }
+    const ids = this.#ahead.slice(this.#next, this.#next + count);
+    this.#next += count;
+    return ids;
+  }
+
+  /** P of every ID of the ranges, in order. */
+  encode(ranges: readonly IdRange[]): BigUint64Array {
+    let total = 0;
+    for (const r of ranges) total += Number(r.last - r.first + 1n);
+    const out = new BigUint64Array(total);
+    let at = 0;
+    for (const r of ranges) {
+      const count = Number(r.last - r.first + 1n);
+      this.#permutation.encodeRun(r.first, count, out, at);
+      at += count;
+    }
+    return out;
+  }
+
+  /** Encodes the next ENCODED_AHEAD IDs, keeping the ones still unused; false when the cache has too few. */
+  #encodeAhead(take: TakeRanges): boolean {
+    const ranges = take(ENCODED_AHEAD);
+    if (ranges === undefined) return false;
+    const left = this.#ahead.subarray(this.#next);
+    const fresh = this.encode(ranges);
+    const ahead = new BigUint64Array(left.length + fresh.length);
+    ahead.set(left, 0);
+    ahead.set(fresh, left.length);
+    this.#ahead = ahead;
+    this.#next = 0;
+    return true;
+  }
+}
