@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
 import { configInputFromEnv, DEFAULT_PORT, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
-import { parseSequenceSettings } from '../core/sequence.js';
+import { parseSequenceSettings, parseUnsigned } from '../core/sequence.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
 import { packageVersion } from '../paths.js';
@@ -97,13 +97,15 @@ sequences
   .requiredOption('--block-size <n>', 'IDs per ticket')
   .option('--start-after <n>', 'every ID is greater than this')
   .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
+  .option('--ids <mode>', 'ordered (default) or opaque: IDs permuted with a key of the sequence; fixed once created')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
-  .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; backends?: string; adminBackends?: string }) => {
+  .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; ids?: string; backends?: string; adminBackends?: string }) => {
     const settings = parseSequenceSettings(name, {
       blockSize: flags.blockSize,
       ...(flags.startAfter !== undefined && { startAfter: flags.startAfter }),
       ...(flags.maxId !== undefined && { maxId: flags.maxId }),
+      ...(flags.ids !== undefined && { ids: flags.ids }),
     });
     await withService(flags, async (_allocator, service) => {
       const created = await service.createSequence(settings);
@@ -120,13 +122,29 @@ sequences
       // A backend that did not answer may have sequences the others lack: say which, and why.
       for (const u of list.unanswered) console.error(`ticketd: warning: backend ${u.backend} did not answer, so its sequences are not listed: ${u.reason}`);
       for (const s of list.sequences) {
-        const { name, blockSize, startAfter, maxId } = s.settings;
-        console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tbackends=${s.backends.join(',')}`);
+        const { name, blockSize, startAfter, maxId, ids } = s.settings;
+        console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tids=${ids}\tbackends=${s.backends.join(',')}`);
       }
     });
   });
 
 addMigrateCommands(program, withService);
+
+program
+  .command('ids')
+  .description('look into IDs')
+  .command('decode <sequence> <id>')
+  .description('which ordered ID, ticket and backend an ID of the sequence came from (reads an opaque sequence\'s key from the backends)')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .action(async (sequence: string, id: string, flags: { backends?: string }) => {
+    const value = parseUnsigned(id, 'id');
+    await withService(flags, async (allocator, service) => {
+      // Connecting first tells each backend's residue class, so the ticket can be put to its owner.
+      await allocator.probe();
+      const d = await service.decode(sequence, value);
+      console.log(`${d.sequence} ${d.id}: ids=${d.ids} ordered=${d.ordered} ticket=${d.ticket} backend=${d.backend ?? 'none of TICKETD_BACKENDS'}`);
+    });
+  });
 
 program
   .command('release <sequence> <backend>')

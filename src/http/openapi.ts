@@ -26,7 +26,7 @@ const json = (schema: object): object => ({ 'application/json': { schema } });
 /** The document. */
 export const openApiDocument = Object.freeze({
   openapi: '3.1.0',
-  info: { title: 'ticketd', version: '0.3.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  info: { title: 'ticketd', version: '0.4.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
   components: {
     securitySchemes: {
       admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' },
@@ -52,11 +52,18 @@ export const openApiDocument = Object.freeze({
           blockSize: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
           startAfter: { oneOf: [{ type: 'integer', minimum: 0 }, idString] },
           maxId: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
+          ids: {
+            type: 'string',
+            enum: ['ordered', 'opaque'],
+            default: 'ordered',
+            description:
+              'ordered: IDs are the block numbers themselves. opaque: every ID served is P(ordered ID), a keyed permutation of (startAfter, maxId] (needs at least 1,000,000 IDs there). Fixed at creation: another value is a 409.',
+          },
         },
       },
       Sequence: {
         type: 'object',
-        properties: { name: { type: 'string' }, blockSize: idString, startAfter: idString, maxId: idString },
+        properties: { name: { type: 'string' }, blockSize: idString, startAfter: idString, maxId: idString, ids: { type: 'string', enum: ['ordered', 'opaque'] } },
       },
       Capacity: {
         type: ['object', 'null'],
@@ -120,10 +127,65 @@ export const openApiDocument = Object.freeze({
         parameters: [nameParam],
         responses: {
           '200': {
-            description: 'The leased block.',
-            content: json({ type: 'object', properties: { sequence: { type: 'string' }, first: idString, last: idString } }),
+            description: 'The leased block: ordered IDs first..last, also for an opaque sequence (ids says which; the client applies P with the key from /id-key).',
+            content: json({ type: 'object', properties: { sequence: { type: 'string' }, first: idString, last: idString, ids: { type: 'string', enum: ['ordered', 'opaque'] } } }),
           },
           ...issueErrors,
+          '403': problemResponse('The token is not one of the sequence’s client tokens; for an opaque sequence, not one of its own (a `*` token does not do).'),
+        },
+      },
+    },
+    '/v1/sequences/{name}/id-key': {
+      get: {
+        summary: 'The key of an opaque sequence, for a trusted client that applies P itself (ticketd-client does). Only with one of the sequence’s own client tokens; Cache-Control: no-store.',
+        security: [{ client: [] }],
+        parameters: [nameParam],
+        responses: {
+          '200': {
+            description: 'The key and the domain it permutes.',
+            content: json({
+              type: 'object',
+              properties: {
+                sequence: { type: 'string' },
+                ids: { type: 'string', enum: ['opaque'] },
+                scheme: { type: 'string', description: 'feistel-aes256-v1 (docs/opaque-ids.md).' },
+                startAfter: idString,
+                maxId: idString,
+                key: { type: 'string', description: '32 bytes, base64url.' },
+              },
+            }),
+          },
+          '400': problemResponse('The sequence has ordered IDs: no key.'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Not one of the sequence’s own client tokens, or it has none.'),
+          '404': problemResponse('Unknown sequence.'),
+        },
+      },
+    },
+    '/v1/sequences/{name}/ids/{id}': {
+      get: {
+        summary: 'Where an ID came from (admin): its ordered ID (P⁻¹ for an opaque sequence), ticket and the backend whose residue class holds the ticket. Says nothing of whether it was issued.',
+        security: [{ admin: [] }],
+        parameters: [nameParam, { name: 'id', in: 'path', required: true, schema: idString }],
+        responses: {
+          '200': {
+            description: 'The decoded ID.',
+            content: json({
+              type: 'object',
+              properties: {
+                sequence: { type: 'string' },
+                id: idString,
+                ids: { type: 'string', enum: ['ordered', 'opaque'] },
+                ordered: idString,
+                ticket: idString,
+                backend: { type: ['string', 'null'], description: 'mysql://host:port/db, or null when no backend this process knows owns the ticket.' },
+              },
+            }),
+          },
+          '400': problemResponse('Not an integer, or outside (startAfter, maxId].'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Wrong token, or admin API disabled.'),
+          '404': problemResponse('Unknown sequence.'),
         },
       },
     },

@@ -69,6 +69,7 @@ export function renderStatusPage(service: TicketService, activity: readonly Acti
       return row(
         [
           name,
+          settings?.ids ?? '',
           group(settings?.blockSize ?? ''),
           group(cache?.issued ?? 0),
           group(cache?.available ?? 0),
@@ -99,7 +100,7 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <h2>Backends</h2>
 <table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket</th><th>last error</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
-<table id="sequences"><tr><th>sequence</th><th>block size</th><th>issued here</th><th>cached</th><th>IDs/s (all processes)</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
+<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>issued here</th><th>cached</th><th>IDs/s (all processes)</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
 <h2>IDs issued per second by this process</h2>
 ${renderChart(activity)}
 </body></html>

@@ -4,7 +4,7 @@
  */
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
-import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { describeSettings, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../allocator/ticket-guard.js';
 import { TicketdError } from '../errors.js';
@@ -109,9 +109,15 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
     const first = holders[0]!;
     for (const h of holders.slice(1)) {
       if (!sameSettings(h.s, first.s)) {
+        // Never the keys themselves: only that they differ (two keys would permute into each other's IDs).
+        const theirs = describeSettings(h.s);
+        const ours = describeSettings(first.s);
         findings.push({
           kind: 'misconfigured',
-          message: `sequence ${name} has blockSize=${h.s.blockSize} startAfter=${h.s.startAfter} maxId=${h.s.maxId} on ${h.label} but blockSize=${first.s.blockSize} startAfter=${first.s.startAfter} maxId=${first.s.maxId} on ${first.label}`,
+          message:
+            theirs === ours
+              ? `sequence ${name} has another key on ${h.label} than on ${first.label}; their opaque IDs could collide, so neither is used for it until one is corrected`
+              : `sequence ${name} has ${theirs} on ${h.label} but ${ours} on ${first.label}`,
         });
       }
     }
