@@ -81,7 +81,7 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
       server: 'b',
       breaks: ["UPDATE ticketd_sequences SET block_size = 7 WHERE name = 'engine_test'"],
       restores: ["UPDATE ticketd_sequences SET block_size = 10 WHERE name = 'engine_test'"],
-      expected: /sequence engine_test has blockSize=7 startAfter=0 maxId=\d+ on mysql:\/\/\S+ but blockSize=10/,
+      expected: /sequence engine_test has blockSize=7 startAfter=0 maxId=\d+ ids=ordered on mysql:\/\/\S+ but blockSize=10/,
     },
   ];
 
