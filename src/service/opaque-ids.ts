@@ -1,16 +1,17 @@
 /**
- * The IDs of an opaque sequence: P(ordered ID) for every ID its cache hands out. A few are encoded
- * ahead for requests of one or a few IDs, since one pass of the permutation costs about as much for
- * one ID as for a few hundred. Those belong to this process exactly as its cached ranges do: used
- * once, and lost (a gap) if it stops.
+ * The IDs of an opaque sequence: P(ordered ID) for every ID its cache hands out. IDs are encoded
+ * ahead, a few thousand at a time, for requests of up to SMALL_REQUEST_IDS: each AES call of the
+ * permutation has a fixed cost of microseconds, so one pass costs about as much for one ID as for
+ * hundreds. IDs encoded ahead belong to this process exactly as its cached ranges do: used once,
+ * and lost (a gap) if it stops. They count as cached, not as issued.
  */
 import type { IdPermutation } from 'ticketd-client';
 import type { IdRange } from '../core/ticket-math.js';
 
-/** IDs encoded ahead for small requests. */
-export const ENCODED_AHEAD = 256;
-/** Requests of up to this many IDs are served from the IDs encoded ahead. */
-export const SMALL_REQUEST_IDS = 16;
+/** IDs encoded ahead at a time. */
+export const ENCODED_AHEAD = 4096;
+/** Requests of up to this many IDs are served from the IDs encoded ahead; larger ones encode their own. */
+export const SMALL_REQUEST_IDS = 1024;
 
 /** IDs as the HTTP layer formats them: ordered ranges, or opaque IDs one by one. */
 export type IssuedIds = readonly IdRange[] | BigUint64Array;
@@ -26,6 +27,11 @@ export class OpaqueIds {
 
   constructor(permutation: IdPermutation) {
     this.#permutation = permutation;
+  }
+
+  /** IDs taken from the cache and encoded, not yet handed out. */
+  get ahead(): number {
+    return this.#ahead.length - this.#next;
   }
 
   /** `count` opaque IDs without waiting, or undefined when the cache cannot cover them. */

@@ -280,8 +280,12 @@ export class TicketService {
 
   /** The cache of a sequence as seen by this process, if it has served it. */
   cacheStatus(name: string): { available: number; issued: number; ticketsPerRefill: number; exhausted: boolean } | undefined {
-    const cache = this.#entries.get(name)?.cache;
-    return cache && { available: cache.available, issued: cache.issued, ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return undefined;
+    const { cache } = entry;
+    // IDs an opaque sequence encoded ahead left the cache but not this process: still cached.
+    const ahead = entry.opaque?.ahead ?? 0;
+    return { available: cache.available + ahead, issued: cache.issued - ahead, ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
   }
 
   /** How much of the sequence's maxId is used, as far as this process has seen; undefined before. */
@@ -297,7 +301,7 @@ export class TicketService {
   /** IDs handed out by this process so far, over every sequence. */
   get issuedTotal(): number {
     let total = 0;
-    for (const entry of this.#entries.values()) total += entry.cache.issued;
+    for (const entry of this.#entries.values()) total += entry.cache.issued - (entry.opaque?.ahead ?? 0);
     return total;
   }
 
@@ -319,7 +323,7 @@ export class TicketService {
   /** True when an ID can be issued now: a backend is usable or some cache holds IDs. */
   get ready(): boolean {
     if (this.#allocator.anyBackendAvailable) return true;
-    return [...this.#entries.values()].some((e) => e.cache.available > 0);
+    return [...this.#entries.values()].some((e) => e.cache.available + (e.opaque?.ahead ?? 0) > 0);
   }
 
   /** Releases the backend pools. */

@@ -6,7 +6,7 @@
 import type { BackendAddress } from '../../src/backend/backend-address.js';
 import type { ConnectionGuard } from '../../src/backend/backend.js';
 import type { Claim, ClassClaims, TicketBackend, TicketBatch } from '../../src/backend/ticket-backend.js';
-import type { SequenceSettings } from '../../src/core/sequence.js';
+import { sameSettings, type SequenceSettings } from '../../src/core/sequence.js';
 import type { ServerSettings } from '../../src/core/server-checks.js';
 import type { Stripe } from '../../src/core/ticket-math.js';
 import { SequenceConflictError, TicketClaimedBeforeError } from '../../src/errors.js';
@@ -35,6 +35,8 @@ export class FakeServer {
   readonly floorOfCounter = new Map<string, bigint>();
   readonly claims = new Map<string, Map<bigint, StoredClaim>>();
   readonly floors = new Map<string, (StoredClaim & { floor: bigint })[]>();
+  /** Milliseconds each createSequence takes before its row lands (to interleave concurrent creators). */
+  createDelayMs: () => number = () => 0;
   /** How many REPLACEs ran, per sequence. */
   readonly replaces = new Map<string, number>();
 
@@ -198,10 +200,17 @@ export class FakeServer {
     this.#enter();
     const existing = this.sequences.get(settings.name);
     if (existing !== undefined) {
-      if (existing.blockSize !== settings.blockSize) throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
+      if (!sameSettings(existing, settings)) throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
       return false;
     }
     await this.prepareSequence(settings.name, firstTicket);
+    await new Promise((done) => setTimeout(done, this.createDelayMs()));
+    // The row's INSERT is atomic: one that lost a race finds the winner's row, as on MySQL.
+    const raced = this.sequences.get(settings.name);
+    if (raced !== undefined) {
+      if (!sameSettings(raced, settings)) throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
+      return false;
+    }
     this.sequences.set(settings.name, settings);
     return true;
   }

@@ -35,6 +35,8 @@ export interface IdDomain {
 const CHUNK = 2048;
 /** Round 0 encrypts each distinct A once when a chunk spans at most this many A values. */
 const ROUND_ZERO_SHORTCUT = 64;
+/** Halves of at most this many bits (domains up to 2^32 IDs) get F as a table per round, built once. */
+const TABLE_BITS = 16;
 const TWO_32 = 4294967296;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -51,6 +53,8 @@ export class IdPermutation {
   readonly #b = new Uint32Array(CHUNK);
   readonly #offsetLo: number;
   readonly #offsetHi: number;
+  /** F(round, x) for every x of the round's input half, when halves are small; built on first use. */
+  #tables: Uint32Array[] | undefined;
 
   constructor(key: Uint8Array, domain: IdDomain) {
     if (key.length !== KEY_BYTES) throw new OpaqueIdError(`an opaque sequence key has ${KEY_BYTES} bytes; got ${key.length}`);
@@ -182,6 +186,18 @@ export class IdPermutation {
   #rounds(a: Uint32Array, b: Uint32Array, n: number, consecutive: boolean): void {
     const maskU = 2 ** this.#u - 1;
     const maskV = 2 ** this.#v - 1;
+    const tables = this.#tablesIfSmall();
+    if (tables !== undefined) {
+      for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+        const even = (round & 1) === 0;
+        const source = even ? a : b;
+        const target = even ? b : a;
+        const mask = even ? maskV : maskU;
+        const f = tables[round]!;
+        for (let k = 0; k < n; k++) target[k] = ((target[k]! + f[source[k]!]!) & mask) >>> 0;
+      }
+      return;
+    }
     let round = 0;
     const lowestA = a[0]!;
     const spanA = a[n - 1]! - lowestA + 1;
@@ -226,14 +242,44 @@ export class IdPermutation {
     const b = new Uint32Array([Number(x & ((1n << BigInt(this.#v)) - 1n))]);
     const maskU = 2 ** this.#u - 1;
     const maskV = 2 ** this.#v - 1;
+    const tables = this.#tablesIfSmall();
     for (let round = FEISTEL_ROUNDS - 1; round >= 0; round--) {
       const even = (round & 1) === 0;
-      this.#write(round, even ? a : b, 1);
-      const f = this.#encrypt(round, 1);
+      let f: Uint32Array;
+      if (tables !== undefined) {
+        f = new Uint32Array([tables[round]![(even ? a : b)[0]!]!]);
+      } else {
+        this.#write(round, even ? a : b, 1);
+        f = this.#encrypt(round, 1);
+      }
       if (even) b[0] = ((b[0]! - f[0]!) & maskV) >>> 0;
       else a[0] = ((a[0]! - f[0]!) & maskU) >>> 0;
     }
     return this.#valueOf(a[0]!, b[0]!);
+  }
+
+  /**
+   * The round functions as tables when both halves have at most TABLE_BITS bits: F(round, x) for
+   * every x, by the same AES calls a batch would make, so lookups give exactly the same values.
+   */
+  #tablesIfSmall(): Uint32Array[] | undefined {
+    if (this.#tables !== undefined || this.#v > TABLE_BITS) return this.#tables;
+    const tables: Uint32Array[] = [];
+    for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+      const size = 2 ** ((round & 1) === 0 ? this.#u : this.#v);
+      const table = new Uint32Array(size);
+      const x = new Uint32Array(CHUNK);
+      for (let from = 0; from < size; from += CHUNK) {
+        const n = Math.min(CHUNK, size - from);
+        for (let k = 0; k < n; k++) x[k] = from + k;
+        this.#write(round, x, n);
+        const f = this.#encrypt(round, n);
+        for (let k = 0; k < n; k++) table[from + k] = f[k << 2]!;
+      }
+      tables.push(table);
+    }
+    this.#tables = tables;
+    return tables;
   }
 
   /** Puts x[0..n-1] into the input words of `round`'s blocks. */
