@@ -60,14 +60,15 @@ function measureSync(name: string, client: TicketClient): Promise<InProcessResul
 }
 
 /** The client SDK against a running ticketd: next() and nextSync(), leases included. */
-export async function runSdk(ticketdUrl: string, sequence: string, blocks: string): Promise<InProcessResult[]> {
-  const client = createTicketClient({ urls: [ticketdUrl], sequence });
+export async function runSdk(ticketdUrl: string, sequence: string, blocks: string, token?: string): Promise<InProcessResult[]> {
+  const client = createTicketClient({ urls: [ticketdUrl], sequence, ...(token !== undefined && { token }) });
   await client.next();
+  const kind = (await client.codec()).ids === 'opaque' ? 'opaque IDs, ' : '';
   const results = [
-    await timeChunks(`SDK next() (leases blocks of ${blocks})`, async () => {
+    await timeChunks(`SDK next() (${kind}leases blocks of ${blocks})`, async () => {
       for (let i = 0; i < 1000; i++) await client.next();
     }),
-    await measureSync(`SDK nextSync() (leases blocks of ${blocks})`, client),
+    await measureSync(`SDK nextSync() (${kind}leases blocks of ${blocks})`, client),
   ];
   await client.close();
   for (const r of results) console.log(`  ${r.name}: ${r.idsPerSecond.toLocaleString('en')} IDs/s`);

@@ -13,8 +13,6 @@ export interface CostResult {
   readonly unit: string;
 }
 
-/** Rows of the InnoDB insert runs. */
-export const INSERT_ROWS = 1_000_000;
 const ROWS_PER_INSERT = 1000;
 const UINT64_MAX = (1n << 64n) - 1n;
 const RUN_MS = 300;
@@ -63,10 +61,10 @@ export function measurePermutation(): CostResult[] {
 }
 
 /**
- * INSERT_ROWS rows into an InnoDB table keyed by BIGINT UNSIGNED, ordered IDs then opaque ones, in
+ * `rows` rows into an InnoDB table keyed by BIGINT UNSIGNED, ordered IDs then opaque ones, in
  * multi-row INSERTs of ROWS_PER_INSERT, autocommit, on a backend of the bench pair.
  */
-export async function measureInnodbInserts(serverUrl: string): Promise<CostResult[]> {
+export async function measureInnodbInserts(serverUrl: string, rows: number): Promise<CostResult[]> {
   const conn = await mysql.createConnection(serverUrl);
   const permutation = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX });
   const results: CostResult[] = [];
@@ -78,7 +76,7 @@ export async function measureInnodbInserts(serverUrl: string): Promise<CostResul
       await conn.query('CREATE TABLE bench_orders (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, customer INT UNSIGNED NOT NULL, note VARCHAR(64) NOT NULL) ENGINE=InnoDB');
       const ids = new BigUint64Array(ROWS_PER_INSERT);
       const start = process.hrtime.bigint();
-      for (let first = 1; first <= INSERT_ROWS; first += ROWS_PER_INSERT) {
+      for (let first = 1; first <= rows; first += ROWS_PER_INSERT) {
         if (mode === 'opaque') permutation.encodeRun(BigInt(first), ROWS_PER_INSERT, ids, 0);
         else for (let k = 0; k < ROWS_PER_INSERT; k++) ids[k] = BigInt(first + k);
         const values = Array.from(ids, (id, k) => `(${id},${(first + k) % 100_000},'order note of about forty characters, here')`).join(',');
@@ -89,8 +87,9 @@ export async function measureInnodbInserts(serverUrl: string): Promise<CostResul
       const [size] = await conn.query<RowDataPacket[]>(
         "SELECT DATA_LENGTH + INDEX_LENGTH AS bytes FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'bench_orders'",
       );
-      results.push({ name: `InnoDB insert, ${mode} keys (buffer pool ${poolMiB} MiB)`, value: Math.round(INSERT_ROWS / seconds), unit: 'rows/s' });
-      results.push({ name: `InnoDB table size after the inserts, ${mode} keys`, value: Math.round(Number(size[0]?.bytes) / 2 ** 20), unit: 'MiB' });
+      const label = `${rows.toLocaleString('en')} rows, ${mode} keys`;
+      results.push({ name: `InnoDB insert rate, ${label} (buffer pool ${poolMiB} MiB)`, value: Math.round(rows / seconds), unit: 'rows/s' });
+      results.push({ name: `InnoDB table size after, ${label}`, value: Math.round(Number(size[0]?.bytes) / 2 ** 20), unit: 'MiB' });
     }
     await conn.query('DROP TABLE IF EXISTS bench_orders');
   } finally {

@@ -18,6 +18,7 @@ import { silentLogger } from '../src/logger.js';
 import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
 import { measureClaimCost, type StepCost } from './claim-cost.js';
+import { measureInnodbInserts, measurePermutation, type CostResult } from './opaque-cost.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
 import { renderChart, renderMarkdown } from './report.js';
 import { assertUnique } from './unique.js';
@@ -53,7 +54,15 @@ export interface BenchResults {
   readonly inProcess: InProcessResult[];
   readonly failover: HttpResult & { readonly note: string };
   readonly claimCost: StepCost[];
+  readonly opaque: {
+    readonly http: HttpResult[];
+    readonly perId: CostResult[];
+    readonly inserts: CostResult[];
+  };
 }
+
+/** Client token of the opaque sequence the SDK leases from (an opaque sequence's blocks and key need one). */
+const BENCH_CLIENT_TOKEN = 'bench-client-token-0123456789';
 
 interface LoadOptions {
   readonly name: string;
@@ -117,11 +126,13 @@ async function main(): Promise<void> {
     await setup.createSequence(parseSequenceSettings('small', { blockSize: 50 }));
     await setup.createSequence(parseSequenceSettings('large', { blockSize: 1_000_000 }));
     await setup.createSequence(parseSequenceSettings('claimcost', { blockSize: 1 }));
+    await setup.createSequence(parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' }));
+    await setup.createSequence(parseSequenceSettings('opaque_large', { blockSize: 1_000_000, ids: 'opaque' }));
     await setup.close();
     const claimCost = await measureClaimCost(backends[0]!, backends[1]!, pair.b.url, 'claimcost');
 
     const [ticketdPort, naivePort, barePort] = [await freePort(), await freePort(), await freePort()];
-    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort) };
+    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort), TICKETD_CLIENT_TOKENS: `opaque_large:${BENCH_CLIENT_TOKEN}` };
     children.push(await startProcess(['dist/cli/main.js', 'serve'], env, /ticketd listening/));
     children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'naive', String(naivePort), pair.backendsUrl], {}, /listening/));
     children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'bare', String(barePort)], {}, /listening/));
@@ -150,7 +161,20 @@ async function main(): Promise<void> {
     ];
     workersChild.kill('SIGTERM');
     const smallBlocks = await load({ name: 'ticketd, blockSize 50', url: `${ticketd}/v1/sequences/small/next`, idsPerResponse: 1, check: true });
-    const inProcess = [...(await runSdk(ticketd, 'default', '10,000')), ...(await runSdk(ticketd, 'large', '1,000,000')), ...(await runInProcess())];
+    const inProcess = [
+      ...(await runSdk(ticketd, 'default', '10,000')),
+      ...(await runSdk(ticketd, 'large', '1,000,000')),
+      ...(await runSdk(ticketd, 'opaque_large', '1,000,000', BENCH_CLIENT_TOKEN)),
+      ...(await runInProcess()),
+    ];
+    // Opaque against ordered, each pair back to back on sequences that differ only in ids.
+    const opaqueHttp = [
+      await load({ name: 'ordered (default), count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({ name: 'opaque, count=1000', url: `${ticketd}/v1/sequences/opaque/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({ name: 'ordered (default), next', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'opaque, next', url: `${ticketd}/v1/sequences/opaque/next`, idsPerResponse: 1, check: true }),
+    ];
+    const perId = measurePermutation();
     const failoverBase = await load({
       name: 'ticketd, backend A killed and restarted',
       url: `${ticketd}/v1/sequences/small/next`,
@@ -164,6 +188,7 @@ async function main(): Promise<void> {
         await pair.a.restart();
       },
     });
+    const inserts = [...(await measureInnodbInserts(pair.a.url, 200_000)), ...(await measureInnodbInserts(pair.a.url, 1_000_000))];
     const server = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
     const serverVersion = spawnSync(server.path, ['--version'], { encoding: 'utf8' }).stdout.trim();
     const results: BenchResults = {
@@ -178,6 +203,7 @@ async function main(): Promise<void> {
       inProcess,
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
       claimCost,
+      opaque: { http: opaqueHttp, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(`bench/results/${results.date.slice(0, 10)}.json`, JSON.stringify(results, null, 2) + '\n');
@@ -185,7 +211,7 @@ async function main(): Promise<void> {
     writeFileSync('docs/benchmarks.md', renderMarkdown(results));
     writeFileSync('docs/benchmarks.svg', renderChart(results));
     printHeadlines(results);
-    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase].filter((r) => r.unique === false);
+    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase, ...opaqueHttp].filter((r) => r.unique === false);
     if (duplicates.length > 0) throw new Error(`duplicate IDs in: ${duplicates.map((d) => d.name).join(', ')}`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
@@ -201,6 +227,9 @@ function printHeadlines(r: BenchResults): void {
   const sdk = r.inProcess.find((x) => x.name === 'SDK next() (leases blocks of 1,000,000)');
   const sdkSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (leases blocks of 1,000,000)');
   const ceiling = r.inProcess.find((x) => x.name.startsWith('await of an async function'));
+  const opaqueSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (opaque IDs, leases blocks of 1,000,000)');
+  const [ob, oo, os, oos] = r.opaque.http as [HttpResult, HttpResult, HttpResult, HttpResult];
+  const rows = (name: string): number => r.opaque.inserts.find((x) => x.name.startsWith(`InnoDB insert rate, ${name}`))?.value ?? 0;
   const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`);
   console.log(`
 headline ratios (same run):
@@ -209,9 +238,11 @@ headline ratios (same run):
   refills (blockSize 50): p99 ${r.smallBlocks.p99} ms vs ${t.p99} ms with blockSize 10,000
   in-process (blocks of 1,000,000): SDK next() / @sapphire/snowflake = ${ratio(sdk?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (ceiling for any awaited call: ${ratio(ceiling?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}), nextSync() / snowflake = ${ratio(sdkSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.5×)
   workers: 2 / 1 = ${ratio(r.workers[1]!.requestsPerSecond, r.workers[0]!.requestsPerSecond)} single, ${ratio(r.workers[3]!.idsPerSecond, r.workers[2]!.idsPerSecond)} batch
+  opaque IDs: batch of 1,000 opaque / ordered = ${ratio(oo.idsPerSecond, ob.idsPerSecond)} (target ≥ 0.7×), next ${ratio(oos.requestsPerSecond, os.requestsPerSecond)}, SDK nextSync() opaque / snowflake = ${ratio(opaqueSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.0×)
+  InnoDB inserts, opaque / ordered keys: ${ratio(rows('200,000 rows, opaque'), rows('200,000 rows, ordered'))} at 200,000 rows, ${ratio(rows('1,000,000 rows, opaque'), rows('1,000,000 rows, ordered'))} at 1,000,000 rows
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
   claim per chunk of 16 tickets: median ${r.claimCost[1]?.medianMs} ms vs ${r.claimCost[0]?.medianMs} ms for its REPLACEs and ${r.claimCost[2]?.medianMs} ms for the 0.2 mark write
-  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
+  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 
 main().then(

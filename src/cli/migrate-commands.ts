@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Connection } from 'mysql2/promise';
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
-import { assertSequenceName, parseUnsigned } from '../core/sequence.js';
+import { assertSequenceName, parseUnsigned, type IdMode } from '../core/sequence.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
 import { connectLegacy, connectReadOnly, readLegacyTable, type LegacyTable } from '../migrate/legacy-table.js';
@@ -26,6 +26,7 @@ interface MigrateFlags {
   blockSize?: string;
   headroom?: string;
   timestampColumn?: string;
+  ids?: string;
   backends?: string;
   adminBackends?: string;
 }
@@ -39,7 +40,8 @@ export function addMigrateCommands(program: Command, withService: WithService): 
       .requiredOption('--table <name>', 'the legacy table')
       .option('--column <name>', "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)")
       .option('--sequence <name>', 'the ticketd sequence (default: the table name)')
-      .option('--timestamp-column <name>', 'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)');
+      .option('--timestamp-column <name>', 'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)')
+      .option('--ids <mode>', 'ordered (default) or opaque: the sequence serves a keyed permutation of its domain');
 
   common(migrate.command('plan'))
     .description('read the legacy table (read-only) and print the sequence and app changes a migration needs')
@@ -143,9 +145,11 @@ function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
   return name;
 }
 
-function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint } {
+function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint; ids?: IdMode } {
+  if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque') throw new ConfigError(`--ids must be ordered or opaque; got ${JSON.stringify(flags.ids)}`);
   return {
     sequence: sequenceName(flags, table),
+    ...(flags.ids !== undefined && { ids: flags.ids }),
     ...(flags.blockSize !== undefined && { blockSize: parseUnsigned(flags.blockSize, '--block-size') }),
     ...(flags.headroom !== undefined && { headroom: parseUnsigned(flags.headroom, '--headroom') }),
   };
@@ -154,7 +158,7 @@ function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: strin
 function applyCommand(flags: MigrateFlags, plan: MigrationPlan): string {
   const source = redact(flags.source);
   const s = plan.settings;
-  return `ticketd migrate apply --source '${source}' --table ${plan.table.name} --column ${plan.table.column} --sequence ${s.name} --block-size ${s.blockSize} --start-after ${s.startAfter}`;
+  return `ticketd migrate apply --source '${source}' --table ${plan.table.name} --column ${plan.table.column} --sequence ${s.name} --block-size ${s.blockSize} --start-after ${s.startAfter}${s.ids === 'opaque' ? ' --ids opaque' : ''}`;
 }
 
 function planToJson(plan: MigrationPlan): Record<string, unknown> {
@@ -171,6 +175,7 @@ function planToJson(plan: MigrationPlan): Record<string, unknown> {
     blockSize: String(plan.settings.blockSize),
     startAfter: String(plan.settings.startAfter),
     maxId: String(plan.settings.maxId),
+    ids: plan.settings.ids,
     headroom: String(plan.headroom),
     lastsSeconds: plan.lastsSeconds ?? null,
     alterStatement: plan.alterStatement,

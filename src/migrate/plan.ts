@@ -2,7 +2,8 @@
  * `ticketd migrate plan`: from what the legacy table shows, the sequence that takes over its IDs
  * and the changes the application needs. Pure: every figure comes from a LegacyTable reading.
  */
-import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type SequenceSettings } from '../core/sequence.js';
+import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
+import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { MigrationRefusedError } from '../errors.js';
 import { quoteIdentifier, type LegacyTable } from './legacy-table.js';
 
@@ -19,6 +20,8 @@ export interface PlanOptions {
   readonly headroom?: bigint | undefined;
   /** A startAfter chosen earlier (by a plan): apply then only checks that it still holds. */
   readonly startAfter?: bigint | undefined;
+  /** Ordered (default) or opaque IDs (README, "Opaque IDs"). */
+  readonly ids?: IdMode | undefined;
 }
 
 /** A migration plan. */
@@ -50,10 +53,16 @@ export function planMigration(table: LegacyTable, options: PlanOptions): Migrati
       `${table.name}.${table.column} (${table.columnType}) holds at most ${table.maxId}; startAfter ${startAfter} leaves no IDs: widen the column first`,
     );
   }
+  const ids = options.ids ?? 'ordered';
+  if (ids === 'opaque' && table.maxId - startAfter < MIN_OPAQUE_DOMAIN) {
+    throw new MigrationRefusedError(
+      `--ids opaque needs at least ${MIN_OPAQUE_DOMAIN} IDs above startAfter ${startAfter}; ${table.name}.${table.column} (${table.columnType}) leaves ${table.maxId - startAfter}: widen the column or keep ordered IDs`,
+    );
+  }
   const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(table.maxId - startAfter) / table.growth.idsPerSecond;
   return {
     table,
-    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId, ids: 'ordered' as const }),
+    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId, ids }),
     headroom,
     legacyHigh,
     lastsSeconds,

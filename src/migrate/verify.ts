@@ -1,8 +1,10 @@
 /**
  * `ticketd migrate verify`: every legacy ID above startAfter must come from a block ticketd has
- * already handed out. Any other ID there could be handed out by ticketd later: a collision.
+ * already handed out. Any other ID there could be handed out by ticketd later: a collision. For an
+ * opaque sequence, "its block" is the block of the ordered ID it decodes to.
  */
 import type { Connection } from 'mysql2/promise';
+import { IdPermutation } from 'ticketd-client';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { ownsTicket, type Stripe } from '../core/ticket-math.js';
@@ -25,6 +27,8 @@ export interface VerifyReport {
 /** Scans the legacy IDs above startAfter and checks each against the backends' counters. */
 export async function verifyMigration(legacy: Connection, table: LegacyTable, settings: SequenceSettings, backends: readonly TicketBackend[]): Promise<VerifyReport> {
   const stripes: Stripe[] = await Promise.all(backends.map((b) => b.settings()));
+  // An opaque sequence's IDs are P(ordered ID): the ticket is that of the ordered one.
+  const permutation = settings.key === undefined ? undefined : new IdPermutation(settings.key, settings);
   const unexplained: bigint[] = [];
   let unexplainedCount = 0;
   let checked = 0;
@@ -35,7 +39,7 @@ export async function verifyMigration(legacy: Connection, table: LegacyTable, se
     for (const id of page) {
       if (id > settings.maxId) continue;
       checked++;
-      const ticket = id / settings.blockSize;
+      const ticket = (permutation === undefined ? id : permutation.decode(id)) / settings.blockSize;
       const owner = stripes.findIndex((s) => ownsTicket(ticket, s));
       if (owner >= 0 && ticket <= lastTickets[owner]!) continue;
       unexplainedCount++;

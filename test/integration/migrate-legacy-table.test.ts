@@ -117,6 +117,38 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     expect(strict.status).toBe(0);
   });
 
+  it('INT signed with --ids opaque: the printed apply makes an opaque sequence whose IDs stay in INT above the legacy ones, and verify decodes them', async () => {
+    const table = 'orders_opaque';
+    await legacyTable(table, 'INT', 4096);
+    const text = runCli(['migrate', 'plan', ...source(), '--table', table, '--ids', 'opaque'], env());
+    expect(text.stderr).toBe('');
+    const printed = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
+    expect(printed).toMatch(/ --ids opaque$/);
+    const applied = spawnSync('bash', ['-c', `ticketd() { node dist/cli/main.js "$@"; }\n${printed}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
+    expect(applied.stderr).toBe('');
+    const startAfter = BigInt(/--start-after (\d+)/.exec(printed)![1]!);
+    expect(runCli(['sequences', 'list'], env()).stdout).toMatch(new RegExp(`^${table}\\t.*\\tids=opaque\\t`, 'm'));
+
+    const ids = await issue(table, 2000);
+    expect(ids.every((id) => id > startAfter && id <= 2147483647n)).toBe(true);
+    // Not in order: an ordered sequence's 2,000 IDs would be one increasing run.
+    expect(ids.filter((id, k) => k > 0 && id > ids[k - 1]!).length).toBeLessThan(1200);
+    await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES ${ids.map((id) => `(${id}, 'sdk', NOW())`).join(', ')}`);
+    const ok = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    expect(ok.stdout).toMatch(/^ok: 2000 IDs above startAfter/);
+    // An ID ticketd did not hand out decodes to a block it has not handed out (almost surely).
+    const rogue = 2147483000n;
+    await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES (${rogue}, 'rogue', NOW())`);
+    const bad = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain(`problem: 1 of 2001 IDs above startAfter ${startAfter} were not made by ticketd`);
+    // A column too narrow for a million opaque IDs above the legacy ones is refused.
+    await legacyTable('tiny_opaque', 'SMALLINT', 16);
+    const narrow = runCli(['migrate', 'plan', ...source(), '--table', 'tiny_opaque', '--ids', 'opaque'], env());
+    expect(narrow.status).toBe(1);
+    expect(narrow.stderr).toMatch(/^ticketd: --ids opaque needs at least 1000000 IDs above startAfter/);
+  });
+
   it('apply refuses when a table still taking inserts has grown past startAfter, and succeeds with headroom', async () => {
     await legacyTable('busy', 'INT', 1024);
     let inserting = true;
