@@ -57,7 +57,7 @@ interface Block {
 /** Most blocks a client leases ahead of use. */
 export const MAX_BLOCKS_AHEAD = 32;
 /** Opaque IDs encoded in one pass: one pass costs about as much for one ID as for hundreds. */
-export const ENCODE_CHUNK = 1024;
+export const ENCODE_CHUNK = 2048;
 
 /** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
 export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
