@@ -40,7 +40,10 @@ const TABLE_BITS = 16;
 const TWO_32 = 4294967296;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** A keyed permutation of one domain. Not safe to share across threads; cheap to create. */
+/**
+ * A keyed permutation of one domain. It holds about 256 KiB of AES input buffers, plus (domains of
+ * at most 2^32 IDs) up to 2 MiB of round tables built in a few milliseconds on first use.
+ */
 export class IdPermutation {
   readonly #first: bigint;
   readonly #size: bigint;
