@@ -54,7 +54,7 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
     expect(await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(['/metrics', '/readyz', '/openapi.json']);
     const sequences = await page.locator('#sequences tr').allInnerTexts();
     // Numbers with thousands separators.
-    expect(sequences.some((r) => /^default\t10,000\t\d{1,3}(,\d{3})*\t/.test(r))).toBe(true);
+    expect(sequences.some((r) => /^default\tordered\t10,000\t\d{1,3}(,\d{3})*\t/.test(r))).toBe(true);
     const points = (await page.locator('#ids-per-second polyline').getAttribute('points'))!.trim().split(' ');
     expect(points.length).toBeGreaterThanOrEqual(4);
     expect(await page.locator('#chart-caption').innerText()).toMatch(/^latest [0-9.,]+ IDs\/s, peak [0-9.,]+ IDs\/s/);
