@@ -5,7 +5,7 @@ import pRetry from 'p-retry';
 import { toTicket, type Stripe } from '../core/ticket-math.js';
 import type { ServerSettings } from '../core/server-checks.js';
 import { PERMUTATION_SCHEME } from 'ticketd-client';
-import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
+import { describeSettings, onlyKeyDiffers, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { BackendAccessDeniedError, CounterOverflowError, SequenceConflictError, TicketClaimedBeforeError } from '../errors.js';
 import { createTicketTableStatement, schemaStatements, ticketTable } from './sql.js';
 import type { BackendAddress } from './backend-address.js';
@@ -410,8 +410,7 @@ export class Backend implements TicketBackend {
 
   #assertSame(existing: SequenceSettings, wanted: SequenceSettings): void {
     if (!sameSettings(existing, wanted)) {
-      const found = describeSettings(existing);
-      throw new SequenceConflictError(`sequence ${wanted.name} exists on ${this.label} with ${found === describeSettings(wanted) ? 'another key' : found}`);
+      throw new SequenceConflictError(`sequence ${wanted.name} exists on ${this.label} with ${onlyKeyDiffers(existing, wanted) ? 'another key' : describeSettings(existing)}`);
     }
   }
 

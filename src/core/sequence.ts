@@ -106,7 +106,16 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
  * when both sides have one (settings parsed from a request have none until the sequence exists).
  */
 export function sameSettings(a: SequenceSettings, b: SequenceSettings): boolean {
-  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids && sameKey(a.key, b.key);
+  return sameExceptKey(a, b) && sameKey(a.key, b.key);
+}
+
+/** True when two sequences agree on everything but hold different keys (messages say so, never the keys). */
+export function onlyKeyDiffers(a: SequenceSettings, b: SequenceSettings): boolean {
+  return sameExceptKey(a, b) && !sameKey(a.key, b.key);
+}
+
+function sameExceptKey(a: SequenceSettings, b: SequenceSettings): boolean {
+  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids;
 }
 
 function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {

@@ -4,7 +4,7 @@
  */
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
-import { describeSettings, sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { describeSettings, onlyKeyDiffers, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, type ServerSettings } from '../core/server-checks.js';
 import { stripeProblem } from '../allocator/ticket-guard.js';
 import { TicketdError } from '../errors.js';
@@ -110,14 +110,11 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
     for (const h of holders.slice(1)) {
       if (!sameSettings(h.s, first.s)) {
         // Never the keys themselves: only that they differ (two keys would permute into each other's IDs).
-        const theirs = describeSettings(h.s);
-        const ours = describeSettings(first.s);
         findings.push({
           kind: 'misconfigured',
-          message:
-            theirs === ours
-              ? `sequence ${name} has another key on ${h.label} than on ${first.label}; their opaque IDs could collide, so neither is used for it until one is corrected`
-              : `sequence ${name} has ${theirs} on ${h.label} but ${ours} on ${first.label}`,
+          message: onlyKeyDiffers(h.s, first.s)
+            ? `sequence ${name} has another key on ${h.label} than on ${first.label}; their opaque IDs could collide, so neither is used for it until one is corrected`
+            : `sequence ${name} has ${describeSettings(h.s)} on ${h.label} but ${describeSettings(first.s)} on ${first.label}`,
         });
       }
     }

@@ -4,7 +4,7 @@ import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
 import { randomBytes } from 'node:crypto';
 import { IdPermutation, KEY_BYTES } from 'ticketd-client';
-import { assertSequenceName, describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
+import { assertSequenceName, describeSettings, onlyKeyDiffers, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket, ownsTicket, type IdRange } from '../core/ticket-math.js';
 import { BackendAccessDeniedError, BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -138,9 +138,8 @@ export class TicketService {
     }
     const odd = found.find((f) => !sameSettings(f.settings, first.settings));
     if (odd !== undefined) {
-      const theirs = describeSettings(odd.settings);
       throw new SequenceConflictError(
-        `sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${theirs === describeSettings(first.settings) ? 'another key' : theirs} on ${odd.backend}`,
+        `sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${onlyKeyDiffers(odd.settings, first.settings) ? 'another key' : describeSettings(odd.settings)} on ${odd.backend}`,
       );
     }
     const settings = first.settings;
