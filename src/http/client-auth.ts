@@ -23,11 +23,7 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
       next(new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`));
       return;
     }
-    const given = digest(token);
-    // Every allowed token is compared, so the time taken does not tell which one came close.
-    let ok = false;
-    for (const expected of allowed) ok = timingSafeEqual(given, expected) || ok;
-    if (!ok) {
+    if (!isOneOf(token, allowed)) {
       next(new ForbiddenError(`the client token is not one of sequence ${name}'s`));
       return;
     }
@@ -48,11 +44,17 @@ export function ownTokenCheck(tokens: ReadonlyMap<string, readonly string[]>): (
     }
     const token = bearerToken(req);
     if (token === undefined) throw new UnauthorizedError(`${what} of opaque sequence ${name} need its client token: send Authorization: Bearer <token>`);
-    const given = digest(token);
-    let ok = false;
-    for (const expected of own) ok = timingSafeEqual(given, expected) || ok;
-    if (!ok) throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token`);
+    if (!isOneOf(token, own)) throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token`);
   };
+}
+
+/** True when the token's digest is one of `allowed`. */
+function isOneOf(token: string, allowed: readonly Buffer[]): boolean {
+  const given = digest(token);
+  // Every allowed token is compared, so the time taken does not tell which one came close.
+  let ok = false;
+  for (const expected of allowed) ok = timingSafeEqual(given, expected) || ok;
+  return ok;
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
