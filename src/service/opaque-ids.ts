@@ -22,11 +22,19 @@ export type TakeRanges = (count: number) => IdRange[] | undefined;
 /** Opaque IDs of one sequence. */
 export class OpaqueIds {
   readonly #permutation: IdPermutation;
+  readonly #take: TakeRanges;
   #ahead = new BigUint64Array(0);
   #next = 0;
 
-  constructor(permutation: IdPermutation) {
+  /** `take` gives ordered ranges from the sequence's cache without waiting. */
+  constructor(permutation: IdPermutation, take: TakeRanges) {
     this.#permutation = permutation;
+    this.#take = take;
+  }
+
+  /** P⁻¹: the ordered ID behind an opaque one. */
+  decode(id: bigint): bigint {
+    return this.#permutation.decode(id);
   }
 
   /** IDs taken from the cache and encoded, not yet handed out. */
@@ -35,13 +43,9 @@ export class OpaqueIds {
   }
 
   /** `count` opaque IDs without waiting, or undefined when the cache cannot cover them. */
-  tryTake(count: number, take: TakeRanges): BigUint64Array | undefined {
-    if (count > SMALL_REQUEST_IDS) {
-      const ranges = take(count);
-      return ranges && this.encode(ranges);
-    }
-    if (this.#ahead.length - this.#next < count && !this.#encodeAhead(take)) {
-      const ranges = take(count);
+  tryTake(count: number): BigUint64Array | undefined {
+    if (count > SMALL_REQUEST_IDS || (this.ahead < count && !this.#encodeAhead())) {
+      const ranges = this.#take(count);
       return ranges && this.encode(ranges);
     }
     const ids = this.#ahead.slice(this.#next, this.#next + count);
@@ -64,8 +68,8 @@ export class OpaqueIds {
   }
 
   /** Encodes the next ENCODED_AHEAD IDs, keeping the ones still unused; false when the cache has too few. */
-  #encodeAhead(take: TakeRanges): boolean {
-    const ranges = take(ENCODED_AHEAD);
+  #encodeAhead(): boolean {
+    const ranges = this.#take(ENCODED_AHEAD);
     if (ranges === undefined) return false;
     const left = this.#ahead.subarray(this.#next);
     const fresh = this.encode(ranges);

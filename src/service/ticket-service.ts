@@ -35,7 +35,6 @@ interface Entry {
   readonly capacity: CapacityTracker;
   /** Set for an opaque sequence: what turns the cache's ordered IDs into the ones served. */
   readonly opaque: OpaqueIds | undefined;
-  readonly permutation: IdPermutation | undefined;
 }
 
 /** Where an ID of a sequence came from (the admin decode route). */
@@ -69,7 +68,7 @@ export class TicketService {
   tryIssue(name: string, count: number): IssuedIds | undefined {
     const entry = this.#entries.get(name);
     if (entry === undefined) return undefined;
-    return entry.opaque === undefined ? entry.cache.tryTake(count) : entry.opaque.tryTake(count, (n) => entry.cache.tryTake(n));
+    return entry.opaque === undefined ? entry.cache.tryTake(count) : entry.opaque.tryTake(count);
   }
 
   /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
@@ -83,11 +82,11 @@ export class TicketService {
 
   /** Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P). */
   async decode(name: string, id: bigint): Promise<DecodedId> {
-    const { settings, permutation } = await this.#entry(name);
+    const { settings, opaque } = await this.#entry(name);
     if (id <= settings.startAfter || id > settings.maxId) {
       throw new BadRequestError(`ID ${id} is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
     }
-    const ordered = permutation === undefined ? id : permutation.decode(id);
+    const ordered = opaque === undefined ? id : opaque.decode(id);
     const ticket = ordered / settings.blockSize;
     const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
     return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
@@ -143,23 +142,22 @@ export class TicketService {
       );
     }
     const settings = first.settings;
-    const permutation = settings.key === undefined ? undefined : new IdPermutation(settings.key, settings);
     const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
       this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${settings.maxId} used`),
     );
+    const cache = new RangeCache({
+      sequence: name,
+      blockSize: settings.blockSize,
+      refill: (tickets, late) => this.#fetch(entry, tickets, late),
+      clock: this.#clock,
+      onBackgroundError: (error) =>
+        this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),
+    });
     const entry: Entry = {
       settings,
       capacity,
-      permutation,
-      opaque: permutation === undefined ? undefined : new OpaqueIds(permutation),
-      cache: new RangeCache({
-        sequence: name,
-        blockSize: settings.blockSize,
-        refill: (tickets, late) => this.#fetch(entry, tickets, late),
-        clock: this.#clock,
-        onBackgroundError: (error) =>
-          this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),
-      }),
+      cache,
+      opaque: settings.key === undefined ? undefined : new OpaqueIds(new IdPermutation(settings.key, settings), (n) => cache.tryTake(n)),
     };
     this.#entries.set(name, entry);
     return entry;
@@ -282,9 +280,7 @@ export class TicketService {
     const entry = this.#entries.get(name);
     if (entry === undefined) return undefined;
     const { cache } = entry;
-    // IDs an opaque sequence encoded ahead left the cache but not this process: still cached.
-    const ahead = entry.opaque?.ahead ?? 0;
-    return { available: cache.available + ahead, issued: cache.issued - ahead, ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
+    return { available: available(entry), issued: issued(entry), ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
   }
 
   /** How much of the sequence's maxId is used, as far as this process has seen; undefined before. */
@@ -300,7 +296,7 @@ export class TicketService {
   /** IDs handed out by this process so far, over every sequence. */
   get issuedTotal(): number {
     let total = 0;
-    for (const entry of this.#entries.values()) total += entry.cache.issued - (entry.opaque?.ahead ?? 0);
+    for (const entry of this.#entries.values()) total += issued(entry);
     return total;
   }
 
@@ -322,13 +318,26 @@ export class TicketService {
   /** True when an ID can be issued now: a backend is usable or some cache holds IDs. */
   get ready(): boolean {
     if (this.#allocator.anyBackendAvailable) return true;
-    return [...this.#entries.values()].some((e) => e.cache.available + (e.opaque?.ahead ?? 0) > 0);
+    return [...this.#entries.values()].some((e) => available(e) > 0);
   }
 
   /** Releases the backend pools. */
   async close(): Promise<void> {
     await this.#allocator.close();
   }
+}
+
+// IDs an opaque sequence encoded ahead have left the cache but not this process: they count as
+// cached, not as issued.
+
+/** IDs this process holds for the sequence and has not handed out. */
+function available(entry: Entry): number {
+  return entry.cache.available + (entry.opaque?.ahead ?? 0);
+}
+
+/** IDs this process has handed out for the sequence. */
+function issued(entry: Entry): number {
+  return entry.cache.issued - (entry.opaque?.ahead ?? 0);
 }
 
 function errorText(error: unknown): string {

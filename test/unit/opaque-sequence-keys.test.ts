@@ -79,12 +79,12 @@ describe('opaque IDs encoded ahead', () => {
       left -= BigInt(count);
       return [range];
     };
-    const opaque = new OpaqueIds(permutation);
+    const opaque = new OpaqueIds(permutation, take);
     const seen = new Set<bigint>();
     const sizes = [1, 7, 1024, 1025, 3, 5000, 1];
     let handed = 0;
     for (let round = 0; round < 200; round++) {
-      const ids = opaque.tryTake(sizes[round % sizes.length]!, take);
+      const ids = opaque.tryTake(sizes[round % sizes.length]!);
       if (ids === undefined) break;
       for (const id of ids) {
         const ordered = permutation.decode(id);
