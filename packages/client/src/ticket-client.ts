@@ -59,37 +59,64 @@ export const MAX_BLOCKS_AHEAD = 32;
 /** Opaque IDs encoded in one pass: one pass costs about as much for one ID as for hundreds. */
 export const ENCODE_CHUNK = 2048;
 
-/** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
-export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
+/** Per-request timeout when the options give none. */
+const DEFAULT_TIMEOUT_MS = 2000;
+
+/** What one URL answered: a value, or why not and whether another URL would answer the same. */
+type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string; readonly final: boolean };
+
+/**
+ * Asks the URLs in turn from `start`, each once, until one answers: a final refusal stops, a 5xx or
+ * a network error moves on. Throws LeaseFailedError with every URL's reason, after `failure`.
+ */
+async function askInTurn<T>(urls: readonly string[], start: number, failure: string, ask: (url: string) => Promise<Attempt<T>>): Promise<{ value: T; index: number }> {
   const errors: string[] = [];
-  for (const url of options.urls) {
+  for (let attempt = 0; attempt < urls.length; attempt++) {
+    const index = (start + attempt) % urls.length;
+    const url = urls[index]!;
     try {
-      const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
-      const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
-      const init = { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 2000) };
-      const found = await fetch(base, init);
-      const settings = (await found.json()) as { ids?: string; detail?: string };
-      if (found.status !== 200) {
-        errors.push(`${url}: ${found.status} ${settings.detail ?? ''}`.trim());
-        if (found.status < 500) break;
-        continue;
-      }
-      if (settings.ids !== 'opaque') return { ids: 'ordered', encode: (id) => id, decode: (id) => id };
-      const res = await fetch(`${base}/id-key`, init);
-      const body = (await res.json()) as { key?: string; startAfter?: string; maxId?: string; detail?: string };
-      if (res.status !== 200 || body.key === undefined || body.startAfter === undefined || body.maxId === undefined) {
-        errors.push(`${url}: ${res.status} ${body.detail ?? ''}`.trim());
-        if (res.status < 500) break;
-        continue;
-      }
-      const permutation = new IdPermutation(Buffer.from(body.key, 'base64url'), { startAfter: BigInt(body.startAfter), maxId: BigInt(body.maxId) });
-      const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
-      return opaque;
+      const answer = await ask(url);
+      if (answer.ok) return { value: answer.value, index };
+      errors.push(`${url}: ${answer.error}`);
+      if (answer.final) break;
     } catch (error) {
       errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  throw new LeaseFailedError(`no ticketd gave the codec of ${options.sequence}: ${errors.join('; ')}`);
+  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`);
+}
+
+/** The JSON body of a 200 that `complete` accepts; otherwise the status and the problem's detail. */
+async function getJson<T>(url: string, init: RequestInit, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
+  const res = await fetch(url, init);
+  const body = (await res.json()) as Partial<T> & { detail?: string };
+  if (res.status === 200 && complete(body)) return { ok: true, value: body as T };
+  // A 4xx (unknown sequence, bad name, exhausted, no token) is the same everywhere: do not fail over.
+  return { ok: false, error: `${res.status} ${body.detail ?? ''}`.trim(), final: res.status < 500 };
+}
+
+/** Headers and timeout of every request a client makes. */
+function requestInit(options: Pick<TicketClientOptions, 'token' | 'timeoutMs'>, method = 'GET'): RequestInit {
+  const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
+  return { method, headers, signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS) };
+}
+
+const ORDERED: IdCodec = { ids: 'ordered', encode: (id) => id, decode: (id) => id };
+
+/** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
+export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
+  type Key = { key: string; startAfter: string; maxId: string };
+  const answer = await askInTurn(options.urls, 0, `no ticketd gave the codec of ${options.sequence}`, async (url): Promise<Attempt<IdCodec>> => {
+    const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
+    const settings = await getJson<{ ids?: string }>(base, requestInit(options));
+    if (!settings.ok || settings.value.ids !== 'opaque') return settings.ok ? { ok: true, value: ORDERED } : settings;
+    const key = await getJson<Key>(`${base}/id-key`, requestInit(options), (b) => b.key !== undefined && b.startAfter !== undefined && b.maxId !== undefined);
+    if (!key.ok) return key;
+    const permutation = new IdPermutation(Buffer.from(key.value.key, 'base64url'), { startAfter: BigInt(key.value.startAfter), maxId: BigInt(key.value.maxId) });
+    const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
+    return { ok: true, value: opaque };
+  });
+  return answer.value;
 }
 
 interface OpaqueCodec extends IdCodec {
@@ -106,7 +133,6 @@ interface Encoder {
 export function createTicketClient(options: TicketClientOptions): TicketClient {
   if (options.urls.length === 0) throw new LeaseFailedError('createTicketClient needs at least one ticketd URL');
   const prefetchRatio = options.prefetchBelowRatio ?? 0.5;
-  const timeoutMs = options.timeoutMs ?? 2000;
   const blocks: Block[] = [];
   let preferred = 0;
   let closed = false;
@@ -129,37 +155,20 @@ export function createTicketClient(options: TicketClientOptions): TicketClient {
   };
 
   const lease = async (): Promise<Block> => {
-    const errors: string[] = [];
+    type Leased = { first: string; last: string; ids?: string };
     // Leases run concurrently: each walks the URLs from where it started, once each.
-    const start = preferred;
-    for (let attempt = 0; attempt < options.urls.length; attempt++) {
-      const index = (start + attempt) % options.urls.length;
-      const url = options.urls[index]!;
-      try {
-        const res = await fetch(`${url}/v1/sequences/${encodeURIComponent(options.sequence)}/blocks`, {
-          method: 'POST',
-          headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const body = (await res.json()) as { first?: string; last?: string; ids?: string; detail?: string };
-        if (res.status !== 200 || body.first === undefined || body.last === undefined) {
-          errors.push(`${url}: ${res.status} ${body.detail ?? ''}`.trim());
-          // A 4xx (unknown sequence, bad name, exhausted) is the same everywhere: do not fail over.
-          if (res.status < 500) break;
-          continue;
-        }
-        // Stick with a URL that answers; move on from one that did not.
-        preferred = index;
-        if (body.ids === 'opaque' && options.ordered !== true) await loadEncoder();
-        const first = BigInt(body.first);
-        const last = BigInt(body.last);
-        const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
-        return { first, last, prefetchAt: last - keep };
-      } catch (error) {
-        errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    throw new LeaseFailedError(`no ticketd leased a block of ${options.sequence}: ${errors.join('; ')}`);
+    const { value: body, index } = await askInTurn(options.urls, preferred, `no ticketd leased a block of ${options.sequence}`, async (url): Promise<Attempt<Leased>> => {
+      const leased = await getJson<Leased>(`${url}/v1/sequences/${encodeURIComponent(options.sequence)}/blocks`, requestInit(options, 'POST'), (b) => b.first !== undefined && b.last !== undefined);
+      // The key comes with the first opaque block; not getting it counts against this URL.
+      if (leased.ok && leased.value.ids === 'opaque' && options.ordered !== true) await loadEncoder();
+      return leased;
+    });
+    // Stick with a URL that answers; move on from one that did not.
+    preferred = index;
+    const first = BigInt(body.first);
+    const last = BigInt(body.last);
+    const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
+    return { first, last, prefetchAt: last - keep };
   };
 
   // Leases in flight, and how many blocks to keep ahead: doubled whenever next() had to wait, so a
