@@ -4,8 +4,6 @@ export { loadConfig, configInputFromEnv, type Config, type ConfigInput } from '.
 export { createApp, type AppOptions } from './http/app.js';
 export { TicketService } from './service/ticket-service.js';
 export { Allocator } from './allocator/allocator.js';
-export { startLocalPair, type LocalPair } from './launcher/local-pair.js';
-export { startLocalServer, findServerBinary, type LocalServer } from './launcher/local-mysql.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
 export type { IdRange } from './core/ticket-math.js';
 export type { SequenceSettings } from './core/sequence.js';

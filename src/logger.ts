@@ -25,8 +25,12 @@ export function createLogger(level: LogLevel = 'info', destination?: Destination
   );
 }
 
-/** A logger that drops everything (tests that assert on behaviour, not on logs). */
-export const silentLogger: Logger = pino({ level: 'silent' });
+/**
+ * A logger that drops everything (tests that assert on behaviour, not on logs). Its stream is a
+ * no-op rather than stdout: pino's stdout stream installs an exit hook, and this module loads on
+ * `import 'ticketd'`.
+ */
+export const silentLogger: Logger = pino({ level: 'silent' }, { write: () => undefined });
 
 function stringifyBigints(fields: Record<string, unknown>): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined;

@@ -17,7 +17,7 @@ import { runDev } from './dev.js';
 import { addMigrateCommands } from './migrate-commands.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
-export const SHUTDOWN_TIMEOUT_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const env = configInputFromEnv(process.env);
 const version = packageVersion();
@@ -219,7 +219,7 @@ async function releaseOn(server: string, sequence: string, backend: string, toke
 }
 
 /** On SIGTERM or SIGINT: close, then exit 0; exit 1 if closing takes too long. */
-export function onShutdown(log: Logger, close: () => Promise<void>): void {
+function onShutdown(log: Logger, close: () => Promise<void>): void {
   let closing = false;
   const stop = (signal: string): void => {
     if (closing) return;

@@ -105,6 +105,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const proc = child;
     exit = new Promise((done) => proc.once('exit', () => done()));
     running.add(proc);
+    // Registered with the first server, not on import: importing the launcher changes nothing.
+    if (running.size === 1 && !process.listeners('exit').includes(killAllLocalServers)) process.once('exit', killAllLocalServers);
     void exit.then(() => running.delete(proc));
     await waitReady(dir, proc, exit);
     await prepareAccounts(dir);
@@ -265,5 +267,3 @@ export function backendOptionFile(name: string): string {
 export function killAllLocalServers(): void {
   for (const child of running) child.kill('SIGKILL');
 }
-
-process.once('exit', killAllLocalServers);

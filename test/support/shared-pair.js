@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalPair } from '../../dist/index.js';
+import { startLocalPair } from '../../dist/launcher/local-pair.js';
 
 /** How long finding a container runtime may take before the launcher is used. */
 const RUNTIME_PROBE_MS = 5000;
