@@ -5,7 +5,7 @@ export { createApp, type AppOptions } from './http/app.js';
 export { TicketService } from './service/ticket-service.js';
 export { Allocator } from './allocator/allocator.js';
 export { createLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
-export type { IdRange } from './core/ticket-math.js';
+export type { IdRange } from './core/blocks.js';
 export type { SequenceSettings } from './core/sequence.js';
 export * from './errors.js';
 export { initBackends } from './service/init.js';

@@ -1,5 +1,5 @@
 /**
- * Turns tickets from the backends into ID ranges. Every ticket passes ticket-guard's checks (parity,
+ * Turns tickets from the backends into ID ranges. Every ticket passes its lane's steps (parity,
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
@@ -7,9 +7,11 @@ import pRetry from 'p-retry';
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { TicketBackend } from '../backend/ticket-backend.js';
+import type { IdRange } from '../core/blocks.js';
+import type { ClaimsPolicy } from '../core/claims.js';
+import { mustRecheck, usable, type RegressionPolicy } from '../core/lane.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { serverProblems, type ServerSettings } from '../core/server-checks.js';
-import { blockForTicket, firstUsefulTicket, type IdRange, type Stripe } from '../core/ticket-math.js';
+import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
@@ -18,12 +20,12 @@ import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import { runRound, type RoundResult } from './refill-round.js';
-import { emptyHandedError, newSlot, sequenceStatusOf, statusOf, type BackendSequenceStatus, type BackendStatus, type Slot } from './slot.js';
-import { accept, HighWaterMarks, stripeProblem, type ClaimsPolicy, type RegressionPolicy } from './ticket-guard.js';
+import { BackendSlot, emptyHandedError, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
 
-export type { BackendSequenceStatus, BackendStats, BackendStatus } from './slot.js';
+export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
 export type { ReleaseResult } from './rejoin.js';
-export type { ClaimsPolicy, RegressionPolicy } from './ticket-guard.js';
+export type { ClaimsPolicy } from '../core/claims.js';
+export type { RegressionPolicy } from '../core/lane.js';
 
 /** How long a backend found lacking a sequence (or disagreeing on it) is left before asking again. */
 export const MEMBERSHIP_RECHECK_MS = 5000;
@@ -73,9 +75,7 @@ export type BackendAnswer<T> = { readonly backend: TicketBackend } & ({ readonly
 
 /** Fetches tickets round-robin over the backends and maps them to ranges. */
 export class Allocator {
-  readonly #slots: Slot[];
-  readonly #stripes = new Map<string, Stripe>();
-  readonly #marks = new HighWaterMarks();
+  readonly #slots: BackendSlot[];
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #allowUnsafeDurability: boolean;
@@ -98,7 +98,7 @@ export class Allocator {
     const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
     const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
     this.#slots = options.backends.map((address, i) =>
-      newSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS)),
+      new BackendSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS)),
     );
     this.#claimer = new Claimer({
       slots: this.#slots,
@@ -111,8 +111,6 @@ export class Allocator {
     });
     this.#rejoin = new Rejoin({
       slots: this.#slots,
-      stripes: this.#stripes,
-      marks: this.#marks,
       logger: this.#logger,
       events: this.#events,
       health: this.#health,
@@ -128,21 +126,23 @@ export class Allocator {
   #checkConnection(backend: TicketBackend, settings: ServerSettings): void {
     // Runs for every new connection (and every connection again after a break or an idle spell),
     // so a backend restarted without its option file, or another server behind its address, is caught.
-    const slot = this.#slots.find((s) => s.backend.label === backend.label)!;
-    const problems = serverProblems(backend.label, settings, this.#allowUnsafeDurability);
-    const problem = stripeProblem(backend.label, settings, this.#stripes, this.#slots.length) ?? problems.fatal[0];
-    if (problem !== undefined) throw new BackendMisconfiguredError(problem);
-    if (!slot.warned && problems.warnings.length > 0) {
-      slot.warned = true;
-      for (const warning of problems.warnings) this.#logger.warn({ backend: backend.label }, `unsafe durability allowed: ${warning}`);
-    }
-    if (slot.identity !== undefined && settings.identity !== slot.identity) {
+    const slot = this.#slots.find((s) => s.label === backend.label)!;
+    const pinned = new Map<string, Stripe>();
+    for (const s of this.#slots) if (s.stripe !== undefined) pinned.set(s.label, s.stripe);
+    const verdict = judgeConnection(backend.label, settings, {
+      pinned,
+      backendCount: this.#slots.length,
+      allowUnsafeDurability: this.#allowUnsafeDurability,
+      knownIdentity: slot.identity,
+    });
+    if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
+    if (verdict.identityChanged) {
       // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
       this.#logger.error({ backend: backend.label, was: slot.identity, now: settings.identity }, 'backend identity changed');
-      slot.prepared.clear();
     }
-    slot.identity = settings.identity;
-    this.#stripes.set(backend.label, { increment: settings.increment, offset: settings.offset });
+    if (slot.noteConnection(settings, verdict.identityChanged, verdict.warnings.length > 0)) {
+      for (const warning of verdict.warnings) this.#logger.warn({ backend: backend.label }, `unsafe durability allowed: ${warning}`);
+    }
   }
 
   /** Connects to every backend once, checking its settings. Returns the failures. */
@@ -160,8 +160,8 @@ export class Allocator {
     return Promise.all(
       this.#slots.map(async (slot): Promise<BackendAnswer<T>> => {
         const backend = slot.backend;
-        if (!slot.breaker.closed && options.includeOpen !== true) {
-          return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend.label} is ${slot.breaker.state}: ${slot.breaker.lastError ?? 'no answer'}`) };
+        if (!slot.closed && options.includeOpen !== true) {
+          return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend.label} is ${slot.state}: ${slot.lastError ?? 'no answer'}`) };
         }
         try {
           const value = await operation(backend);
@@ -177,7 +177,7 @@ export class Allocator {
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */
   get anyBackendAvailable(): boolean {
-    return this.#slots.some((s) => s.breaker.state === 'up' || s.breaker.state === 'unknown');
+    return this.#slots.some((s) => s.state === 'up' || s.state === 'unknown');
   }
 
   /**
@@ -190,7 +190,7 @@ export class Allocator {
     const trace: string[] = [];
     return pRetry(
       async () => {
-        await this.#health.probeIfNoneClosed(this.#slots, settings.name);
+        await this.#health.probeIfNoneClosed(this.#slots, (s) => usable(s.lane(settings.name)));
         const { ranges, retry } = await this.#fetchRound(settings, Math.max(1, tickets), onLate, trace);
         if (ranges.length > 0) return ranges.sort((a, b) => (a.first < b.first ? -1 : 1));
         const error = emptyHandedError(this.#slots, settings.name);
@@ -219,15 +219,15 @@ export class Allocator {
   #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void, trace: string[]): Promise<RoundResult> {
     const name = settings.name;
     const rotated = this.#rotate();
-    const candidates = rotated.filter((s) => s.breaker.closed && !s.exhausted.has(name) && !s.quarantined.has(name));
+    const candidates = rotated.filter((s) => s.closed && usable(s.lane(name)));
     const inTurn = rotated[0]!;
     // The backend whose turn it was is out (open, quarantined): its share goes to the others.
-    if (candidates.length > 0 && !candidates.includes(inTurn) && !inTurn.exhausted.has(name)) this.#events.failover(name, inTurn.backend.label);
+    if (candidates.length > 0 && !candidates.includes(inTurn) && inTurn.lane(name).phase !== 'exhausted') this.#events.failover(name, inTurn.label);
     const perLane = (i: number): number => Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
     const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
     const spares = candidates.slice(lanes.length);
     trace.push('|');
-    const started = new Map<Slot, number>();
+    const started = new Map<BackendSlot, number>();
     return runRound({
       lanes,
       spares,
@@ -251,7 +251,7 @@ export class Allocator {
     });
   }
 
-  #rotate(): Slot[] {
+  #rotate(): BackendSlot[] {
     // Round-robin start, so that single-ticket refills alternate and the counters advance together.
     const start = this.#cursor++ % this.#slots.length;
     return [...this.#slots.slice(start), ...this.#slots.slice(0, start)];
@@ -262,19 +262,15 @@ export class Allocator {
    * are checked and claimed, then their blocks passed to `deliver`, so that a long run on one
    * backend does not keep waiting requests from the first blocks. Never rejects.
    */
-  async #fetchFrom(slot: Slot, settings: SequenceSettings, count: number, deliver: (ranges: IdRange[]) => void): Promise<{ retry: boolean }> {
+  async #fetchFrom(slot: BackendSlot, settings: SequenceSettings, count: number, deliver: (ranges: IdRange[]) => void): Promise<{ retry: boolean }> {
     const name = settings.name;
-    if (this.#clock() - slot.lastUsedAt > this.#idleRevalidateMs) {
-      // Idle for a while: the server behind the address may not be the one this process knew.
-      slot.backend.forgetVerifiedConnections();
-      slot.prepared.clear();
-    }
-    // Claims are required and no peer could take them: a REPLACE now would only burn a ticket.
+    // Idle for a while: the server behind the address may not be the one this process knew.
+    if (mustRecheck(slot.lastUsedAt, this.#clock(), this.#idleRevalidateMs)) slot.forgetAfterIdle();
     if (!this.#claimer.canServe(slot, name)) return { retry: false };
     try {
       if (!(await this.#hasSequence(slot, settings))) return { retry: false };
-      if (!slot.prepared.has(name)) await this.#rejoin.prepare(slot, settings);
-      if (slot.quarantined.has(name)) return { retry: true };
+      if (slot.lane(name).phase === 'unchecked') await this.#rejoin.prepare(slot, settings);
+      if (slot.lane(name).phase === 'quarantined') return { retry: true };
     } catch (error) {
       this.#health.recordFailure(slot, error);
       return { retry: true };
@@ -289,80 +285,63 @@ export class Allocator {
     return { retry: false };
   }
 
-  async #fetchChunk(slot: Slot, settings: SequenceSettings, count: number): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
+  /**
+   * One chunk: fetch, then let the lane's steps decide (parity and mark, then the claims) which
+   * blocks may be served; carry out what they ask (an advance, a regression's handling).
+   */
+  async #fetchChunk(slot: BackendSlot, settings: SequenceSettings, count: number): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
     const name = settings.name;
-    const label = slot.backend.label;
+    const label = slot.label;
     const started = this.#clock();
     const batch = await slot.backend.fetchTickets(name, count);
-    slot.stats.fetches++;
-    slot.lastUsedAt = this.#clock();
+    slot.noteFetch(this.#clock());
     this.#events.ticketFetch(label, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
-    const stripe = this.#stripes.get(label);
+    const stripe = slot.stripe;
     if (stripe === undefined) {
       this.#health.recordFailure(slot, new BackendMisconfiguredError(`backend ${label} has no checked stripe`));
       return { ranges: [], retry: true, stop: true };
     }
-    const { accepted, refused } = accept(batch.tickets, stripe, this.#marks.get(label, name), `backend ${label}`);
-    const last = accepted[accepted.length - 1];
-    if (last !== undefined) {
-      this.#marks.raise(label, name, last);
-      slot.lastTicket.set(name, last);
-      slot.stats.tickets += accepted.length;
+    const fetched = slot.apply(name, { kind: 'tickets', tickets: batch.tickets, stripe, where: `backend ${label}` });
+    let ranges: IdRange[] = [];
+    let stop = false;
+    let retry = false;
+    if (fetched.accepted.length > 0) {
+      const claimed = await this.#claimer.claim(slot, settings, stripe, fetched.accepted);
+      if (claimed.refusal !== undefined) await this.#rejoin.onRefused(slot, settings, claimed.refusal);
+      if (claimed.withheld) return { ranges: [], retry: true, stop: true };
+      ranges = [...claimed.serve];
+      stop = claimed.stop;
+      // Stopped short of exhaustion: a counter below startAfter, moved forward now.
+      retry = claimed.stop && slot.lane(name).phase !== 'exhausted';
+      const advance = claimed.effects.find((e) => e.kind === 'advance');
+      if (advance !== undefined) await slot.backend.advanceCounter(name, advance.to).catch((e: unknown) => this.#health.recordFailure(slot, e));
+      for (const note of claimed.notes) if (note.kind === 'exhausted') this.#logExhausted(slot, name, note.ticket);
     }
-    if (accepted.length > 0) {
-      const claim = await this.#claimer.claim(slot, name, stripe, accepted);
-      if (claim.refusal !== undefined) await this.#rejoin.onRefused(slot, settings, claim.refusal);
-      if (!claim.serve) return { ranges: [], retry: true, stop: true };
+    if (fetched.refusal !== undefined) {
+      await this.#rejoin.onRefused(slot, settings, fetched.refusal);
+      return { ranges, retry: true, stop: true };
     }
-    const mapped = await this.#toRanges(slot, settings, accepted);
-    let { retry, stop } = mapped;
-    if (refused !== undefined) {
-      retry = await this.#rejoin.onRefused(slot, settings, refused);
-      stop = true;
-    } else if (batch.error === undefined) {
+    if (batch.error === undefined) {
       this.#health.recordSuccess(slot);
     } else if (batch.error instanceof CounterOverflowError) {
-      this.#markExhausted(slot, name, last);
+      const last = fetched.accepted[fetched.accepted.length - 1];
+      slot.apply(name, { kind: 'overflow', ticket: last });
+      this.#logExhausted(slot, name, last);
       stop = true;
     } else {
       this.#health.recordFailure(slot, batch.error);
-      retry = true;
-      stop = true;
+      return { ranges, retry: true, stop: true };
     }
-    return { ranges: mapped.ranges, retry, stop };
+    return { ranges, retry, stop };
   }
 
-  /** Maps accepted tickets to ranges, noticing exhaustion and counters still below startAfter. */
-  async #toRanges(slot: Slot, settings: SequenceSettings, tickets: readonly bigint[]): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
-    const ranges: IdRange[] = [];
-    for (const ticket of tickets) {
-      const outcome = blockForTicket(ticket, settings);
-      if (outcome.kind === 'range') {
-        ranges.push(outcome.range);
-        // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
-        if (outcome.range.last === settings.maxId) {
-          this.#markExhausted(slot, settings.name, ticket);
-          return { ranges, retry: false, stop: true };
-        }
-      } else if (outcome.kind === 'exhausted') {
-        this.#markExhausted(slot, settings.name, ticket);
-        return { ranges, retry: false, stop: true };
-      } else {
-        // A counter behind startAfter (table created by hand): move it forward rather than burn tickets.
-        await slot.backend.advanceCounter(settings.name, firstUsefulTicket(settings)).catch((e: unknown) => this.#health.recordFailure(slot, e));
-        return { ranges, retry: true, stop: true };
-      }
-    }
-    return { ranges, retry: false, stop: false };
-  }
-
-  async #hasSequence(slot: Slot, settings: SequenceSettings): Promise<boolean> {
-    const known = slot.membership.get(settings.name);
+  async #hasSequence(slot: BackendSlot, settings: SequenceSettings): Promise<boolean> {
+    const known = slot.membership(settings.name);
     if (known?.kind === 'present') return true;
     if (known !== undefined && this.#clock() - known.checkedAt < MEMBERSHIP_RECHECK_MS) return false;
     const row = await slot.backend.readSequence(settings.name);
     const kind = row === undefined ? 'absent' : sameSettings(row, settings) ? 'present' : 'conflict';
-    slot.membership.set(settings.name, { kind, checkedAt: this.#clock() });
+    slot.setMembership(settings.name, { kind, checkedAt: this.#clock() });
     if (kind === 'conflict') {
       this.#logger.error(
         { backend: slot.backend.label, sequence: settings.name },
@@ -375,7 +354,7 @@ export class Allocator {
   /** Records that this process created the sequence on a backend. */
   notePresent(backend: TicketBackend, name: string): void {
     const slot = this.#slots.find((s) => s.backend === backend);
-    slot?.membership.set(name, { kind: 'present', checkedAt: this.#clock() });
+    slot?.setMembership(name, { kind: 'present', checkedAt: this.#clock() });
   }
 
   /** Re-checks a backend against its peers' claims and lets it serve the sequence again (see Rejoin.release). */
@@ -383,19 +362,18 @@ export class Allocator {
     return this.#rejoin.release(label, settings);
   }
 
-  #markExhausted(slot: Slot, sequence: string, ticket: bigint | undefined): void {
-    slot.exhausted.add(sequence);
-    this.#logger.warn({ backend: slot.backend.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
+  #logExhausted(slot: BackendSlot, sequence: string, ticket: bigint | undefined): void {
+    this.#logger.warn({ backend: slot.label, sequence, ticket }, 'backend has no tickets left at or below maxId');
   }
 
   /** Operator view of every backend. */
   status(): BackendStatus[] {
-    return this.#slots.map((s) => statusOf(s, this.#stripes.get(s.backend.label)));
+    return this.#slots.map((s) => s.status());
   }
 
   /** Per-backend view of one sequence. */
   sequenceStatus(name: string): BackendSequenceStatus[] {
-    return this.#slots.map((s) => sequenceStatusOf(s, name));
+    return this.#slots.map((s) => s.sequenceStatus(name));
   }
 
   /** Stops background probes, waits for prunes in flight and closes every backend pool. */

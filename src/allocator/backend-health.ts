@@ -4,8 +4,8 @@
  */
 import { BackendMisconfiguredError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { BackendSlot } from './backend-slot.js';
 import type { Clock } from './breaker.js';
-import type { Slot } from './slot.js';
 
 /** Least time between two probes of one backend forced by requests while every backend is open. */
 export const DEMAND_PROBE_INTERVAL_MS = 100;
@@ -22,66 +22,57 @@ export class BackendHealth {
   }
 
   /** A call to the backend succeeded. */
-  recordSuccess(slot: Slot): void {
-    const previous = slot.breaker.recordSuccess();
+  recordSuccess(slot: BackendSlot): void {
+    const previous = slot.recordSuccess();
     if (previous === 'up') return;
-    // Rejoining after an outage: recordFailure has already made it prepare again before its next use.
+    // Rejoining after an outage: recordFailure has already made its lanes stale.
     // The first answer after start is no change of state worth a line at info.
     const level = previous === 'unknown' ? 'debug' : 'info';
-    this.#logger[level]({ backend: slot.backend.label, was: previous }, 'backend up');
+    this.#logger[level]({ backend: slot.label, was: previous }, 'backend up');
   }
 
   /**
    * A call to the backend failed; a misconfiguration trips the breaker at once. Whatever failed (a
-   * broken connection, a timeout), the server behind the address may not be the one it was: its
-   * sequences are prepared again (claims read, counter checked) before its next tickets are used.
-   * The connection that failed is destroyed, and a new one is checked before its first use.
+   * broken connection, a timeout), the slot makes its lanes stale, so they are checked again
+   * (claims read, counter compared) before its next tickets are used.
    */
-  recordFailure(slot: Slot, error: unknown): void {
-    slot.stats.failures++;
-    slot.prepared.clear();
+  recordFailure(slot: BackendSlot, error: unknown): void {
+    const previous = slot.recordFailure(error);
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof BackendMisconfiguredError) {
-      this.#logger.error({ backend: slot.backend.label, code: error.code }, message);
-      slot.breaker.trip(error);
+      this.#logger.error({ backend: slot.label, code: error.code }, message);
     } else {
-      const previous = slot.breaker.recordFailure(error);
       // One line per outage: a failed probe (half-open back to open) is the same outage going on.
-      const changed = previous !== slot.breaker.state && previous !== 'half-open';
-      this.#logger[changed ? 'warn' : 'debug']({ backend: slot.backend.label, state: slot.breaker.state, err: message }, `backend ${slot.breaker.state}`);
+      const changed = previous !== slot.state && previous !== 'half-open';
+      this.#logger[changed ? 'warn' : 'debug']({ backend: slot.label, state: slot.state, err: message }, `backend ${slot.state}`);
     }
-    if (slot.breaker.state === 'open') this.#scheduleProbe(slot);
+    if (slot.state === 'open') this.#scheduleProbe(slot);
   }
 
   /**
    * When a request finds every usable backend open, probes them now instead of waiting out their
    * backoff (at most once per DEMAND_PROBE_INTERVAL_MS each): recovery follows demand at once.
    */
-  async probeIfNoneClosed(slots: readonly Slot[], sequence: string): Promise<void> {
-    const usable = slots.filter((s) => !s.exhausted.has(sequence) && !s.quarantined.has(sequence));
-    if (usable.some((s) => s.breaker.closed)) return;
+  async probeIfNoneClosed(slots: readonly BackendSlot[], usable: (slot: BackendSlot) => boolean): Promise<void> {
+    const candidates = slots.filter(usable);
+    if (candidates.some((s) => s.closed)) return;
     const now = this.#clock();
-    const due = usable.filter((s) => now - s.lastDemandProbeAt >= DEMAND_PROBE_INTERVAL_MS);
-    await Promise.all(
-      due.map((slot) => {
-        slot.lastDemandProbeAt = now;
-        return this.#runProbe(slot, true);
-      }),
-    );
+    const due = candidates.filter((s) => s.takeDemandProbe(now, DEMAND_PROBE_INTERVAL_MS));
+    await Promise.all(due.map((slot) => this.#runProbe(slot, true)));
   }
 
   /** Stops scheduling probes and cancels those scheduled. */
-  close(slots: readonly Slot[]): void {
+  close(slots: readonly BackendSlot[]): void {
     this.#closed = true;
-    for (const s of slots) clearTimeout(s.probeTimer);
+    for (const s of slots) s.cancelProbe();
   }
 
-  async #runProbe(slot: Slot, force: boolean): Promise<void> {
+  async #runProbe(slot: BackendSlot, force: boolean): Promise<void> {
     if (this.#closed) return;
-    if (!slot.breaker.beginProbe(force)) {
+    if (!slot.beginProbe(force)) {
       // Not due: its backoff grew after the timer was set (a failure elsewhere reopened it), or the
       // timer fired a little early. Dropping the chain here would leave the backend open for good.
-      if (!force && slot.breaker.state === 'open') this.#scheduleProbe(slot);
+      if (!force && slot.state === 'open') this.#scheduleProbe(slot);
       return;
     }
     try {
@@ -92,12 +83,8 @@ export class BackendHealth {
     }
   }
 
-  #scheduleProbe(slot: Slot): void {
-    if (this.#closed || slot.probeTimer !== undefined) return;
-    slot.probeTimer = setTimeout(() => {
-      slot.probeTimer = undefined;
-      void this.#runProbe(slot, false);
-    }, slot.breaker.probeInMs + 1);
-    slot.probeTimer.unref();
+  #scheduleProbe(slot: BackendSlot): void {
+    if (this.#closed) return;
+    slot.scheduleProbe(() => void this.#runProbe(slot, false));
   }
 }

@@ -1,17 +1,19 @@
 /**
- * Claims on the peers: the I/O behind ticket-guard's decisive check. A chunk's tickets are claimed
- * on every reachable peer at once, in one statement each; the guard's `claimVerdict` reads the
- * answers. Claims are pruned in the background, leaving a floor behind.
+ * Claims on the peers: the I/O behind the lane's decisive check (core/lane.ts, step 4). A chunk's
+ * tickets are claimed on every reachable peer at once, in one statement each; the lane's step
+ * reads the answers. Claims are pruned in the background, leaving a floor behind.
  */
-import type { Claim, ClassClaims, TicketBackend } from '../backend/ticket-backend.js';
-import type { Stripe } from '../core/ticket-math.js';
+import type { Claim, TicketBackend } from '../backend/ticket-backend.js';
+import { floorUnder, type ClaimAnswer, type ClaimsPolicy, type ClassClaims } from '../core/claims.js';
+import type { Step } from '../core/lane.js';
+import type { SequenceSettings } from '../core/sequence.js';
+import type { Stripe } from '../core/stripes.js';
 import { TicketClaimedBeforeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
+import type { BackendSlot } from './backend-slot.js';
 import type { AllocatorEvents } from './events.js';
-import type { Slot } from './slot.js';
-import { claimVerdict, floorUnder, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type Refusal } from './ticket-guard.js';
 
 /**
  * Claims kept per sequence and residue class on each peer; older ones are pruned to a floor. At a
@@ -115,7 +117,7 @@ export class ClaimPruner {
 
 /** What the claimer needs of the allocator. */
 export interface ClaimerContext {
-  readonly slots: readonly Slot[];
+  readonly slots: readonly BackendSlot[];
   readonly health: BackendHealth;
   readonly events: AllocatorEvents;
   readonly logger: Logger;
@@ -126,13 +128,7 @@ export interface ClaimerContext {
   readonly keep: number;
 }
 
-/** Whether a chunk's blocks may be served, and the refusal to handle when a peer refused it. */
-export interface ClaimOutcome {
-  readonly serve: boolean;
-  readonly refusal?: Refusal;
-}
-
-/** Claims chunks of tickets on the peers and turns the answers into ticket-guard's verdict. */
+/** Claims chunks of tickets on the peers and feeds the answers to the lane, whose step decides. */
 export class Claimer {
   readonly #ctx: ClaimerContext;
   readonly #pruner: ClaimPruner;
@@ -142,20 +138,22 @@ export class Claimer {
     this.#pruner = new ClaimPruner(ctx.keep, ctx.logger);
   }
 
-  /** False when claims are required and no peer is up to take them (logged once per episode). */
-  canServe(slot: Slot, sequence: string): boolean {
-    if (mayServeUnclaimed(this.#ctx.policy) || this.#ctx.slots.some((s) => s !== slot && s.breaker.closed)) return true;
-    this.#startEpisode(slot, sequence, false, 'no peer is up');
-    return false;
+  /** False when the policy requires claims and no peer could take one: a REPLACE now would only burn a ticket. */
+  canServe(slot: BackendSlot, sequence: string): boolean {
+    if (this.#ctx.slots.some((s) => s !== slot && s.closed)) return true;
+    const result = slot.apply(sequence, { kind: 'no-peer', policy: this.#ctx.policy });
+    this.#report(slot, sequence, result, 'no peer is up');
+    return !result.stop;
   }
 
   /**
-   * Claims the tickets on every reachable peer (the decisive check). Serves them when a peer holds
-   * the claim, or when none could take it and the policy allows; never when one refused it.
+   * Claims the tickets on every reachable peer (the decisive check) and applies the answers to the
+   * lane: its step returns the blocks that may be served, or the refusal.
    */
-  async claim(slot: Slot, sequence: string, stripe: Stripe, tickets: bigint[]): Promise<ClaimOutcome> {
-    const label = slot.backend.label;
-    const peers = this.#ctx.slots.filter((s) => s !== slot && s.breaker.closed);
+  async claim(slot: BackendSlot, settings: SequenceSettings, stripe: Stripe, tickets: readonly bigint[]): Promise<Step> {
+    const { label } = slot;
+    const sequence = settings.name;
+    const peers = this.#ctx.slots.filter((s) => s !== slot && s.closed);
     const answers = await claimOnPeers(peers, { sequence, stripe, tickets, source: slot.identity ?? label }, this.#ctx.waitMs);
     for (const a of answers) {
       if (a.answer === 'claimed') {
@@ -165,30 +163,35 @@ export class Claimer {
         this.#ctx.health.recordFailure(a.peer, a.error);
       }
     }
-    const verdict = claimVerdict(answers.map((a) => a.answer));
-    if (verdict === 'claimed') {
-      if (slot.unclaimed.delete(sequence)) this.#ctx.logger.info({ backend: label, sequence, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
-      return { serve: true };
-    }
-    if (verdict === 'claimed-before') {
-      const refused = answers.find((a) => a.error instanceof TicketClaimedBeforeError)!.error as TicketClaimedBeforeError;
-      this.#ctx.events.claimRefused(label, sequence, refused.reason);
-      return { serve: false, refusal: { ticket: tickets[0]!, regressed: true, reason: refused.message } };
-    }
-    this.#ctx.events.unclaimed(label, sequence, tickets.length);
-    const serve = mayServeUnclaimed(this.#ctx.policy);
-    const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.backend.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
-    this.#startEpisode(slot, sequence, serve, why);
-    return { serve };
+    const refused = answers.find((a) => a.error instanceof TicketClaimedBeforeError)?.error as TicketClaimedBeforeError | undefined;
+    const result = slot.apply(sequence, {
+      kind: 'claim-answers',
+      tickets,
+      answers: answers.map((a) => a.answer),
+      refusedBecause: refused?.message,
+      policy: this.#ctx.policy,
+      settings,
+    });
+    if (refused !== undefined && result.notes.some((n) => n.kind === 'claimed-before')) this.#ctx.events.claimRefused(label, sequence, refused.reason);
+    const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
+    this.#report(slot, sequence, result, why);
+    return result;
   }
 
-  #startEpisode(slot: Slot, sequence: string, served: boolean, why: string): void {
-    if (slot.unclaimed.has(sequence)) return;
-    slot.unclaimed.add(sequence);
-    this.#ctx.logger.warn(
-      { backend: slot.backend.label, sequence, claims: this.#ctx.policy, served, unclaimedEpisode: 'start' },
-      served ? `serving tickets without a claim on the process marks alone: ${why}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
-    );
+  /** Metrics and one log line per episode of tickets without a claim. */
+  #report(slot: BackendSlot, sequence: string, result: Step, why: string): void {
+    const { label } = slot;
+    for (const note of result.notes) {
+      if (note.kind === 'claimed-again') this.#ctx.logger.info({ backend: label, sequence, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
+      if (note.kind !== 'unclaimed') continue;
+      if (note.count > 0) this.#ctx.events.unclaimed(label, sequence, note.count);
+      if (note.started) {
+        this.#ctx.logger.warn(
+          { backend: label, sequence, claims: this.#ctx.policy, served: note.served, unclaimedEpisode: 'start' },
+          note.served ? `serving tickets without a claim on the process marks alone: ${why}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
+        );
+      }
+    }
   }
 
   /** Waits for prunes in flight (before the pools close). */

@@ -5,7 +5,7 @@
  *   so that one hung backend costs a request at most about hedgeMs.
  * - Blocks that arrive after it resolved go to `onLate`: never dropped, never handed out twice.
  */
-import type { IdRange } from '../core/ticket-math.js';
+import type { IdRange } from '../core/blocks.js';
 
 /** A backend's share of a round. */
 export interface Lane<S> {

@@ -2,8 +2,8 @@
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
-import { toTicket, type Stripe } from '../core/ticket-math.js';
-import type { ServerSettings } from '../core/server-checks.js';
+import { toTicket } from '../core/blocks.js';
+import type { ServerSettings, Stripe } from '../core/stripes.js';
 import { PERMUTATION_SCHEME } from 'ticketd-client';
 import { describeSettings, onlyKeyDiffers, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { BackendAccessDeniedError, CounterOverflowError, SequenceConflictError, TicketClaimedBeforeError } from '../errors.js';

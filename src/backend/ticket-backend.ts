@@ -3,8 +3,10 @@
  * fakes, so the allocator, the ticket guard and rejoin are tested without a server.
  */
 import type { SequenceSettings } from '../core/sequence.js';
-import type { ServerSettings } from '../core/server-checks.js';
-import type { Stripe } from '../core/ticket-math.js';
+import type { ClassClaims } from '../core/claims.js';
+import type { ServerSettings, Stripe } from '../core/stripes.js';
+
+export type { ClassClaims } from '../core/claims.js';
 
 /** What a run of REPLACEs produced: the tickets it got, and the error that stopped it, if any. */
 export interface TicketBatch {
@@ -19,14 +21,6 @@ export interface Claim {
   readonly tickets: readonly bigint[];
   /** Identity of the backend the tickets came from (for operators reading the table). */
   readonly source: string;
-}
-
-/** What a peer holds for one residue class of a sequence: its highest claim and its floor. */
-export interface ClassClaims {
-  readonly increment: bigint;
-  readonly residue: bigint;
-  readonly highest: bigint | undefined;
-  readonly floor: bigint | undefined;
 }
 
 /** A ticket server as the allocator uses it. */

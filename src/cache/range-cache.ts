@@ -5,7 +5,7 @@
  * IDs handed out are removed before they are returned and never put back: a crash leaves gaps only.
  */
 import { SequenceExhaustedError } from '../errors.js';
-import type { IdRange } from '../core/ticket-math.js';
+import type { IdRange } from '../core/blocks.js';
 import type { Clock } from '../allocator/breaker.js';
 
 /** Fraction of a segment used before the next one is fetched. */

@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
 import { BadRequestError } from '../errors.js';
-import { MAX_UINT64, type BlockSettings } from './ticket-math.js';
+import { MAX_UINT64, type BlockSettings } from './blocks.js';
 
 /** Names become table names, so they are held to this pattern before any SQL sees them. */
 export const SEQUENCE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,47}$/;

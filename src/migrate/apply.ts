@@ -5,7 +5,7 @@
 import type { Connection } from 'mysql2/promise';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { firstUsefulTicket } from '../core/ticket-math.js';
+import { firstUsefulTicket } from '../core/blocks.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { legacyHighOf, type MigrationPlan } from './plan.js';

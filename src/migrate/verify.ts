@@ -7,7 +7,8 @@ import type { Connection } from 'mysql2/promise';
 import { IdPermutation } from 'ticketd-client';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { ownsTicket, type Stripe } from '../core/ticket-math.js';
+import { ticketOfId } from '../core/blocks.js';
+import { ownsTicket, type Stripe } from '../core/stripes.js';
 import { readIdsAbove, type LegacyTable } from './legacy-table.js';
 
 /** IDs read per page while scanning the legacy table. */
@@ -39,7 +40,7 @@ export async function verifyMigration(legacy: Connection, table: LegacyTable, se
     for (const id of page) {
       if (id > settings.maxId) continue;
       checked++;
-      const ticket = (permutation === undefined ? id : permutation.decode(id)) / settings.blockSize;
+      const ticket = ticketOfId(permutation === undefined ? id : permutation.decode(id), settings);
       const owner = stripes.findIndex((s) => ownsTicket(ticket, s));
       if (owner >= 0 && ticket <= lastTickets[owner]!) continue;
       unexplainedCount++;

@@ -5,10 +5,8 @@
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import { describeSettings, onlyKeyDiffers, sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { serverProblems, type ServerSettings } from '../core/server-checks.js';
-import { stripeProblem } from '../allocator/ticket-guard.js';
+import { serverProblems, stripeProblem, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { TicketdError } from '../errors.js';
-import type { Stripe } from '../core/ticket-math.js';
 
 /**
  * What kind of finding: `misconfigured` can make IDs repeat and stops `serve`; `unreachable` and

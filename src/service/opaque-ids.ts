@@ -6,7 +6,7 @@
  * and lost (a gap) if it stops. They count as cached, not as issued.
  */
 import type { IdPermutation } from 'ticketd-client';
-import type { IdRange } from '../core/ticket-math.js';
+import type { IdRange } from '../core/blocks.js';
 
 /** IDs encoded ahead at a time. */
 export const ENCODED_AHEAD = 4096;

@@ -5,7 +5,8 @@ import { RangeCache } from '../cache/range-cache.js';
 import { randomBytes } from 'node:crypto';
 import { IdPermutation, KEY_BYTES } from 'ticketd-client';
 import { assertSequenceName, describeSettings, onlyKeyDiffers, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
-import { firstUsefulTicket, ownsTicket, type IdRange } from '../core/ticket-math.js';
+import { firstUsefulTicket, ticketOfId, type IdRange } from '../core/blocks.js';
+import { ownsTicket } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
@@ -87,7 +88,7 @@ export class TicketService {
       throw new BadRequestError(`ID ${id} is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
     }
     const ordered = opaque === undefined ? id : opaque.decode(id);
-    const ticket = ordered / settings.blockSize;
+    const ticket = ticketOfId(ordered, settings);
     const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
     return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
   }

@@ -4,7 +4,7 @@ import { runCli, sqlOn, startPrivatePair } from '../support/ticketd.js';
 
 /**
  * Each misconfiguration is made on a running pair with SET GLOBAL (new sessions see it), checked,
- * then undone. Galera cannot run on this machine; its check is covered by test/unit/server-checks.
+ * then undone. Galera cannot run on this machine; its check is covered by test/unit/stripes.
  */
 describe('ticketd check and serve refuse misconfigured backends', () => {
   let pair: LocalPair & { dispose(): Promise<void> };

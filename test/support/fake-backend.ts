@@ -7,8 +7,7 @@ import type { BackendAddress } from '../../src/backend/backend-address.js';
 import type { ConnectionGuard } from '../../src/backend/backend.js';
 import type { Claim, ClassClaims, TicketBackend, TicketBatch } from '../../src/backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../../src/core/sequence.js';
-import type { ServerSettings } from '../../src/core/server-checks.js';
-import type { Stripe } from '../../src/core/ticket-math.js';
+import type { ServerSettings, Stripe } from '../../src/core/stripes.js';
 import { SequenceConflictError, TicketClaimedBeforeError } from '../../src/errors.js';
 
 interface StoredClaim {

@@ -1,6 +1,6 @@
 import { Allocator } from '../../src/allocator/allocator.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
-import { MAX_UINT64 } from '../../src/core/ticket-math.js';
+import { MAX_UINT64 } from '../../src/core/blocks.js';
 import { silentLogger } from '../../src/logger.js';
 import { fakeServers } from '../support/fake-backend.js';
 

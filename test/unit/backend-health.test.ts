@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import { BackendHealth } from '../../src/allocator/backend-health.js';
 import { Breaker } from '../../src/allocator/breaker.js';
-import { newSlot } from '../../src/allocator/slot.js';
+import { BackendSlot } from '../../src/allocator/backend-slot.js';
+import { usable } from '../../src/core/lane.js';
 import type { Backend } from '../../src/backend/backend.js';
 import { BackendMisconfiguredError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
@@ -28,25 +29,26 @@ describe('backend health: breakers and background probes', () => {
   const setup = () => {
     const fake = fakeBackend();
     const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = newSlot(fake.backend, breaker);
+    const slot = new BackendSlot(fake.backend, breaker);
     const health = new BackendHealth(silentLogger, () => Date.now());
     return { ...fake, slot, health };
   };
 
   it('keeps probing an open backend until it answers, then marks it for a fresh rejoin', async () => {
     const { slot, health, answers, probes } = setup();
-    slot.prepared.add('default');
+    slot.apply('default', { kind: 'checked' });
+    expect(slot.lane('default').phase).toBe('serving');
     health.recordFailure(slot, new Error('timeout'));
     health.recordFailure(slot, new Error('timeout'));
-    expect(slot.breaker.state).toBe('open');
+    expect(slot.state).toBe('open');
     await jest.advanceTimersByTimeAsync(3000);
     expect(probes()).toBeGreaterThanOrEqual(2);
-    expect(slot.breaker.state).toBe('open');
+    expect(slot.state).toBe('open');
     answers.ok = true;
     await jest.advanceTimersByTimeAsync(1100);
-    expect(slot.breaker.state).toBe('up');
+    expect(slot.state).toBe('up');
     // After an outage its marks are reloaded before its tickets are used again.
-    expect(slot.prepared.size).toBe(0);
+    expect(slot.lane('default').phase).toBe('unchecked');
     health.close([slot]);
   });
 
@@ -58,7 +60,7 @@ describe('backend health: breakers and background probes', () => {
     health.recordFailure(slot, new Error('x'));
     answers.ok = true;
     await jest.advanceTimersByTimeAsync(2000);
-    expect(slot.breaker.state).toBe('up');
+    expect(slot.state).toBe('up');
     health.close([slot]);
   });
 
@@ -67,8 +69,8 @@ describe('backend health: breakers and background probes', () => {
     health.recordFailure(slot, new Error('x'));
     health.recordFailure(slot, new Error('x'));
     const before = probes();
-    await health.probeIfNoneClosed([slot], 'default');
-    await health.probeIfNoneClosed([slot], 'default');
+    await health.probeIfNoneClosed([slot], (s) => usable(s.lane('default')));
+    await health.probeIfNoneClosed([slot], (s) => usable(s.lane('default')));
     expect(probes()).toBe(before + 1);
     health.close([slot]);
   });
@@ -76,8 +78,8 @@ describe('backend health: breakers and background probes', () => {
   it('a misconfigured backend is opened at once, whatever the failure count', () => {
     const { slot, health } = setup();
     health.recordFailure(slot, new BackendMisconfiguredError('offset 1 twice'));
-    expect(slot.breaker.state).toBe('open');
-    expect(slot.breaker.lastError).toBe('offset 1 twice');
+    expect(slot.state).toBe('open');
+    expect(slot.lastError).toBe('offset 1 twice');
     health.close([slot]);
   });
 
@@ -86,7 +88,7 @@ describe('backend health: breakers and background probes', () => {
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
     const fake = fakeBackend();
     const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = newSlot(fake.backend, breaker);
+    const slot = new BackendSlot(fake.backend, breaker);
     const health = new BackendHealth(logger, () => Date.now());
     fake.answers.ok = true;
     health.recordSuccess(slot);
@@ -97,7 +99,7 @@ describe('backend health: breakers and background probes', () => {
     expect(fake.probes()).toBeGreaterThanOrEqual(4);
     fake.answers.ok = true;
     await jest.advanceTimersByTimeAsync(1100);
-    expect(slot.breaker.state).toBe('up');
+    expect(slot.state).toBe('up');
     expect(lines.map((l) => l.msg)).toEqual(['backend down', 'backend open', 'backend up']);
     health.close([slot]);
   });

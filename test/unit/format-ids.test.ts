@@ -1,5 +1,5 @@
 import { idsAsJsonList, idsAsLines } from '../../src/http/format-ids.js';
-import { MAX_UINT64 } from '../../src/core/ticket-math.js';
+import { MAX_UINT64 } from '../../src/core/blocks.js';
 
 describe('ID formatting', () => {
   it('writes exact decimal strings on both sides of 2^53', () => {

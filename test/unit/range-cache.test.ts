@@ -1,5 +1,5 @@
 import { RangeCache } from '../../src/cache/range-cache.js';
-import type { IdRange } from '../../src/core/ticket-math.js';
+import type { IdRange } from '../../src/core/blocks.js';
 import { BackendsUnavailableError, SequenceExhaustedError } from '../../src/errors.js';
 
 /** A refill that hands out consecutive tickets, and can be told to hang or fail. */

@@ -1,5 +1,5 @@
 import { runRound } from '../../src/allocator/refill-round.js';
-import type { IdRange } from '../../src/core/ticket-math.js';
+import type { IdRange } from '../../src/core/blocks.js';
 
 const block = (n: number): IdRange => ({ first: BigInt(n * 10), last: BigInt(n * 10 + 9) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

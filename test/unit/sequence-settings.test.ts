@@ -1,5 +1,5 @@
 import { assertSequenceName, parseSequenceSettings, parseUnsigned, sameSettings, withKey } from '../../src/core/sequence.js';
-import { MAX_UINT64 } from '../../src/core/ticket-math.js';
+import { MAX_UINT64 } from '../../src/core/blocks.js';
 import { BadRequestError } from '../../src/errors.js';
 
 describe('sequence names and settings', () => {

@@ -1,4 +1,4 @@
-import { serverProblems, type ServerSettings } from '../../src/core/server-checks.js';
+import { serverProblems, type ServerSettings } from '../../src/core/stripes.js';
 
 const good: ServerSettings = {
   increment: 2n,

@@ -1,4 +1,4 @@
-import { stripeProblem } from '../../src/allocator/ticket-guard.js';
+import { judgeConnection, stripeProblem, type ServerSettings } from '../../src/core/stripes.js';
 
 const s = (increment: bigint, offset: bigint) => ({ increment, offset });
 
@@ -34,5 +34,39 @@ describe('stripeProblem', () => {
   it('treats offset == increment as residue 0, distinct from offset 1', () => {
     const pinned = new Map([['x', s(3n, 3n)]]);
     expect(stripeProblem('y', s(3n, 1n), pinned, 2)).toBeUndefined();
+  });
+});
+
+describe('judgeConnection', () => {
+  const settings = (over: Partial<ServerSettings> = {}): ServerSettings => ({
+    increment: 2n,
+    offset: 2n,
+    flushLogAtTrxCommit: 1,
+    syncBinlog: 1,
+    logBin: true,
+    galeraAutoIncrementControl: false,
+    identity: 'id-b',
+    ...over,
+  });
+  const context = { pinned: new Map([['mysql://a:3306/t', s(2n, 1n)]]), backendCount: 2, allowUnsafeDurability: false, knownIdentity: 'id-b' };
+
+  it('passes a backend with its own class, durable settings and the identity it had', () => {
+    expect(judgeConnection('mysql://b:3306/t', settings(), context)).toEqual({ problem: undefined, warnings: [], identityChanged: false });
+  });
+
+  it('names a stripe problem first, then a server problem', () => {
+    expect(judgeConnection('mysql://b:3306/t', settings({ offset: 1n, flushLogAtTrxCommit: 0 }), context).problem).toMatch(/same as mysql:\/\/a/);
+    expect(judgeConnection('mysql://b:3306/t', settings({ flushLogAtTrxCommit: 0 }), context).problem).toMatch(/innodb_flush_log_at_trx_commit=0/);
+  });
+
+  it('turns unsafe durability into warnings when allowed', () => {
+    const verdict = judgeConnection('mysql://b:3306/t', settings({ syncBinlog: 0 }), { ...context, allowUnsafeDurability: true });
+    expect(verdict.problem).toBeUndefined();
+    expect(verdict.warnings).toHaveLength(1);
+  });
+
+  it('sees another server behind the address, but not a first answer', () => {
+    expect(judgeConnection('mysql://b:3306/t', settings({ identity: 'id-c' }), context).identityChanged).toBe(true);
+    expect(judgeConnection('mysql://b:3306/t', settings({ identity: 'id-c' }), { ...context, knownIdentity: undefined }).identityChanged).toBe(false);
   });
 });

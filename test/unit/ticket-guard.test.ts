@@ -1,15 +1,5 @@
-import {
-  accept,
-  catchUpTarget,
-  claimVerdict,
-  floorUnder,
-  HighWaterMarks,
-  highestUsed,
-  isRegressed,
-  mayServeUnclaimed,
-  REGRESSION_GAP_TICKETS,
-  regressionTarget,
-} from '../../src/allocator/ticket-guard.js';
+import { claimVerdict, floorUnder, highestUsed, mayServeUnclaimed } from '../../src/core/claims.js';
+import { accept, catchUpTarget, isRegressed, NEW_LANE, REGRESSION_GAP_TICKETS, regressionTarget, step } from '../../src/core/lane.js';
 
 const odd = { increment: 2n, offset: 1n };
 const cls = (increment: bigint, residue: bigint, highest?: bigint, floor?: bigint) => ({ increment, residue, highest, floor });
@@ -91,13 +81,10 @@ describe('ticket guard: regressions', () => {
 });
 
 describe('ticket guard: process marks', () => {
-  it('keeps marks per backend and sequence, and never lowers them', () => {
-    const marks = new HighWaterMarks();
-    marks.raise('a', 's1', 9n);
-    marks.raise('a', 's1', 3n);
-    marks.raise('b', 's1', 2n);
-    expect(marks.get('a', 's1')).toBe(9n);
-    expect(marks.get('b', 's1')).toBe(2n);
-    expect(marks.get('a', 's2')).toBeUndefined();
+  it('keeps a mark per lane that only rises', () => {
+    const first = step(NEW_LANE, { kind: 'tickets', tickets: [9n], stripe: odd, where: 'A' }).lane;
+    const after = step(first, { kind: 'counter-read', next: 11n, peers: [cls(2n, 1n, 3n)], stripe: odd, policy: 'advance' }).lane;
+    expect(after.mark).toBe(9n);
+    expect(NEW_LANE.mark).toBeUndefined();
   });
 });

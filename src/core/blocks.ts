@@ -1,10 +1,7 @@
 /**
- * The arithmetic of the uniqueness argument; src/allocator/ticket-guard.ts holds the rest.
- *
- * A ticket t owns the ID block [t·B, t·B + B − 1]; blocks of different tickets never overlap, so
- * ticketd never issues an ID twice as long as no ticket's block is served twice. Every backend owns
- * a distinct residue class of tickets (its auto_increment_offset modulo a shared increment), which
- * `ownsTicket` checks for every ticket; the ticket guard makes sure each ticket is served once.
+ * Tickets and the IDs they own (invariant 1 of lane.ts): ticket t owns the block
+ * [t·B, t·B + B − 1], clipped to (startAfter, maxId]. Blocks of different tickets never overlap,
+ * so no ID is issued twice as long as no ticket's block is served twice.
  */
 
 /** Largest value a BIGINT UNSIGNED column (and so any ticketd ID) can hold: 2^64 − 1. */
@@ -23,12 +20,6 @@ export interface BlockSettings {
 export interface IdRange {
   readonly first: bigint;
   readonly last: bigint;
-}
-
-/** The residue class a backend owns: tickets t with t ≡ offset (mod increment). */
-export interface Stripe {
-  readonly increment: bigint;
-  readonly offset: bigint;
 }
 
 /** What one ticket is worth for a sequence. */
@@ -76,28 +67,7 @@ export function blockForTicket(ticket: bigint, settings: BlockSettings): BlockOu
   };
 }
 
-/** True when the ticket lies in the backend's residue class. */
-export function ownsTicket(ticket: bigint, stripe: Stripe): boolean {
-  // MySQL yields offset ≡ ticket (mod increment); offset == increment is residue 0.
-  return ticket % stripe.increment === stripe.offset % stripe.increment;
-}
-
-/** A residue class as stored with claims: tickets t with t ≡ residue (mod increment). */
-export interface ResidueClass {
-  readonly increment: bigint;
-  readonly residue: bigint;
-}
-
-/**
- * True when some ticket can lie in both the class and the stripe's class: r ≡ r' (mod gcd of the
- * increments). Classes written under another increment (before a re-striping) count when they overlap.
- */
-export function classesOverlap(cls: ResidueClass, stripe: Stripe): boolean {
-  const g = gcd(cls.increment, stripe.increment);
-  return (stripe.offset % stripe.increment) % g === cls.residue % g;
-}
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
+/** The ticket whose block holds an ordered ID: the inverse of blockForTicket (decode and migrate verify). */
+export function ticketOfId(orderedId: bigint, settings: Pick<BlockSettings, 'blockSize'>): bigint {
+  return orderedId / settings.blockSize;
 }

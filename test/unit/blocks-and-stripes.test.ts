@@ -1,11 +1,5 @@
-import {
-  blockForTicket,
-  classesOverlap,
-  firstUsefulTicket,
-  MAX_UINT64,
-  ownsTicket,
-  toTicket,
-} from '../../src/core/ticket-math.js';
+import { blockForTicket, firstUsefulTicket, MAX_UINT64, ticketOfId, toTicket } from '../../src/core/blocks.js';
+import { classesOverlap, ownsTicket } from '../../src/core/stripes.js';
 
 const plain = { blockSize: 10_000n, startAfter: 0n, maxId: MAX_UINT64 };
 const odd = { increment: 2n, offset: 1n };
@@ -57,6 +51,17 @@ describe('blockForTicket', () => {
       range: { first: (MAX_UINT64 / 10_000n) * 10_000n, last: MAX_UINT64 },
     });
     expect(blockForTicket(MAX_UINT64 / 10_000n + 1n, big)).toEqual({ kind: 'exhausted' });
+  });
+
+  it('maps every ID of a block back to its ticket (decode and migrate verify)', () => {
+    const s = { blockSize: 100n, startAfter: 150n, maxId: 2147483647n };
+    for (const ticket of [2n, 3n, 21474836n]) {
+      const outcome = blockForTicket(ticket, s);
+      if (outcome.kind !== 'range') throw new Error(`ticket ${ticket} has no range`);
+      expect(ticketOfId(outcome.range.first, s)).toBe(ticket);
+      expect(ticketOfId(outcome.range.last, s)).toBe(ticket);
+    }
+    expect(ticketOfId(MAX_UINT64, { blockSize: 1n })).toBe(MAX_UINT64);
   });
 });
 

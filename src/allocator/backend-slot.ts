@@ -1,0 +1,244 @@
+/**
+ * One backend as the allocator holds it: its breaker, its lanes (one per sequence, core/lane.ts)
+ * and what operators see of it. Every field is private: lanes change only through `apply`, which
+ * runs the core's `step`, and the breaker only through the outcome methods.
+ */
+import type { TicketBackend } from '../backend/ticket-backend.js';
+import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
+import type { ServerSettings, Stripe } from '../core/stripes.js';
+import { BackendMisconfiguredError, BackendsUnavailableError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import type { Breaker, BreakerState } from './breaker.js';
+
+/** Whether a backend has a sequence (with the same settings), and when that was last asked. */
+export type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
+
+/** Counters per backend, for operators. */
+export interface BackendStats {
+  readonly tickets: number;
+  readonly fetches: number;
+  readonly failures: number;
+  readonly regressions: number;
+}
+
+/** A backend's state as shown to operators. */
+export interface BackendStatus {
+  readonly backend: string;
+  readonly state: BreakerState;
+  readonly identity: string | undefined;
+  readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
+  readonly lastError: string | undefined;
+  readonly stats: BackendStats;
+}
+
+/** A backend's state for one sequence. */
+export interface BackendSequenceStatus {
+  readonly backend: string;
+  readonly state: BreakerState;
+  readonly member: string;
+  readonly lastTicket: string | null;
+  readonly lastError: string | null;
+  readonly exhausted: boolean;
+  readonly quarantined: string | null;
+  /** True while its tickets for the sequence find no peer to claim them (served or refused per TICKETD_CLAIMS). */
+  readonly unclaimed: boolean;
+}
+
+/** A backend, its breaker and its lanes. */
+export class BackendSlot {
+  readonly backend: TicketBackend;
+  readonly #breaker: Breaker;
+  readonly #lanes = new Map<string, Lane>();
+  readonly #membership = new Map<string, Membership>();
+  #stats: BackendStats = { tickets: 0, fetches: 0, failures: 0, regressions: 0 };
+  #identity: string | undefined;
+  #stripe: Stripe | undefined;
+  #warned = false;
+  #probeTimer: NodeJS.Timeout | undefined;
+  #lastDemandProbeAt = Number.NEGATIVE_INFINITY;
+  #lastUsedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(backend: TicketBackend, breaker: Breaker) {
+    this.backend = backend;
+    this.#breaker = breaker;
+  }
+
+  get label(): string {
+    return this.backend.label;
+  }
+
+  /** The lane of a sequence (a new one when none is known). */
+  lane(sequence: string): Lane {
+    return this.#lanes.get(sequence) ?? NEW_LANE;
+  }
+
+  /** Runs the core's step on the sequence's lane and keeps the new state. */
+  apply(sequence: string, event: LaneEvent): Step {
+    const result = step(this.lane(sequence), event);
+    this.#lanes.set(sequence, result.lane);
+    const regressions = result.notes.filter((n) => n.kind === 'regressed' || n.kind === 'wrong-class').length;
+    if (result.accepted.length > 0 || regressions > 0) {
+      this.#stats = { ...this.#stats, tickets: this.#stats.tickets + result.accepted.length, regressions: this.#stats.regressions + regressions };
+    }
+    return result;
+  }
+
+  /** Every lane must be checked again before its next tickets are used. */
+  #allStale(): void {
+    for (const sequence of this.#lanes.keys()) this.apply(sequence, { kind: 'stale' });
+  }
+
+  get stripe(): Stripe | undefined {
+    return this.#stripe;
+  }
+
+  get identity(): string | undefined {
+    return this.#identity;
+  }
+
+  /**
+   * Keeps what a checked connection reported. Another identity behind the address makes every
+   * lane stale. Returns true the first time there are warnings to log.
+   */
+  noteConnection(settings: ServerSettings, identityChanged: boolean, hasWarnings: boolean): boolean {
+    if (identityChanged) this.#allStale();
+    this.#identity = settings.identity;
+    this.#stripe = { increment: settings.increment, offset: settings.offset };
+    const warnNow = hasWarnings && !this.#warned;
+    if (warnNow) this.#warned = true;
+    return warnNow;
+  }
+
+  /** Tickets were fetched now. */
+  noteFetch(now: number): void {
+    this.#lastUsedAt = now;
+    this.#stats = { ...this.#stats, fetches: this.#stats.fetches + 1 };
+  }
+
+  /** When tickets were last fetched: after an idle spell nothing known of it is trusted. */
+  get lastUsedAt(): number {
+    return this.#lastUsedAt;
+  }
+
+  /** Idle too long (core's mustRecheck): every lane is checked again. */
+  forgetAfterIdle(): void {
+    this.backend.forgetVerifiedConnections();
+    this.#allStale();
+  }
+
+  membership(sequence: string): Membership | undefined {
+    return this.#membership.get(sequence);
+  }
+
+  setMembership(sequence: string, membership: Membership): void {
+    this.#membership.set(sequence, membership);
+  }
+
+  get state(): BreakerState {
+    return this.#breaker.state;
+  }
+
+  get closed(): boolean {
+    return this.#breaker.closed;
+  }
+
+  get lastError(): string | undefined {
+    return this.#breaker.lastError;
+  }
+
+  get probeInMs(): number {
+    return this.#breaker.probeInMs;
+  }
+
+  /** A call succeeded; returns the breaker's previous state. */
+  recordSuccess(): BreakerState {
+    return this.#breaker.recordSuccess();
+  }
+
+  /**
+   * A call failed: whatever failed, the server behind the address may not be the one it was, so
+   * every lane is stale. A misconfiguration opens the breaker at once. Returns the previous state.
+   */
+  recordFailure(error: unknown): BreakerState {
+    this.#stats = { ...this.#stats, failures: this.#stats.failures + 1 };
+    this.#allStale();
+    const previous = this.#breaker.state;
+    if (error instanceof BackendMisconfiguredError) this.#breaker.trip(error);
+    else this.#breaker.recordFailure(error);
+    return previous;
+  }
+
+  /** Starts a probe if one is due (or forced); false when none may start. */
+  beginProbe(force: boolean): boolean {
+    return this.#breaker.beginProbe(force);
+  }
+
+  /** Sets the probe timer unless one is set; `run` is called when it fires. */
+  scheduleProbe(run: () => void): void {
+    if (this.#probeTimer !== undefined) return;
+    this.#probeTimer = setTimeout(() => {
+      this.#probeTimer = undefined;
+      run();
+    }, this.#breaker.probeInMs + 1);
+    this.#probeTimer.unref();
+  }
+
+  cancelProbe(): void {
+    clearTimeout(this.#probeTimer);
+  }
+
+  /** True (and noted) when a demand probe may run now: at most one per `intervalMs`. */
+  takeDemandProbe(now: number, intervalMs: number): boolean {
+    if (now - this.#lastDemandProbeAt < intervalMs) return false;
+    this.#lastDemandProbeAt = now;
+    return true;
+  }
+
+  /** The operator view of the backend. */
+  status(): BackendStatus {
+    const stripe = this.#stripe;
+    return {
+      backend: this.label,
+      state: this.state,
+      identity: this.#identity,
+      stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
+      lastError: this.lastError,
+      stats: this.#stats,
+    };
+  }
+
+  /** The operator view of the backend for one sequence. */
+  sequenceStatus(name: string): BackendSequenceStatus {
+    const lane = this.lane(name);
+    return {
+      backend: this.label,
+      state: this.state,
+      member: this.#membership.get(name)?.kind ?? 'unknown',
+      lastTicket: lane.lastTicket?.toString() ?? null,
+      lastError: this.lastError ?? null,
+      exhausted: lane.phase === 'exhausted',
+      quarantined: lane.quarantine ?? null,
+      unclaimed: lane.unclaimed,
+    };
+  }
+}
+
+/** Why a refill got no ticket from any backend: exhausted, unknown sequence, or unavailable. */
+export function emptyHandedError(slots: readonly BackendSlot[], sequence: string): Error {
+  const withSequence = slots.filter((s) => s.membership(sequence)?.kind === 'present');
+  if (withSequence.length > 0 && withSequence.every((s) => s.lane(sequence).phase === 'exhausted')) {
+    return new SequenceExhaustedError(`sequence ${sequence} has no IDs left at or below its maxId`);
+  }
+  const answered = slots.filter((s) => s.membership(sequence) !== undefined);
+  if (answered.length === slots.length && answered.every((s) => s.membership(sequence)?.kind === 'absent')) {
+    return new SequenceNotFoundError(`sequence ${sequence} does not exist on any backend`);
+  }
+  const open = slots.filter((s) => !s.closed).map((s) => s.probeInMs);
+  const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
+  const reasons = slots.map((s) => {
+    const lane = s.lane(sequence);
+    return `${s.label}: ${lane.quarantine ?? (lane.unclaimed ? 'no peer can take its claims' : undefined) ?? s.lastError ?? s.state}`;
+  });
+  return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
+    retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
+  });
+}
