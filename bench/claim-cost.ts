@@ -4,7 +4,7 @@
  * and against the high-water mark upsert of ticketd 0.2 that claims replaced, all in one run.
  */
 import mysql from 'mysql2/promise';
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../src/backend/backend.js';
+import { Backend, DEFAULT_BACKEND_OPTIONS } from '../src/backend/mysql/backend.js';
 import type { BackendAddress } from '../src/backend/backend-address.js';
 
 /** Median and p99 milliseconds of one step. */

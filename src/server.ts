@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './allocator/breaker.js';
-import type { BackendOptions } from './backend/backend.js';
+import type { BackendOptions } from './backend/mysql/backend.js';
 import type { Config } from './config.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';

@@ -1,12 +1,12 @@
 /** `ticketd migrate plan|apply|verify`: moving a legacy AUTO_INCREMENT table onto a sequence. */
 import type { Command } from 'commander';
-import type { Connection } from 'mysql2/promise';
+
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned, type IdMode } from '../core/sequence.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
-import { connectLegacy, connectReadOnly, readLegacyTable, type LegacyTable } from '../migrate/legacy-table.js';
+import { alterLegacy, connectLegacy, connectReadOnly, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
 import { formatPlan, planMigration, type MigrationPlan } from '../migrate/plan.js';
 import { verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
@@ -68,16 +68,16 @@ export function addMigrateCommands(program: Command, withService: WithService): 
         const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
         await withService(flags, async (allocator, service) => {
           await requireEveryBackend(allocator, 'migrate');
-          const outcome = await applyMigration(plan, conn, allocator.backends, service, startAfter !== undefined);
+          const outcome = await applyMigration(plan, conn, allocator, service, startAfter !== undefined);
           const s = outcome.settings;
           console.log(
             outcome.kind === 'created'
-              ? `sequence ${s.name} created on ${allocator.backends.length} ${allocator.backends.length === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
+              ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
               : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
           );
         });
         if (flags.alter === true && table.hasAutoIncrement) {
-          await conn.query(plan.alterStatement);
+          await alterLegacy(conn, plan.alterStatement);
           console.log(`ran: ${plan.alterStatement}`);
         }
       });
@@ -96,7 +96,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
             if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
             throw error;
           });
-          const report = await verifyMigration(conn, table, settings, allocator.backends);
+          const report = await verifyMigration(conn, table, settings, allocator);
           let failed = false;
           if (report.unexplainedCount === 0) {
             console.log(`ok: ${report.checked} IDs above startAfter ${settings.startAfter}, all in blocks ticketd has handed out`);
@@ -121,7 +121,7 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     });
 }
 
-async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) => Promise<Connection>, fn: (conn: Connection, table: LegacyTable) => Promise<T>): Promise<T> {
+async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) => Promise<LegacyConnection>, fn: (conn: LegacyConnection, table: LegacyTable) => Promise<T>): Promise<T> {
   const source = parseBackendUrl(flags.source);
   if (typeof source === 'string') throw new ConfigError(`--source: ${source}`);
   const conn = await connect(source).catch((error: unknown) => {

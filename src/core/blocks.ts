@@ -28,25 +28,6 @@ export type BlockOutcome =
   | { readonly kind: 'below-start' }
   | { readonly kind: 'exhausted' };
 
-/** Converts a mysql2 insertId into an exact ticket; rejects anything that is not a positive integer. */
-export function toTicket(insertId: unknown): bigint {
-  // insertId arrives as a number below 2^53 and as a string above it; Number would round it.
-  if (typeof insertId === 'number' && !Number.isSafeInteger(insertId)) {
-    throw new RangeError(`insertId ${insertId} is not an exact integer`);
-  }
-  if (typeof insertId !== 'number' && typeof insertId !== 'string' && typeof insertId !== 'bigint') {
-    throw new TypeError(`insertId has type ${typeof insertId}, expected a number or string`);
-  }
-  const text = String(insertId);
-  if (!/^-?[0-9]+$/.test(text)) throw new RangeError(`insertId ${text} is not an integer`);
-  let ticket = BigInt(text);
-  // mysql2 reads the OK packet's insertId as a signed 64-bit value, so BIGINT UNSIGNED tickets of
-  // 2^63 and above arrive negative; the same 64 bits read unsigned are the value plus 2^64.
-  if (ticket < 0n && ticket >= -(1n << 63n)) ticket += 1n << 64n;
-  if (ticket <= 0n || ticket > MAX_UINT64) throw new RangeError(`insertId ${text} is not a positive ticket`);
-  return ticket;
-}
-
 /** The lowest ticket whose whole block lies above startAfter. */
 export function firstUsefulTicket(settings: BlockSettings): bigint {
   return settings.startAfter / settings.blockSize + 1n;

@@ -123,6 +123,12 @@ function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean 
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** How a sequence found differs from the one wanted, in words that never print a key; undefined when they agree. */
+export function conflictOf(found: SequenceSettings, wanted: SequenceSettings): string | undefined {
+  if (sameSettings(found, wanted)) return undefined;
+  return onlyKeyDiffers(found, wanted) ? 'another key' : describeSettings(found);
+}
+
 /** The settings in words, for messages: never the key. */
 export function describeSettings(s: SequenceSettings): string {
   return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}`;

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
-import mysql from 'mysql2/promise';
+import { pingSocket, runAsRoot } from '../backend/mysql/socket-admin.js';
 import { LauncherError, NoServerBinaryError } from '../errors.js';
 import { SQL_DIR } from '../paths.js';
 
@@ -195,8 +195,7 @@ async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>):
   for (;;) {
     if (exited) throw new LauncherError(`server in ${dir} exited during start: ${logTail(dir)}`);
     try {
-      const conn = await mysql.createConnection({ socketPath: join(dir, 'mysqld.sock'), user: 'root', connectTimeout: 1000 });
-      await conn.end();
+      await pingSocket(join(dir, 'mysqld.sock'), 1000);
       return;
     } catch {
       if (Date.now() > deadline) {
@@ -210,16 +209,12 @@ async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>):
 
 async function prepareAccounts(dir: string): Promise<void> {
   // MySQL's --initialize-insecure creates only root@localhost; TCP from 127.0.0.1 needs its own account.
-  const conn = await mysql.createConnection({ socketPath: join(dir, 'mysqld.sock'), user: 'root', multipleStatements: true });
-  try {
-    await conn.query(
-      `CREATE DATABASE IF NOT EXISTS ${LOCAL_DATABASE};` +
-        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';" +
-        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;",
-    );
-  } finally {
-    await conn.end();
-  }
+  await runAsRoot(
+    join(dir, 'mysqld.sock'),
+    `CREATE DATABASE IF NOT EXISTS ${LOCAL_DATABASE};` +
+      "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';" +
+      "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;",
+  );
 }
 
 function logTail(dir: string): string {

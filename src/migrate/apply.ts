@@ -2,14 +2,14 @@
  * `ticketd migrate apply`: creates the planned sequence on every backend, with each counter at or
  * above startAfter, and commits it only if the legacy table has not grown past startAfter.
  */
-import type { Connection } from 'mysql2/promise';
-import type { TicketBackend } from '../backend/ticket-backend.js';
+
+import type { Allocator } from '../allocator/allocator.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { legacyHighOf, type MigrationPlan } from './plan.js';
-import { readLegacyHigh } from './legacy-table.js';
+import { readLegacyHigh, type LegacyConnection } from '../backend/mysql/legacy-table.js';
 
 /** What apply did. */
 export type ApplyOutcome =
@@ -19,13 +19,16 @@ export type ApplyOutcome =
 /** Runs the plan against every backend; every backend must be up. */
 export async function applyMigration(
   plan: MigrationPlan,
-  legacy: Connection,
-  backends: readonly TicketBackend[],
+  legacy: LegacyConnection,
+  allocator: Allocator,
   service: TicketService,
   startAfterGiven: boolean,
 ): Promise<ApplyOutcome> {
   const wanted = plan.settings;
-  const existing = (await Promise.all(backends.map((b) => b.readSequence(wanted.name)))).find((s) => s !== undefined);
+  const answers = await allocator.readSequence(wanted.name);
+  const failed = answers.find((a) => !a.ok);
+  if (failed !== undefined && !failed.ok) throw failed.error;
+  const existing = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
   if (existing !== undefined) {
     // A second apply without --start-after recomputes a higher one from a table that has grown
     // since (with ticketd's own IDs, too), so it adopts the stored one when the rest agrees.
@@ -40,7 +43,7 @@ export async function applyMigration(
     await service.createSequence(existing);
     return { kind: 'unchanged', settings: existing };
   }
-  await Promise.all(backends.map((b) => b.prepareSequence(wanted.name, firstUsefulTicket(wanted))));
+  await allocator.prepareSequence(wanted.name, firstUsefulTicket(wanted));
   // The last look before the sequence exists: an app still inserting through AUTO_INCREMENT must
   // not have reached IDs that ticketd is about to hand out.
   const now = legacyHighOf(await readLegacyHigh(legacy, plan.table));

@@ -5,7 +5,7 @@
 import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
 import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { MigrationRefusedError } from '../errors.js';
-import { quoteIdentifier, type LegacyTable } from './legacy-table.js';
+import { quoteIdentifier, type LegacyTable } from '../backend/mysql/legacy-table.js';
 
 /** Headroom when none is given: IDs the legacy app may still take during the cut-over. */
 export const DEFAULT_HEADROOM = 10_000n;

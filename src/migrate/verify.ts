@@ -3,13 +3,13 @@
  * already handed out. Any other ID there could be handed out by ticketd later: a collision. For an
  * opaque sequence, "its block" is the block of the ordered ID it decodes to.
  */
-import type { Connection } from 'mysql2/promise';
+
 import { IdPermutation } from 'ticketd-client';
-import type { TicketBackend } from '../backend/ticket-backend.js';
+import type { Allocator } from '../allocator/allocator.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { ticketOfId } from '../core/blocks.js';
 import { ownsTicket, type Stripe } from '../core/stripes.js';
-import { readIdsAbove, type LegacyTable } from './legacy-table.js';
+import { readIdsAbove, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
 
 /** IDs read per page while scanning the legacy table. */
 export const VERIFY_PAGE_ROWS = 10_000;
@@ -26,8 +26,8 @@ export interface VerifyReport {
 }
 
 /** Scans the legacy IDs above startAfter and checks each against the backends' counters. */
-export async function verifyMigration(legacy: Connection, table: LegacyTable, settings: SequenceSettings, backends: readonly TicketBackend[]): Promise<VerifyReport> {
-  const stripes: Stripe[] = await Promise.all(backends.map((b) => b.settings()));
+export async function verifyMigration(legacy: LegacyConnection, table: LegacyTable, settings: SequenceSettings, allocator: Allocator): Promise<VerifyReport> {
+  const stripes: Stripe[] = await allocator.stripes();
   // An opaque sequence's IDs are P(ordered ID): the ticket is that of the ordered one.
   const permutation = settings.key === undefined ? undefined : new IdPermutation(settings.key, settings);
   const unexplained: bigint[] = [];
@@ -36,7 +36,7 @@ export async function verifyMigration(legacy: Connection, table: LegacyTable, se
   for (let after = settings.startAfter; ; ) {
     const page = await readIdsAbove(legacy, table, after, VERIFY_PAGE_ROWS);
     // Counters are read after the page: every ID in it came from a ticket issued before now.
-    const lastTickets = await Promise.all(backends.map((b) => b.lastTicket(settings.name)));
+    const lastTickets = await allocator.lastTickets(settings.name);
     for (const id of page) {
       if (id > settings.maxId) continue;
       checked++;

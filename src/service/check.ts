@@ -2,7 +2,7 @@
  * `ticketd check`, also run by `serve` before it listens: every backend's offsets, increment,
  * durability, Galera, identity, ticket table engines and sequence settings, reported together.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../backend/backend.js';
+import { Backend, DEFAULT_BACKEND_OPTIONS, serverAnswered } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import { describeSettings, onlyKeyDiffers, sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { serverProblems, stripeProblem, type ServerSettings, type Stripe } from '../core/stripes.js';
@@ -48,7 +48,7 @@ export async function runChecks(addresses: readonly BackendAddress[], allowUnsaf
           };
         } catch (error) {
           // A server that answered with an error (access denied, unknown database) is not "down".
-          const answered = error instanceof TicketdError || typeof (error as { sqlMessage?: unknown }).sqlMessage === 'string';
+          const answered = error instanceof TicketdError || serverAnswered(error);
           const reason = error instanceof Error ? error.message : String(error);
           findings.push({ kind: 'unreachable', message: answered ? `backend ${b.label} refused the connection: ${reason}` : `backend ${b.label} did not answer: ${reason}` });
           return undefined;

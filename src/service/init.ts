@@ -22,10 +22,7 @@ export async function requireEveryBackend(allocator: Allocator, command: string)
 /** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */
 export async function initBackends(allocator: Allocator, service: TicketService): Promise<InitResult[]> {
   await requireEveryBackend(allocator, 'init');
-  const results: InitResult[] = [];
-  for (const backend of allocator.backends) {
-    results.push({ backend: backend.label, identity: await backend.applySchema() });
-  }
+  const results = await allocator.applySchema();
   await service.createSequence(parseSequenceSettings(DEFAULT_SEQUENCE_NAME, { blockSize: String(DEFAULT_BLOCK_SIZE) }));
   return results;
 }

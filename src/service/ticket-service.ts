@@ -2,12 +2,11 @@
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
-import { randomBytes } from 'node:crypto';
-import { IdPermutation, KEY_BYTES } from 'ticketd-client';
-import { assertSequenceName, describeSettings, onlyKeyDiffers, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
-import { firstUsefulTicket, ticketOfId, type IdRange } from '../core/blocks.js';
+import { IdPermutation } from 'ticketd-client';
+import { assertSequenceName, conflictOf, describeSettings, type SequenceSettings } from '../core/sequence.js';
+import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import { OpaqueIds, type IssuedIds } from './opaque-ids.js';
@@ -122,13 +121,13 @@ export class TicketService {
   }
 
   async #load(name: string): Promise<Entry> {
-    const answers = await this.#allocator.everywhere((b) => b.readSequence(name));
-    const found = answers.flatMap((a) => (a.ok && a.value !== undefined ? [{ backend: a.backend.label, settings: a.value }] : []));
+    const answers = await this.#allocator.readSequence(name);
+    const found = answers.flatMap((a) => (a.ok && a.value !== undefined ? [{ backend: a.backend, settings: a.value }] : []));
     const first = found[0];
     if (first === undefined) {
       const failed = answers.flatMap((a) => (a.ok ? [] : [a]));
       if (failed.length === answers.length) {
-        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name} (${failed.map((a) => `${a.backend.label}: ${errorText(a.error)}`).join('; ')})`, {
+        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name} (${failed.map((a) => `${a.backend}: ${errorText(a.error)}`).join('; ')})`, {
           cause: failed[0]?.error,
         });
       }
@@ -136,11 +135,9 @@ export class TicketService {
       if (failed.length === 0) this.#rememberUnknown(name);
       throw new SequenceNotFoundError(`sequence ${name} does not exist`);
     }
-    const odd = found.find((f) => !sameSettings(f.settings, first.settings));
-    if (odd !== undefined) {
-      throw new SequenceConflictError(
-        `sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${onlyKeyDiffers(odd.settings, first.settings) ? 'another key' : describeSettings(odd.settings)} on ${odd.backend}`,
-      );
+    for (const other of found) {
+      const conflict = conflictOf(other.settings, first.settings);
+      if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
     }
     const settings = first.settings;
     const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
@@ -190,83 +187,32 @@ export class TicketService {
   }
 
   /**
-   * Creates the sequence on every backend. Returns true when it was created anywhere now, false
-   * when every backend already had it. A conflicting one is refused; a backend that does not answer
-   * makes it fail with 503, and a repeat completes it.
+   * Creates the sequence on every backend (Allocator.createSequence). Returns true when it was
+   * created anywhere now, false when every backend already had it.
    */
   async createSequence(requested: SequenceSettings): Promise<boolean> {
     this.#unknown.delete(requested.name);
-    const { settings, created } = requested.ids === 'opaque' ? await this.#createKey(requested) : { settings: requested, created: false };
-    const answers = await this.#allocator.everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
-    const conflict = answers.find((a) => !a.ok && a.error instanceof SequenceConflictError);
-    if (conflict !== undefined && !conflict.ok) throw conflict.error;
-    const failed: string[] = [];
-    for (const a of answers) {
-      if (a.ok) this.#allocator.notePresent(a.backend, settings.name);
-      else failed.push(`${a.backend.label}: ${errorText(a.error)}`);
-    }
-    if (failed.length > 0) {
-      const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
-      throw new BackendsUnavailableError(
-        denied
-          ? `sequence ${settings.name} was not created on ${failed.join('; ')}; the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS`
-          : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
-      );
-    }
-    return created || answers.some((a) => a.ok && a.value);
-  }
-
-  /**
-   * The opaque sequence's key: the one a backend already holds, or a new one. Every backend must
-   * answer first (one that did not might hold a key from an earlier try), and a new key is written
-   * to the backend of lowest identity before any other: of two processes creating the sequence at
-   * once, the one that loses there takes the winner's key, so no two backends get different keys.
-   */
-  async #createKey(requested: SequenceSettings): Promise<{ settings: SequenceSettings; created: boolean }> {
-    const name = requested.name;
-    const answers = await this.#allocator.everywhere(
-      async (b) => ({ row: await b.readSequence(name), identity: (await b.settings()).identity ?? b.label }),
-      { includeOpen: true },
-    );
-    const silent = answers.flatMap((a) => (a.ok ? [] : [`${a.backend.label}: ${errorText(a.error)}`]));
-    if (silent.length > 0) {
-      throw new BackendsUnavailableError(`opaque sequence ${name} was not created: ${silent.join('; ')}; its key is made only once every backend has answered; repeat the request`);
-    }
-    const rows = answers.flatMap((a) => (a.ok ? [{ backend: a.backend, ...a.value }] : []));
-    const held = rows.find((r) => r.row?.key !== undefined)?.row;
-    if (held?.key !== undefined) return { settings: withKey(requested, held.key), created: false };
-    const first = rows.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0))[0]!;
-    let created = false;
-    try {
-      created = await first.backend.createSequence(withKey(requested, randomBytes(KEY_BYTES)), firstUsefulTicket(requested));
-    } catch (error) {
-      if (!(error instanceof SequenceConflictError)) throw error;
-    }
-    const stored = await first.backend.readSequence(name);
-    if (stored?.key === undefined || !sameSettings(stored, requested)) {
-      throw new SequenceConflictError(`sequence ${name} exists on ${first.backend.label} with ${stored === undefined ? 'no row' : describeSettings(stored)}`);
-    }
-    return { settings: withKey(requested, stored.key), created };
+    return this.#allocator.createSequence(requested);
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */
   async listSequences(): Promise<{ sequences: SequenceListing[]; unanswered: { backend: string; reason: string }[] }> {
-    const answers = await this.#allocator.everywhere((b) => b.readSequences());
+    const answers = await this.#allocator.readSequences();
     if (answers.every((a) => !a.ok)) {
-      throw new BackendsUnavailableError(`no backend answered while listing sequences (${answers.map((a) => `${a.backend.label}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`);
+      throw new BackendsUnavailableError(`no backend answered while listing sequences (${answers.map((a) => `${a.backend}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`);
     }
     const listing = new Map<string, { settings: SequenceSettings; backends: string[] }>();
     for (const a of answers) {
       if (!a.ok) continue;
       for (const settings of a.value) {
         const seen = listing.get(settings.name) ?? { settings, backends: [] };
-        seen.backends.push(a.backend.label);
+        seen.backends.push(a.backend);
         listing.set(settings.name, seen);
       }
     }
     return {
       sequences: [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1)),
-      unanswered: answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend.label, reason: errorText(a.error) }])),
+      unanswered: answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend, reason: errorText(a.error) }])),
     };
   }
 

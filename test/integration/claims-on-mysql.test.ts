@@ -1,5 +1,5 @@
 /** The claim statements on a real server: the unique key, the floor, pruning and the state read back. */
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/backend.js';
+import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backend.js';
 import { loadConfig } from '../../src/config.js';
 import { floorUnder } from '../../src/core/claims.js';
 import { TicketClaimedBeforeError } from '../../src/errors.js';

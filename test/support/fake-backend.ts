@@ -4,7 +4,7 @@
  * switches for what real servers do wrong (go down, go back, change stripe).
  */
 import type { BackendAddress } from '../../src/backend/backend-address.js';
-import type { ConnectionGuard } from '../../src/backend/backend.js';
+import type { ConnectionGuard } from '../../src/backend/mysql/backend.js';
 import type { Claim, ClassClaims, TicketBackend, TicketBatch } from '../../src/backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../../src/core/sequence.js';
 import type { ServerSettings, Stripe } from '../../src/core/stripes.js';

@@ -3,7 +3,7 @@ import { BackendHealth } from '../../src/allocator/backend-health.js';
 import { Breaker } from '../../src/allocator/breaker.js';
 import { BackendSlot } from '../../src/allocator/backend-slot.js';
 import { usable } from '../../src/core/lane.js';
-import type { Backend } from '../../src/backend/backend.js';
+import type { Backend } from '../../src/backend/mysql/backend.js';
 import { BackendMisconfiguredError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 

@@ -1,4 +1,5 @@
-import { blockForTicket, firstUsefulTicket, MAX_UINT64, ticketOfId, toTicket } from '../../src/core/blocks.js';
+import { toTicket } from '../../src/backend/mysql/ticket-sql.js';
+import { blockForTicket, firstUsefulTicket, MAX_UINT64, ticketOfId } from '../../src/core/blocks.js';
 import { classesOverlap, ownsTicket } from '../../src/core/stripes.js';
 
 const plain = { blockSize: 10_000n, startAfter: 0n, maxId: MAX_UINT64 };

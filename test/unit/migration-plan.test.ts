@@ -1,5 +1,5 @@
-import { maxValueOfColumn } from '../../src/migrate/column-types.js';
-import type { LegacyTable } from '../../src/migrate/legacy-table.js';
+import { maxValueOfColumn } from '../../src/backend/mysql/column-types.js';
+import type { LegacyTable } from '../../src/backend/mysql/legacy-table.js';
 import { formatDuration, formatPlan, planMigration } from '../../src/migrate/plan.js';
 import { MigrationRefusedError } from '../../src/errors.js';
 

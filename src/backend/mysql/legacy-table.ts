@@ -1,12 +1,16 @@
 /**
  * Reads a legacy table through a read-only session: its ID column, MAX(id), AUTO_INCREMENT and,
- * where a timestamp column shows it, how fast its IDs grow. Nothing here writes.
+ * where a timestamp column shows it, how fast its IDs grow. Only `alterLegacy` writes (`migrate
+ * apply --alter`, on a read-write connection).
  */
 import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { MigrationRefusedError } from '../errors.js';
+import { MigrationRefusedError } from '../../errors.js';
+import type { BackendAddress } from '../backend-address.js';
 import { maxValueOfColumn } from './column-types.js';
-import type { BackendAddress } from '../backend/backend-address.js';
+
+/** A connection to the legacy database. */
+export type LegacyConnection = Connection;
 
 /** Rows the growth rate is measured over: the latest ones by ID. */
 export const GROWTH_WINDOW_ROWS = 10_000;
@@ -73,6 +77,11 @@ export async function connectLegacy(source: BackendAddress): Promise<Connection>
     supportBigNumbers: true,
     bigNumberStrings: true,
   });
+}
+
+/** Runs the plan's ALTER on the legacy table (read-write connection only); no timeout: it may copy a large table. */
+export async function alterLegacy(conn: LegacyConnection, statement: string): Promise<void> {
+  await conn.query(statement);
 }
 
 /** Reads the table; throws MigrationRefusedError when it or its ID column is not usable. */

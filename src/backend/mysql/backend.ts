@@ -1,0 +1,102 @@
+/** One MySQL ticket server, as the allocator uses it: the pieces of this folder behind TicketBackend. */
+import type { ClassClaims } from '../../core/claims.js';
+import type { SequenceSettings } from '../../core/sequence.js';
+import type { ServerSettings, Stripe } from '../../core/stripes.js';
+import type { BackendAddress } from '../backend-address.js';
+import type { Claim, TicketBackend, TicketBatch } from '../ticket-backend.js';
+import { claimTickets, pruneClaims, readClaims } from './claim-sql.js';
+import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
+import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
+import { createSequence, readSequences } from './sequence-sql.js';
+import { TicketSql } from './ticket-sql.js';
+
+export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
+export { serverAnswered } from './errors.js';
+
+/** Called for every new connection before it is used; throws to refuse the connection. */
+export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;
+
+/** A ticket server. Every connection is checked by the guard before its first use. */
+export class Backend implements TicketBackend {
+  readonly address: BackendAddress;
+  readonly label: string;
+  readonly #pools: Pools;
+  readonly #tickets: TicketSql;
+
+  constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS, admin?: BackendAddress) {
+    this.address = address;
+    this.label = address.label;
+    this.#pools = new Pools(address, (settings) => guard(this, settings), options, admin);
+    this.#tickets = new TicketSql(this.#pools);
+  }
+
+  fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
+    return this.#tickets.fetchTickets(sequence, count);
+  }
+
+  forgetVerifiedConnections(): void {
+    this.#pools.forgetVerifiedConnections();
+  }
+
+  settings(): Promise<ServerSettings> {
+    return this.#pools.withConnection((conn) => this.#pools.readSession(conn));
+  }
+
+  applySchema(): Promise<string> {
+    return applySchema(this.#pools);
+  }
+
+  /** Tables of sql/schema.sql that this backend lacks (an older schema, or init never ran). */
+  missingSchemaTables(): Promise<string[]> {
+    return missingSchemaTables(this.#pools);
+  }
+
+  /** Storage engine of every ticket table, by sequence name. */
+  ticketTableEngines(): Promise<Map<string, string>> {
+    return ticketTableEngines(this.#pools);
+  }
+
+  claimTickets(claim: Claim): Promise<ClassClaims[]> {
+    return claimTickets(this.#pools, claim);
+  }
+
+  readClaims(sequence: string): Promise<ClassClaims[]> {
+    return readClaims(this.#pools, sequence);
+  }
+
+  pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined> {
+    return pruneClaims(this.#pools, sequence, stripe, keep);
+  }
+
+  readSequences(): Promise<SequenceSettings[]> {
+    return readSequences(this.#pools);
+  }
+
+  async readSequence(name: string): Promise<SequenceSettings | undefined> {
+    return (await readSequences(this.#pools, name))[0];
+  }
+
+  createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean> {
+    return createSequence(this.#pools, this.#tickets, settings, firstTicket);
+  }
+
+  prepareSequence(name: string, firstTicket: bigint): Promise<void> {
+    return this.#tickets.prepareSequence(name, firstTicket);
+  }
+
+  advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
+    return this.#tickets.advanceCounter(sequence, minTicket);
+  }
+
+  lastTicket(sequence: string): Promise<bigint> {
+    return this.#tickets.lastTicket(sequence);
+  }
+
+  nextTicket(sequence: string): Promise<bigint> {
+    return this.#tickets.nextTicket(sequence);
+  }
+
+  close(): Promise<void> {
+    return this.#pools.close();
+  }
+}

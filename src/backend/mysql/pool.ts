@@ -1,0 +1,154 @@
+/** The connection pools of one backend: every connection is checked by the guard before its first use. */
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { ServerSettings } from '../../core/stripes.js';
+import type { BackendAddress } from '../backend-address.js';
+import { accessError, isNoSuchTable } from './errors.js';
+
+/** Timeouts and pool size for one backend. */
+export interface BackendOptions {
+  readonly connectTimeoutMs: number;
+  readonly queryTimeoutMs: number;
+  /** Timeout of a claim: refills wait for it, so it is shorter. */
+  readonly claimTimeoutMs: number;
+  /** Timeout of CREATE and ALTER: fast on one-row tables, but a hung server must not hold them forever. */
+  readonly ddlTimeoutMs: number;
+  readonly poolSize: number;
+  /** Deadlock retries per REPLACE. */
+  readonly deadlockRetries: number;
+}
+
+/** Defaults: a hung backend is given up on within a second. */
+export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
+  connectTimeoutMs: 1000,
+  queryTimeoutMs: 1000,
+  claimTimeoutMs: 500,
+  ddlTimeoutMs: 10_000,
+  poolSize: 4,
+  deadlockRetries: 8,
+});
+
+/** A connection of the pool, as the SQL files use it. */
+export type Connection = PoolConnection;
+
+/** What the SQL files need: checked connections on the serving and the admin account. */
+export interface Db {
+  readonly label: string;
+  readonly options: BackendOptions;
+  /** Runs fn on a checked connection; a connection that saw an error is destroyed, not reused. */
+  withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
+  /** The same, on the admin account: CREATE, ALTER and the sequence rows. */
+  withAdminConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
+}
+
+/** The serving pool, and the admin pool (TICKETD_ADMIN_BACKENDS; the serving one without it). */
+export class Pools implements Db {
+  readonly label: string;
+  readonly options: BackendOptions;
+  readonly #pool: Pool;
+  readonly #adminPool: Pool;
+  readonly #guard: (settings: ServerSettings) => void;
+  #verified = new WeakSet<object>();
+
+  constructor(address: BackendAddress, guard: (settings: ServerSettings) => void, options: BackendOptions, admin: BackendAddress | undefined) {
+    this.label = address.label;
+    this.options = options;
+    this.#guard = guard;
+    this.#pool = createPool(address, options, options.poolSize);
+    this.#adminPool = admin === undefined ? this.#pool : createPool(admin, options, 1);
+  }
+
+  withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
+    return this.#with(this.#pool, fn);
+  }
+
+  withAdminConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
+    return this.#with(this.#adminPool, fn);
+  }
+
+  async #with<T>(pool: Pool, fn: (conn: Connection) => Promise<T>): Promise<T> {
+    const conn = await pool.getConnection();
+    try {
+      if (!this.#verified.has(conn.connection)) {
+        this.#guard(await this.readSession(conn));
+        this.#verified.add(conn.connection);
+      }
+      const result = await fn(conn);
+      conn.release();
+      return result;
+    } catch (error) {
+      conn.destroy();
+      throw accessError(error, this.label);
+    }
+  }
+
+  /** Checks the settings of every connection again before its next use (after an idle spell or a break). */
+  forgetVerifiedConnections(): void {
+    this.#verified = new WeakSet();
+  }
+
+  /** The session's stripe, the server's durability and Galera settings, and the identity init wrote. */
+  async readSession(conn: Connection): Promise<ServerSettings> {
+    const timeout = this.options.queryTimeoutMs;
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql:
+        'SELECT @@session.auto_increment_increment AS inc, @@session.auto_increment_offset AS off, ' +
+        '@@global.innodb_flush_log_at_trx_commit AS flush, @@global.sync_binlog AS sync_binlog, @@global.log_bin AS log_bin',
+      timeout,
+    });
+    const row = rows[0];
+    if (row === undefined) throw new Error(`backend ${this.label} returned no session settings`);
+    // MySQL without Galera has no wsrep_* variables at all; SHOW … WHERE works on both.
+    const [wsrep] = await conn.query<RowDataPacket[]>({
+      sql: "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_auto_increment_control')",
+      timeout,
+    });
+    const on = (name: string): boolean => wsrep.some((r) => r.Variable_name === name && String(r.Value).toUpperCase() === 'ON');
+    return {
+      increment: BigInt(String(row.inc)),
+      offset: BigInt(String(row.off)),
+      flushLogAtTrxCommit: Number(row.flush),
+      syncBinlog: Number(row.sync_binlog),
+      logBin: Number(row.log_bin) === 1,
+      galeraAutoIncrementControl: on('wsrep_on') && on('wsrep_auto_increment_control'),
+      identity: await readIdentity(conn, timeout),
+    };
+  }
+
+  /** Closes every connection. */
+  async close(): Promise<void> {
+    await this.#pool.end().catch(() => undefined);
+    if (this.#adminPool !== this.#pool) await this.#adminPool.end().catch(() => undefined);
+  }
+}
+
+/** The identity `init` wrote (MariaDB has no @@server_uuid), or undefined before init. */
+export async function readIdentity(conn: Connection, timeout: number): Promise<string | undefined> {
+  try {
+    const [rows] = await conn.query<RowDataPacket[]>({ sql: 'SELECT backend_id FROM ticketd_backend WHERE singleton = 1', timeout });
+    const id = rows[0]?.backend_id;
+    return typeof id === 'string' ? id : undefined;
+  } catch (error) {
+    if (isNoSuchTable(error)) return undefined;
+    throw error;
+  }
+}
+
+function createPool(address: BackendAddress, options: BackendOptions, size: number): Pool {
+  return mysql.createPool({
+    host: address.host,
+    port: address.port,
+    user: address.user,
+    password: address.password,
+    database: address.database,
+    connectTimeout: options.connectTimeoutMs,
+    connectionLimit: size,
+    maxIdle: size,
+    // A claim and the floor read after it go in one round trip. Every value is bound and every
+    // identifier checked against the sequence name pattern, so no input can add a statement.
+    multipleStatements: true,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+  });
+}

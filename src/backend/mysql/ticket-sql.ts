@@ -1,0 +1,130 @@
+/** Tickets: REPLACE runs (one in flight per table), counters read and advanced. */
+import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import pRetry from 'p-retry';
+import { MAX_UINT64 } from '../../core/blocks.js';
+import type { TicketBatch } from '../ticket-backend.js';
+import { isDeadlock, overflowError } from './errors.js';
+import type { Connection, Db } from './pool.js';
+import { createTicketTableStatement, ticketTable } from './schema.js';
+
+/** A backend's ticket tables. */
+export class TicketSql {
+  readonly #db: Db;
+  /** Tail of the queue of REPLACE runs per ticket table: at most one in flight (they deadlock). */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** Runs REPLACE `count` times in a row on one connection, after any run already in flight. */
+  fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
+    const table = ticketTable(sequence);
+    const previous = this.#lanes.get(table) ?? Promise.resolve();
+    const run = previous.then(() => this.#replaceRun(table, count));
+    const tail = run.catch(() => undefined);
+    this.#lanes.set(table, tail);
+    void tail.then(() => {
+      if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
+    });
+    return run;
+  }
+
+  async #replaceRun(table: string, count: number): Promise<TicketBatch> {
+    const tickets: bigint[] = [];
+    try {
+      await this.#db.withConnection(async (conn) => {
+        for (let i = 0; i < count; i++) {
+          // One autocommit REPLACE per ticket: batching them in a transaction makes each slower.
+          const ticket = await pRetry(() => this.#replace(conn, table), {
+            retries: this.#db.options.deadlockRetries,
+            minTimeout: 1,
+            maxTimeout: 50,
+            randomize: true,
+            shouldRetry: ({ error }) => isDeadlock(error),
+          });
+          tickets.push(ticket);
+        }
+      });
+      return { tickets, error: undefined };
+    } catch (error) {
+      return { tickets, error: overflowError(error, this.#db.label, table) };
+    }
+  }
+
+  async #replace(conn: Connection, table: string): Promise<bigint> {
+    const [result] = await conn.query<ResultSetHeader>({
+      sql: `REPLACE INTO ${table} (stub) VALUES ('a')`,
+      timeout: this.#db.options.queryTimeoutMs,
+    });
+    // insertId is read from this statement's own OK packet, on the connection that ran it.
+    return toTicket(result.insertId);
+  }
+
+  /**
+   * Creates the ticket table and advances its counter to firstTicket. Until the sequence row
+   * exists nothing takes tickets from it, so a migration can stop here and leave no trace but a gap.
+   */
+  prepareSequence(name: string, firstTicket: bigint): Promise<void> {
+    return this.#db.withAdminConnection(async (conn) => {
+      await conn.query({ sql: createTicketTableStatement(name), timeout: this.#db.options.ddlTimeoutMs });
+      await this.#advance(conn, ticketTable(name), firstTicket);
+    });
+  }
+
+  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
+  async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
+    await this.#db.withAdminConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
+  }
+
+  async #advance(conn: Connection, table: string, minTicket: bigint): Promise<void> {
+    // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
+    if (minTicket > 1n) await conn.query({ sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`, timeout: this.#db.options.ddlTimeoutMs });
+  }
+
+  /** The last ticket this backend issued for the sequence (0 when none). */
+  async lastTicket(sequence: string): Promise<bigint> {
+    const [rows] = await this.#db.withConnection((conn) =>
+      conn.query<RowDataPacket[]>({ sql: `SELECT MAX(id) AS id FROM ${ticketTable(sequence)}`, timeout: this.#db.options.queryTimeoutMs }),
+    );
+    const id = rows[0]?.id;
+    return id === null || id === undefined ? 0n : BigInt(String(id));
+  }
+
+  /** The lowest ticket the counter can issue next: AUTO_INCREMENT, and at least the last ticket + 1. */
+  async nextTicket(sequence: string): Promise<bigint> {
+    const table = ticketTable(sequence);
+    const [results] = await this.#db.withConnection((conn) =>
+      conn.query<RowDataPacket[][]>({
+        // SHOW CREATE TABLE reads the live counter; information_schema.TABLES is cached on MySQL 8.
+        sql: `SELECT MAX(id) AS id FROM ${table}; SHOW CREATE TABLE ${table}`,
+        timeout: this.#db.options.queryTimeoutMs,
+      }),
+    );
+    const last = results[0]?.[0]?.id;
+    const text = String(results[1]?.[0]?.['Create Table'] ?? '');
+    // No AUTO_INCREMENT= clause: the counter has never moved, so the next value is 1.
+    const autoIncrement = BigInt(/\) .*AUTO_INCREMENT=(\d+)/s.exec(text)?.[1] ?? '1');
+    const afterLast = last === null || last === undefined ? 1n : BigInt(String(last)) + 1n;
+    return autoIncrement > afterLast ? autoIncrement : afterLast;
+  }
+}
+
+/** Converts a mysql2 insertId into an exact ticket; rejects anything that is not a positive integer. */
+export function toTicket(insertId: unknown): bigint {
+  // insertId arrives as a number below 2^53 and as a string above it; Number would round it.
+  if (typeof insertId === 'number' && !Number.isSafeInteger(insertId)) {
+    throw new RangeError(`insertId ${insertId} is not an exact integer`);
+  }
+  if (typeof insertId !== 'number' && typeof insertId !== 'string' && typeof insertId !== 'bigint') {
+    throw new TypeError(`insertId has type ${typeof insertId}, expected a number or string`);
+  }
+  const text = String(insertId);
+  if (!/^-?[0-9]+$/.test(text)) throw new RangeError(`insertId ${text} is not an integer`);
+  let ticket = BigInt(text);
+  // mysql2 reads the OK packet's insertId as a signed 64-bit value, so BIGINT UNSIGNED tickets of
+  // 2^63 and above arrive negative; the same 64 bits read unsigned are the value plus 2^64.
+  if (ticket < 0n && ticket >= -(1n << 63n)) ticket += 1n << 64n;
+  if (ticket <= 0n || ticket > MAX_UINT64) throw new RangeError(`insertId ${text} is not a positive ticket`);
+  return ticket;
+}
