@@ -1,13 +1,10 @@
 /**
- * Every failure ticketd reports has a literal `code` and an HTTP status. The HTTP layer maps these
- * to problem+json in one place (src/http/problem.ts); the README lists every code.
+ * Every failure ticketd reports has a literal `code`, and nothing else of HTTP: the HTTP layer
+ * maps codes to statuses and problem types in one table (src/http/problem.ts); the README lists
+ * every code.
  */
 export abstract class TicketdError extends Error {
   abstract readonly code: string;
-  /** HTTP status used when this error reaches a client. */
-  abstract readonly status: number;
-  /** Short slug naming the problem type (`/problems/<slug>`). */
-  abstract readonly slug: string;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -18,71 +15,51 @@ export abstract class TicketdError extends Error {
 /** Bad configuration: env, flags or a config value. The message names the setting. */
 export class ConfigError extends TicketdError {
   readonly code = 'TICKETD_CONFIG_INVALID';
-  readonly status = 500;
-  readonly slug = 'config-invalid';
 }
 
 /** A request parameter or body that does not satisfy the contract. */
 export class BadRequestError extends TicketdError {
   readonly code = 'TICKETD_BAD_REQUEST';
-  readonly status = 400;
-  readonly slug = 'bad-request';
 }
 
 /** No (or a malformed) Authorization header on an admin route. */
 export class UnauthorizedError extends TicketdError {
   readonly code = 'TICKETD_UNAUTHORIZED';
-  readonly status = 401;
-  readonly slug = 'unauthorized';
 }
 
 /** A token was given but it is wrong, or the admin API is disabled. */
 export class ForbiddenError extends TicketdError {
   readonly code = 'TICKETD_FORBIDDEN';
-  readonly status = 403;
-  readonly slug = 'forbidden';
 }
 
 /** No route matches the request. */
 export class RouteNotFoundError extends TicketdError {
   readonly code = 'TICKETD_NOT_FOUND';
-  readonly status = 404;
-  readonly slug = 'not-found';
 }
 
 /** The path exists but not with this method. */
 export class MethodNotAllowedError extends TicketdError {
   readonly code = 'TICKETD_METHOD_NOT_ALLOWED';
-  readonly status = 405;
-  readonly slug = 'method-not-allowed';
 }
 
 /** The named sequence exists on no reachable backend. */
 export class SequenceNotFoundError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_NOT_FOUND';
-  readonly status = 404;
-  readonly slug = 'sequence-not-found';
 }
 
 /** A sequence with this name exists with other settings (or backends disagree on them). */
 export class SequenceConflictError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_CONFLICT';
-  readonly status = 409;
-  readonly slug = 'sequence-conflict';
 }
 
 /** The sequence has no IDs left at or below its maxId. Never retry: it will not come back. */
 export class SequenceExhaustedError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_EXHAUSTED';
-  readonly status = 409;
-  readonly slug = 'sequence-exhausted';
 }
 
 /** No backend answered and the cache cannot serve the request. Safe to retry later. */
 export class BackendsUnavailableError extends TicketdError {
   readonly code = 'TICKETD_BACKENDS_UNAVAILABLE';
-  readonly status = 503;
-  readonly slug = 'backends-unavailable';
   /** Seconds a client should wait before retrying. */
   readonly retryAfterSeconds: number;
 
@@ -95,8 +72,6 @@ export class BackendsUnavailableError extends TicketdError {
 /** A token (or client address) sent more requests per second than TICKETD_RATE_LIMIT allows. */
 export class RateLimitedError extends TicketdError {
   readonly code = 'TICKETD_RATE_LIMITED';
-  readonly status = 429;
-  readonly slug = 'rate-limited';
   /** Seconds until a request would be admitted again. */
   readonly retryAfterSeconds: number;
 
@@ -109,8 +84,6 @@ export class RateLimitedError extends TicketdError {
 /** A backend's settings would let two backends issue the same ticket (offsets, increment). */
 export class BackendMisconfiguredError extends TicketdError {
   readonly code = 'TICKETD_BACKEND_MISCONFIGURED';
-  readonly status = 503;
-  readonly slug = 'backend-misconfigured';
 }
 
 /**
@@ -119,8 +92,6 @@ export class BackendMisconfiguredError extends TicketdError {
  */
 export class TicketClaimedBeforeError extends TicketdError {
   readonly code = 'TICKETD_TICKET_CLAIMED_BEFORE';
-  readonly status = 503;
-  readonly slug = 'ticket-claimed-before';
   /** `duplicate`: the claim exists already; `below-floor`: at or below the pruned claims' floor. */
   readonly reason: 'duplicate' | 'below-floor';
 
@@ -133,50 +104,36 @@ export class TicketClaimedBeforeError extends TicketdError {
 /** A backend's counter reached the largest value its ticket table's column holds. */
 export class CounterOverflowError extends TicketdError {
   readonly code = 'TICKETD_COUNTER_OVERFLOW';
-  readonly status = 409;
-  readonly slug = 'counter-overflow';
 }
 
 /** The account in the backend URL lacks a privilege for what was asked (a missing GRANT). */
 export class BackendAccessDeniedError extends TicketdError {
   readonly code = 'TICKETD_BACKEND_ACCESS_DENIED';
-  readonly status = 503;
-  readonly slug = 'backend-access-denied';
 }
 
 /** An admin request named a backend that is not configured. */
 export class UnknownBackendError extends TicketdError {
   readonly code = 'TICKETD_UNKNOWN_BACKEND';
-  readonly status = 404;
-  readonly slug = 'unknown-backend';
 }
 
 /** The local launcher found no MySQL-compatible server binary. */
 export class NoServerBinaryError extends TicketdError {
   readonly code = 'TICKETD_NO_MYSQLD';
-  readonly status = 500;
-  readonly slug = 'no-mysqld';
 }
 
 /** A local server did not start or stop as expected. */
 export class LauncherError extends TicketdError {
   readonly code = 'TICKETD_LAUNCHER_FAILED';
-  readonly status = 500;
-  readonly slug = 'launcher-failed';
 }
 
 /** `ticketd dev` found another live `ticketd dev` on the same data folder. */
 export class DevAlreadyRunningError extends TicketdError {
   readonly code = 'TICKETD_DEV_RUNNING';
-  readonly status = 500;
-  readonly slug = 'dev-running';
 }
 
 /** The HTTP port is taken by another process. */
 export class PortInUseError extends TicketdError {
   readonly code = 'TICKETD_PORT_IN_USE';
-  readonly status = 500;
-  readonly slug = 'port-in-use';
 }
 
 // The client's errors live in ticketd-client (which depends on nothing); re-exported here.
@@ -185,6 +142,4 @@ export { LeaseFailedError, NoBufferedIdsError } from 'ticketd-client';
 /** `ticketd migrate`: the legacy table or the backends do not allow the migration as asked. */
 export class MigrationRefusedError extends TicketdError {
   readonly code = 'TICKETD_MIGRATION_REFUSED';
-  readonly status = 409;
-  readonly slug = 'migration-refused';
 }

@@ -28,13 +28,39 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/** Each code's HTTP status and problem type (`/problems/<slug>`): the one place ticketd's errors meet HTTP. */
+const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly slug: string }>> = Object.freeze({
+  TICKETD_CONFIG_INVALID: { status: 500, slug: 'config-invalid' },
+  TICKETD_BAD_REQUEST: { status: 400, slug: 'bad-request' },
+  TICKETD_UNAUTHORIZED: { status: 401, slug: 'unauthorized' },
+  TICKETD_FORBIDDEN: { status: 403, slug: 'forbidden' },
+  TICKETD_NOT_FOUND: { status: 404, slug: 'not-found' },
+  TICKETD_METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed' },
+  TICKETD_SEQUENCE_NOT_FOUND: { status: 404, slug: 'sequence-not-found' },
+  TICKETD_SEQUENCE_CONFLICT: { status: 409, slug: 'sequence-conflict' },
+  TICKETD_SEQUENCE_EXHAUSTED: { status: 409, slug: 'sequence-exhausted' },
+  TICKETD_BACKENDS_UNAVAILABLE: { status: 503, slug: 'backends-unavailable' },
+  TICKETD_RATE_LIMITED: { status: 429, slug: 'rate-limited' },
+  TICKETD_BACKEND_MISCONFIGURED: { status: 503, slug: 'backend-misconfigured' },
+  TICKETD_TICKET_CLAIMED_BEFORE: { status: 503, slug: 'ticket-claimed-before' },
+  TICKETD_COUNTER_OVERFLOW: { status: 409, slug: 'counter-overflow' },
+  TICKETD_BACKEND_ACCESS_DENIED: { status: 503, slug: 'backend-access-denied' },
+  TICKETD_UNKNOWN_BACKEND: { status: 404, slug: 'unknown-backend' },
+  TICKETD_NO_MYSQLD: { status: 500, slug: 'no-mysqld' },
+  TICKETD_LAUNCHER_FAILED: { status: 500, slug: 'launcher-failed' },
+  TICKETD_DEV_RUNNING: { status: 500, slug: 'dev-running' },
+  TICKETD_PORT_IN_USE: { status: 500, slug: 'port-in-use' },
+  TICKETD_MIGRATION_REFUSED: { status: 409, slug: 'migration-refused' },
+});
+
 /** Builds the problem document for an error (unknown errors become an opaque 500). */
 export function toProblem(error: unknown): Problem {
   if (error instanceof TicketdError) {
+    const { status, slug } = PROBLEM_TYPES[error.code] ?? { status: 500, slug: 'internal' };
     return {
-      type: PROBLEM_TYPE_BASE + error.slug,
-      title: TITLES[error.status] ?? 'Error',
-      status: error.status,
+      type: PROBLEM_TYPE_BASE + slug,
+      title: TITLES[status] ?? 'Error',
+      status,
       detail: error.message,
       code: error.code,
     };

@@ -1,0 +1,90 @@
+/** The issuing routes: IDs, the next ID, whole blocks, and an opaque sequence's key for its own clients. */
+import type { Request, RequestHandler } from 'express';
+import { PERMUTATION_SCHEME } from 'ticketd-client';
+import { BadRequestError } from '../../errors.js';
+import type { TicketService } from '../../service/ticket-service.js';
+import { firstId, idsAsJsonList, idsAsLines } from '../format-ids.js';
+import type { Route } from '../router.js';
+
+/** What the issuing routes need. */
+export interface IssuingRoutesOptions {
+  readonly service: TicketService;
+  readonly maxCount: number;
+  /** Client token and rate limit checks, when configured. */
+  readonly guards: readonly RequestHandler[];
+  /** Throws unless the request bears one of the sequence's own client tokens. */
+  readonly ownToken: (req: Request, sequence: string, what: string) => void;
+}
+
+/** Adds the issuing routes. */
+export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): void {
+  const { service, maxCount, guards, ownToken } = options;
+  route('/v1/sequences/:name/ids', {
+    post: {
+      guards,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const count = parseCount(req.query.count, maxCount);
+        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count));
+        res.set('Cache-Control', 'no-store');
+        // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
+        if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
+          res.type('text/plain').send(idsAsLines(ids));
+        } else {
+          res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ids)}]}`);
+        }
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/next', {
+    get: {
+      guards,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
+        res.set('Cache-Control', 'no-store');
+        res.type('application/json').send(`{"sequence":"${name}","id":"${firstId(ids)}"}`);
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/blocks', {
+    post: {
+      guards,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const { ids } = await service.settings(name);
+        // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
+        if (ids === 'opaque') ownToken(req, name, 'blocks');
+        const block = await service.leaseBlock(name);
+        res.set('Cache-Control', 'no-store');
+        res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`);
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/id-key', {
+    get: {
+      guards,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const settings = await service.settings(name);
+        if (settings.key === undefined) throw new BadRequestError(`sequence ${name} has ordered IDs: there is no key`);
+        ownToken(req, name, 'the key');
+        res.set('Cache-Control', 'no-store');
+        res.json({ sequence: name, ids: settings.ids, scheme: PERMUTATION_SCHEME, startAfter: String(settings.startAfter), maxId: String(settings.maxId), key: Buffer.from(settings.key).toString('base64url') });
+      },
+    },
+  });
+}
+
+function parseCount(value: unknown, maxCount: number): number {
+  if (value === undefined) return 1;
+  if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
+    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`);
+  }
+  const count = Number(value);
+  if (count < 1 || count > maxCount) throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
+  return count;
+}

@@ -1,0 +1,77 @@
+/** The sequence routes: settings and state, creation, the admin's decode and release. */
+import type { RequestHandler } from 'express';
+import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core/sequence.js';
+import { BadRequestError } from '../../errors.js';
+import type { TicketService } from '../../service/ticket-service.js';
+import type { Route } from '../router.js';
+
+/** Adds the sequence routes; `admin` guards what needs the admin token. */
+export function addSequenceRoutes(route: Route, service: TicketService, admin: RequestHandler): void {
+  route('/v1/sequences/:name/ids/:id', {
+    get: {
+      guards: [admin],
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const decoded = await service.decode(name, parseId(req.params.id));
+        res.json({
+          sequence: name,
+          id: String(decoded.id),
+          ids: decoded.ids,
+          ordered: String(decoded.ordered),
+          ticket: String(decoded.ticket),
+          backend: decoded.backend ?? null,
+        });
+      },
+    },
+  });
+
+  route('/v1/sequences/:name/release', {
+    post: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const body = req.body as { backend?: unknown } | undefined;
+        if (typeof body?.backend !== 'string' || body.backend === '') {
+          throw new BadRequestError('body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db)');
+        }
+        res.json(await service.release(req.params.name as string, body.backend));
+      },
+    },
+  });
+
+  route('/v1/sequences/:name', {
+    get: async (req, res) => {
+      const name = req.params.name as string;
+      const settings = await service.settings(name);
+      res.json({
+        ...settingsToJson(settings),
+        cache: service.cacheStatus(name) ?? null,
+        capacity: service.capacityStatus(name) ?? null,
+        backends: service.backendsFor(name),
+      });
+    },
+    put: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const settings = parseSequenceSettings(req.params.name as string, req.body);
+        const created = await service.createSequence(settings);
+        res.status(created ? 201 : 200).json(settingsToJson(settings));
+      },
+    },
+  });
+
+  route('/v1/sequences', {
+    get: async (_req, res) => {
+      const list = await service.listSequences();
+      res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
+    },
+  });
+}
+
+function parseId(value: unknown): bigint {
+  if (typeof value !== 'string' || !/^[0-9]{1,20}$/.test(value)) {
+    throw new BadRequestError(`id must be a decimal integer from 1 to 18446744073709551615; got ${JSON.stringify(value)?.slice(0, 40)}`);
+  }
+  return parseUnsigned(value, 'id');
+}
