@@ -58,10 +58,6 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   if (config.allowUnsafeDurability) {
     logger.warn({}, 'started with --allow-unsafe-durability: a crash of a backend can make IDs repeat; for demos only');
   }
-  const findings = await runChecks(config.backends, config.allowUnsafeDurability);
-  const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
-  if (misconfigured.length > 0) throw new BackendMisconfiguredError(misconfigured.join('\n'));
-  for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
   const allocator = new Allocator({
     backends: config.backends,
@@ -75,12 +71,15 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     ...(options.random && { random: options.random }),
     ...(options.backendOptions && { backendOptions: options.backendOptions }),
   });
-  const failures = await allocator.probe();
-  const refused = failures.find((f) => f.error instanceof BackendMisconfiguredError);
-  if (refused !== undefined) {
+  // The checks of `ticketd check`, once, through the allocator: every backend's first guarded
+  // connection then compares itself with what passed here.
+  const findings = await runChecks(allocator, config.allowUnsafeDurability);
+  const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
+  if (misconfigured.length > 0) {
     await allocator.close();
-    throw refused.error;
+    throw new BackendMisconfiguredError(misconfigured.join('\n'));
   }
+  for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   metrics.attach(service);
   const activity = new ActivityHistory(() => service.issuedTotal, options.clock);

@@ -5,7 +5,7 @@
  */
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
-import type { TicketBackend } from '../backend/ticket-backend.js';
+import type { Inspection, TicketBackend } from '../backend/ticket-backend.js';
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import type { ClaimsPolicy } from '../core/claims.js';
@@ -77,7 +77,7 @@ export class Allocator {
     const events = options.events ?? NO_EVENTS;
     this.#health = new BackendHealth(this.#logger, this.#clock);
     const random = options.random ?? Math.random;
-    const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend, settings);
+    const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend.label, settings);
     const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
     const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
     this.#slots = options.backends.map((address, i) =>
@@ -116,13 +116,13 @@ export class Allocator {
     return this.#slots.length;
   }
 
-  #checkConnection(backend: TicketBackend, settings: ServerSettings): void {
+  #checkConnection(label: string, settings: ServerSettings): void {
     // Runs for every new connection (and every connection again after a break or an idle spell),
     // so a backend restarted without its option file, or another server behind its address, is caught.
-    const slot = this.#slots.find((s) => s.label === backend.label)!;
+    const slot = this.#slots.find((s) => s.label === label)!;
     const pinned = new Map<string, Stripe>();
     for (const s of this.#slots) if (s.stripe !== undefined) pinned.set(s.label, s.stripe);
-    const verdict = judgeConnection(backend.label, settings, {
+    const verdict = judgeConnection(label, settings, {
       pinned,
       backendCount: this.#slots.length,
       allowUnsafeDurability: this.#allowUnsafeDurability,
@@ -131,10 +131,10 @@ export class Allocator {
     if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
     if (verdict.identityChanged) {
       // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
-      this.#logger.error({ backend: backend.label, was: slot.identity, now: settings.identity }, 'backend identity changed');
+      this.#logger.error({ backend: label, was: slot.identity, now: settings.identity }, 'backend identity changed');
     }
     if (slot.noteConnection(settings, verdict.identityChanged, verdict.warnings.length > 0)) {
-      for (const warning of verdict.warnings) this.#logger.warn({ backend: backend.label }, `unsafe durability allowed: ${warning}`);
+      for (const warning of verdict.warnings) this.#logger.warn({ backend: label }, `unsafe durability allowed: ${warning}`);
     }
   }
 
@@ -174,6 +174,25 @@ export class Allocator {
     const failed = answers.find((a) => !a.ok);
     if (failed !== undefined && !failed.ok) throw failed.error;
     return answers.flatMap((a) => (a.ok ? [a.value] : []));
+  }
+
+  /**
+   * What every backend reports of itself, open ones included, for the checks to judge
+   * (service/check.ts). Each answer's settings also pass the connection guard's judgement, as a
+   * new connection's would: a backend that passes is known (stripe, identity) from here on; one
+   * that does not is left for the checks' findings to report.
+   */
+  async inspect(): Promise<Answer<Inspection>[]> {
+    const answers = await this.#everywhere((b) => b.inspect(), { includeOpen: true });
+    for (const a of answers) {
+      if (!a.ok) continue;
+      try {
+        this.#checkConnection(a.backend, a.value.settings);
+      } catch (error) {
+        if (!(error instanceof BackendMisconfiguredError)) throw error;
+      }
+    }
+    return answers;
   }
 
   /** Each reachable backend's row of the sequence (undefined where it lacks it). */

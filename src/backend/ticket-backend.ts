@@ -23,6 +23,16 @@ export interface Claim {
   readonly source: string;
 }
 
+/** What a server reports of itself, for `ticketd check` and serve's start-up; nothing is judged here. */
+export interface Inspection {
+  readonly settings: ServerSettings;
+  readonly sequences: readonly SequenceSettings[];
+  /** Storage engine of every ticket table, by sequence name. */
+  readonly engines: ReadonlyMap<string, string>;
+  /** Tables of sql/schema.sql the backend lacks. */
+  readonly missingTables: readonly string[];
+}
+
 /** A ticket server as the allocator uses it. */
 export interface TicketBackend {
   /** `mysql://host:port/db`: safe to log. */
@@ -59,6 +69,11 @@ export interface TicketBackend {
   createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
   /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */
   prepareSequence(name: string, firstTicket: bigint): Promise<void>;
+  /**
+   * Reads what the server reports (settings, sequences, engines, schema) on a connection the guard
+   * does not check: it only reports, for the checks to judge; nothing is fetched or served on it.
+   */
+  inspect(): Promise<Inspection>;
   /** Applies the schema and writes this backend's identity if it has none; returns the identity. */
   applySchema(): Promise<string>;
   /** Closes every connection. */

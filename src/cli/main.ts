@@ -71,7 +71,8 @@ program
   .option('--allow-unsafe-durability', 'report durability problems as warnings')
   .action(async (flags: { backends?: string; allowUnsafeDurability?: boolean }) => {
     const { backends } = backendConfig(flags);
-    const findings = await runChecks(backends, flags.allowUnsafeDurability ?? false);
+    const allocator = new Allocator({ backends, logger: silentLogger });
+    const findings = await runChecks(allocator, flags.allowUnsafeDurability ?? false).finally(() => allocator.close());
     for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
     const failed = findings.filter((f) => f.kind !== 'warning').length;
     console.log(failed === 0 ? `ok: ${backends.length} ${backends.length === 1 ? 'backend' : 'backends'} checked` : `${failed} ${failed === 1 ? 'problem' : 'problems'} found`);

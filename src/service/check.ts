@@ -2,10 +2,11 @@
  * `ticketd check`, also run by `serve` before it listens: every backend's offsets, increment,
  * durability, Galera, identity, ticket table engines and sequence settings, reported together.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS, serverAnswered } from '../backend/mysql/backend.js';
-import type { BackendAddress } from '../backend/backend-address.js';
-import { describeSettings, onlyKeyDiffers, sameSettings, type SequenceSettings } from '../core/sequence.js';
-import { serverProblems, stripeProblem, type ServerSettings, type Stripe } from '../core/stripes.js';
+import type { Allocator } from '../allocator/allocator.js';
+import { serverAnswered } from '../backend/mysql/backend.js';
+import type { Inspection } from '../backend/ticket-backend.js';
+import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
+import { serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
 import { TicketdError } from '../errors.js';
 
 /**
@@ -20,47 +21,25 @@ export interface Finding {
   readonly message: string;
 }
 
-interface Observed {
-  readonly label: string;
-  readonly settings: ServerSettings;
-  readonly sequences: SequenceSettings[];
-  readonly engines: Map<string, string>;
-  /** Tables of sql/schema.sql this backend lacks. */
-  readonly missingTables: string[];
-}
+type Observed = Inspection & { readonly label: string };
 
-/** Runs every check against every backend; never throws for what it finds. */
-export async function runChecks(addresses: readonly BackendAddress[], allowUnsafeDurability: boolean): Promise<Finding[]> {
+/** Runs every check against every backend, through the allocator; never throws for what it finds. */
+export async function runChecks(allocator: Allocator, allowUnsafeDurability: boolean): Promise<Finding[]> {
   const findings: Finding[] = [];
-  const backends = addresses.map((a) => new Backend(a, () => undefined, DEFAULT_BACKEND_OPTIONS));
-  try {
-    const observed = await Promise.all(
-      backends.map(async (b): Promise<Observed | undefined> => {
-        try {
-          const settings = await b.settings();
-          const initialised = settings.identity !== undefined;
-          return {
-            label: b.label,
-            settings,
-            sequences: initialised ? await b.readSequences() : [],
-            engines: await b.ticketTableEngines(),
-            missingTables: initialised ? await b.missingSchemaTables() : [],
-          };
-        } catch (error) {
-          // A server that answered with an error (access denied, unknown database) is not "down".
-          const answered = error instanceof TicketdError || serverAnswered(error);
-          const reason = error instanceof Error ? error.message : String(error);
-          findings.push({ kind: 'unreachable', message: answered ? `backend ${b.label} refused the connection: ${reason}` : `backend ${b.label} did not answer: ${reason}` });
-          return undefined;
-        }
-      }),
-    );
-    const up = observed.filter((o): o is Observed => o !== undefined);
-    checkServers(up, addresses.length, allowUnsafeDurability, findings);
-    checkSequences(up, findings);
-  } finally {
-    await Promise.all(backends.map((b) => b.close()));
+  const up: Observed[] = [];
+  for (const answer of await allocator.inspect()) {
+    if (answer.ok) {
+      up.push({ label: answer.backend, ...answer.value });
+      continue;
+    }
+    const { error } = answer;
+    // A server that answered with an error (access denied, unknown database) is not "down".
+    const answered = error instanceof TicketdError || serverAnswered(error);
+    const reason = error instanceof Error ? error.message : String(error);
+    findings.push({ kind: 'unreachable', message: answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}` });
   }
+  checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);
+  checkSequences(up, findings);
   return findings;
 }
 

@@ -84,6 +84,10 @@ export class FakeServer {
       createSequence: async (settings, first) => (enter(), server.createSequence(settings, first)),
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
       applySchema: async () => (enter(), server.identity),
+      inspect: async () => {
+        server.#enter();
+        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [] };
+      },
       close: async () => undefined,
     };
     return handle;

@@ -3,7 +3,7 @@ import type { ClassClaims } from '../../core/claims.js';
 import type { SequenceSettings } from '../../core/sequence.js';
 import type { ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
-import type { Claim, TicketBackend, TicketBatch } from '../ticket-backend.js';
+import type { Claim, Inspection, TicketBackend, TicketBatch } from '../ticket-backend.js';
 import { claimTickets, pruneClaims, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
@@ -42,18 +42,20 @@ export class Backend implements TicketBackend {
     return this.#pools.withConnection((conn) => this.#pools.readSession(conn));
   }
 
+  async inspect(): Promise<Inspection> {
+    const db = this.#pools.unchecked();
+    const settings = await db.withConnection((conn) => this.#pools.readSession(conn));
+    const initialised = settings.identity !== undefined;
+    return {
+      settings,
+      sequences: initialised ? await readSequences(db) : [],
+      engines: await ticketTableEngines(db),
+      missingTables: initialised ? await missingSchemaTables(db) : [],
+    };
+  }
+
   applySchema(): Promise<string> {
     return applySchema(this.#pools);
-  }
-
-  /** Tables of sql/schema.sql that this backend lacks (an older schema, or init never ran). */
-  missingSchemaTables(): Promise<string[]> {
-    return missingSchemaTables(this.#pools);
-  }
-
-  /** Storage engine of every ticket table, by sequence name. */
-  ticketTableEngines(): Promise<Map<string, string>> {
-    return ticketTableEngines(this.#pools);
   }
 
   claimTickets(claim: Claim): Promise<ClassClaims[]> {

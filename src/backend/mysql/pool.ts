@@ -66,10 +66,20 @@ export class Pools implements Db {
     return this.#with(this.#adminPool, fn);
   }
 
-  async #with<T>(pool: Pool, fn: (conn: Connection) => Promise<T>): Promise<T> {
+  /** The same connections as seen by `ticketd check`: read without the guard, which the check's findings replace. */
+  unchecked(): Db {
+    return {
+      label: this.label,
+      options: this.options,
+      withConnection: (fn) => this.#with(this.#pool, fn, false),
+      withAdminConnection: (fn) => this.#with(this.#adminPool, fn, false),
+    };
+  }
+
+  async #with<T>(pool: Pool, fn: (conn: Connection) => Promise<T>, guarded = true): Promise<T> {
     const conn = await pool.getConnection();
     try {
-      if (!this.#verified.has(conn.connection)) {
+      if (guarded && !this.#verified.has(conn.connection)) {
         this.#guard(await this.readSession(conn));
         this.#verified.add(conn.connection);
       }
