@@ -1,5 +1,6 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
@@ -97,21 +98,10 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     startedAt: (options.clock ?? Date.now)(),
     ...(options.clock && { clock: options.clock }),
   });
-  const server = await new Promise<Server>((done, fail) => {
-    const callback = (error?: Error): void => (error ? fail(error) : done(s));
-    const s = options.host === undefined ? app.listen(config.port, callback) : app.listen(config.port, options.host, callback);
-  }).catch(async (error: unknown) => {
+  const server = await listen(app, config.port, options.host).catch(async (error: unknown) => {
     activity.stop();
     await service.close();
     throw portError(error, config.port);
-  });
-  // Connections from load generators stay open; keep-alive must not outlive a close().
-  server.keepAliveTimeout = 5000;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    // A request Node's parser refused: answer in problem+json rather than an empty 431/400 (as
-    // Node itself does, only on a connection that has not been answered on yet).
-    if (socket.writable && socket.bytesWritten === 0 && (error.code?.startsWith('HPE_') ?? false)) socket.end(parserRefusal(error.code));
-    else socket.destroy();
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
@@ -122,18 +112,39 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     metrics,
     activity,
     close: async () => {
-      // Stop accepting; let requests in flight finish; drop keep-alive connections as they go idle.
-      const closed = new Promise<void>((done) => server.close(() => done()));
-      const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      server.closeIdleConnections();
-      await closed;
-      clearInterval(idle);
-      clearTimeout(force);
+      await drain(server);
       activity.stop();
       await service.close();
     },
   };
+}
+
+/** Listens on the port (and host, if given), answering what Node's parser refused in problem+json. */
+async function listen(app: Express, port: number, host: string | undefined): Promise<Server> {
+  const server = await new Promise<Server>((done, fail) => {
+    const callback = (error?: Error): void => (error ? fail(error) : done(s));
+    const s = host === undefined ? app.listen(port, callback) : app.listen(port, host, callback);
+  });
+  // Connections from load generators stay open; keep-alive must not outlive a close().
+  server.keepAliveTimeout = 5000;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // A request Node's parser refused: answer in problem+json rather than an empty 431/400 (as
+    // Node itself does, only on a connection that has not been answered on yet).
+    if (socket.writable && socket.bytesWritten === 0 && (error.code?.startsWith('HPE_') ?? false)) socket.end(parserRefusal(error.code));
+    else socket.destroy();
+  });
+  return server;
+}
+
+/** Stops accepting, lets requests in flight finish, and drops keep-alive connections as they go idle. */
+async function drain(server: Server): Promise<void> {
+  const closed = new Promise<void>((done) => server.close(() => done()));
+  const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  server.closeIdleConnections();
+  await closed;
+  clearInterval(idle);
+  clearTimeout(force);
 }
 
 /** Resolves when nothing listens on the port (all interfaces); rejects with PortInUseError otherwise. */

@@ -62,63 +62,69 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once the app passes IDs)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
-    .action(async (flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => {
-      await withLegacy(flags, connectLegacy, async (conn, table) => {
-        const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
-        const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
-        await withService(flags, async (allocator, service) => {
-          await requireEveryBackend(allocator, 'migrate');
-          const outcome = await applyMigration(plan, conn, allocator, service, startAfter !== undefined);
-          const s = outcome.settings;
-          console.log(
-            outcome.kind === 'created'
-              ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
-              : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
-          );
-        });
-        if (flags.alter === true && table.hasAutoIncrement) {
-          await alterLegacy(conn, plan.alterStatement);
-          console.log(`ran: ${plan.alterStatement}`);
-        }
-      });
-    });
+    .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => runApply(flags, withService));
 
   common(migrate.command('verify'))
     .description('check that every legacy ID above startAfter came from a block ticketd handed out; exit 1 otherwise')
     .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
-    .action(async (flags: MigrateFlags & { strict?: boolean }) => {
-      await withLegacy(flags, connectReadOnly, async (conn, table) => {
-        const name = sequenceName(flags, table);
-        await withService(flags, async (allocator, service) => {
-          await requireEveryBackend(allocator, 'migrate');
-          const settings = await service.settings(name).catch((error: unknown) => {
-            if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
-            throw error;
-          });
-          const report = await verifyMigration(conn, table, settings, allocator);
-          let failed = false;
-          if (report.unexplainedCount === 0) {
-            console.log(`ok: ${report.checked} IDs above startAfter ${settings.startAfter}, all in blocks ticketd has handed out`);
-          } else {
-            failed = true;
-            const more = report.unexplainedCount - report.unexplained.length;
-            console.log(
-              `problem: ${report.unexplainedCount} of ${report.checked} IDs above startAfter ${settings.startAfter} were not made by ticketd, which may hand them out later: ` +
-                `${report.unexplained.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
-            );
-          }
-          if (table.hasAutoIncrement) {
-            failed ||= flags.strict === true;
-            console.log(
-              `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
-                'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: migrate apply --alter',
-            );
-          }
-          process.exitCode = failed ? 1 : 0;
-        });
-      });
+    .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(flags, withService));
+}
+
+/** `migrate apply`: creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
+async function runApply(flags: MigrateFlags & { startAfter?: string; alter?: boolean }, withService: WithService): Promise<void> {
+  await withLegacy(flags, connectLegacy, async (conn, table) => {
+    const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
+    const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
+    await withService(flags, async (allocator, service) => {
+      await requireEveryBackend(allocator, 'migrate');
+      const outcome = await applyMigration(plan, conn, allocator, service, startAfter !== undefined);
+      const s = outcome.settings;
+      console.log(
+        outcome.kind === 'created'
+          ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
+          : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
+      );
     });
+    if (flags.alter === true && table.hasAutoIncrement) {
+      await alterLegacy(conn, plan.alterStatement);
+      console.log(`ran: ${plan.alterStatement}`);
+    }
+  });
+}
+
+/** `migrate verify`: every legacy ID above startAfter must lie in a block ticketd handed out. */
+async function runVerify(flags: MigrateFlags & { strict?: boolean }, withService: WithService): Promise<void> {
+  await withLegacy(flags, connectReadOnly, async (conn, table) => {
+    const name = sequenceName(flags, table);
+    await withService(flags, async (allocator, service) => {
+      await requireEveryBackend(allocator, 'migrate');
+      const settings = await service.settings(name).catch((error: unknown) => {
+        if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
+        throw error;
+      });
+      const report = await verifyMigration(conn, table, settings, allocator);
+      let failed = false;
+      if (report.unexplainedCount === 0) {
+        console.log(`ok: ${report.checked} IDs above startAfter ${settings.startAfter}, all in blocks ticketd has handed out`);
+      } else {
+        failed = true;
+        const more = report.unexplainedCount - report.unexplained.length;
+        console.log(
+          `problem: ${report.unexplainedCount} of ${report.checked} IDs above startAfter ${settings.startAfter} were not made by ticketd, which may hand them out later: ` +
+            `${report.unexplained.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
+        );
+      }
+      if (table.hasAutoIncrement) {
+        failed ||= flags.strict === true;
+        console.log(
+          `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
+            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: migrate apply --alter',
+        );
+      }
+      process.exitCode = failed ? 1 : 0;
+    });
+  });
 }
 
 async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) => Promise<LegacyConnection>, fn: (conn: LegacyConnection, table: LegacyTable) => Promise<T>): Promise<T> {

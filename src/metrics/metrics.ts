@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics through prom-client. Counters of events (fetches, failovers, regressions) are
  * fed by the allocator as they happen; gauges and per-sequence totals are read from the service
- * when scraped, so the request path pays nothing for them.
+ * when scraped, so the request path pays nothing for them. Every series is declared in the tables
+ * below; createMetrics only registers them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
@@ -19,14 +20,113 @@ export interface TicketdMetrics {
   attach(service: TicketService): void;
 }
 
+/** The counters the allocator's events feed. */
+const EVENT_COUNTERS = {
+  fetches: { name: 'ticketd_ticket_fetches_total', help: 'Runs of REPLACE on a backend, by result.', labelNames: ['backend', 'result'] },
+  tickets: { name: 'ticketd_tickets_total', help: 'Tickets fetched from a backend.', labelNames: ['backend'] },
+  failovers: {
+    name: 'ticketd_failovers_total',
+    help: 'Refills that went to another backend because this one (first in turn) was unusable or failed.',
+    labelNames: ['sequence', 'from'],
+  },
+  regressions: {
+    name: 'ticketd_regressions_total',
+    help: 'Counters found at or below a ticket already used (restored backup, lost log), by action taken.',
+    labelNames: ['backend', 'sequence', 'action'],
+  },
+  claimsRefused: {
+    name: 'ticketd_claims_refused_total',
+    help: 'Chunks of tickets a peer refused to claim (issued before, or at or below the claim floor); none of their IDs were served.',
+    labelNames: ['backend', 'sequence', 'reason'],
+  },
+  unclaimed: {
+    name: 'ticketd_unclaimed_tickets_total',
+    help: 'Tickets no peer could claim: served on the process marks alone (TICKETD_CLAIMS=preferred) or refused (required).',
+    labelNames: ['backend', 'sequence'],
+  },
+} as const;
+
+/** One value of a series read at scrape time, with its label values. */
+type Sample = readonly [labels: readonly string[], value: number];
+
+/** A series read from the service at scrape time. `aggregator` says how --workers combines processes. */
+interface ScrapedSeries {
+  readonly type: 'counter' | 'gauge';
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly aggregator?: 'sum' | 'max' | 'min';
+  read(service: TicketService | undefined): Sample[];
+}
+
+/** One sample per served sequence; undefined or null leaves the sequence out. */
+function perSequence(value: (s: TicketService, sequence: string) => number | null | undefined): ScrapedSeries['read'] {
+  return (service) =>
+    (service?.servedSequences() ?? []).flatMap((sequence) => {
+      const v = value(service!, sequence);
+      return v === undefined || v === null ? [] : [[[sequence], v] as const];
+    });
+}
+
+const SCRAPED: readonly ScrapedSeries[] = [
+  {
+    type: 'counter',
+    name: 'ticketd_ids_issued_total',
+    help: 'IDs handed out by this process, per sequence (blocks leased to clients not included).',
+    labelNames: ['sequence'],
+    read: perSequence((s, n) => s.cacheStatus(n)?.issued ?? 0),
+  },
+  { type: 'gauge', name: 'ticketd_cached_ids', help: 'IDs cached and not yet handed out, per sequence.', labelNames: ['sequence'], aggregator: 'sum', read: perSequence((s, n) => s.cacheStatus(n)?.available ?? 0) },
+  {
+    type: 'gauge',
+    name: 'ticketd_sequence_max_id_used_ratio',
+    help: 'Highest ID fetched divided by the sequence maxId (warning from 0.8, critical from 0.95).',
+    labelNames: ['sequence'],
+    aggregator: 'max',
+    read: perSequence((s, n) => {
+      const used = s.capacityStatus(n)?.usedPercent;
+      return used === undefined ? undefined : used / 100;
+    }),
+  },
+  {
+    type: 'gauge',
+    name: 'ticketd_sequence_ids_per_second',
+    help: 'How fast the sequence frontier moved over the last minutes (all processes together).',
+    labelNames: ['sequence'],
+    aggregator: 'max',
+    read: perSequence((s, n) => s.capacityStatus(n)?.idsPerSecond),
+  },
+  {
+    type: 'gauge',
+    name: 'ticketd_backend_up',
+    help: '1 when the backend answered its last call, 0 when it failed or its breaker is open, -1 before any call.',
+    labelNames: ['backend'],
+    aggregator: 'min',
+    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'up' ? 1 : b.state === 'unknown' ? -1 : 0]),
+  },
+  {
+    type: 'gauge',
+    name: 'ticketd_backend_breaker_state',
+    help: 'Circuit breaker state per backend: 1 for the current state, 0 for the others.',
+    labelNames: ['backend', 'state'],
+    aggregator: 'max',
+    read: (service) => (service?.backendStatus() ?? []).flatMap((b) => BREAKER_STATES.map((state): Sample => [[b.backend, state], b.state === state ? 1 : 0])),
+  },
+  { type: 'gauge', name: 'ticketd_ready', help: '1 when an ID can be issued now.', labelNames: [], aggregator: 'min', read: (service) => [[[], service?.ready === true ? 1 : 0]] },
+];
+
 /** Creates the registry and its series. `processMetrics` adds prom-client's process_* and nodejs_* series. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): TicketdMetrics {
   const registry = new Registry();
-  let service: TicketService | undefined;
   const registers = [registry];
-
-  const fetches = new Counter({ name: 'ticketd_ticket_fetches_total', help: 'Runs of REPLACE on a backend, by result.', labelNames: ['backend', 'result'], registers });
-  const tickets = new Counter({ name: 'ticketd_tickets_total', help: 'Tickets fetched from a backend.', labelNames: ['backend'], registers });
+  let service: TicketService | undefined;
+  const counter = (key: keyof typeof EVENT_COUNTERS): Counter => new Counter({ ...EVENT_COUNTERS[key], labelNames: [...EVENT_COUNTERS[key].labelNames], registers });
+  const fetches = counter('fetches');
+  const tickets = counter('tickets');
+  const failovers = counter('failovers');
+  const regressions = counter('regressions');
+  const claimsRefused = counter('claimsRefused');
+  const unclaimed = counter('unclaimed');
   const latency = new Histogram({
     name: 'ticketd_ticket_fetch_duration_seconds',
     help: 'Duration of one run of REPLACEs on a backend.',
@@ -34,105 +134,20 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     buckets: [...FETCH_BUCKETS_SECONDS],
     registers,
   });
-  const failovers = new Counter({
-    name: 'ticketd_failovers_total',
-    help: 'Refills that went to another backend because this one (first in turn) was unusable or failed.',
-    labelNames: ['sequence', 'from'],
-    registers,
-  });
-  const regressions = new Counter({
-    name: 'ticketd_regressions_total',
-    help: 'Counters found at or below a ticket already used (restored backup, lost log), by action taken.',
-    labelNames: ['backend', 'sequence', 'action'],
-    registers,
-  });
-  const claimsRefused = new Counter({
-    name: 'ticketd_claims_refused_total',
-    help: 'Chunks of tickets a peer refused to claim (issued before, or at or below the claim floor); none of their IDs were served.',
-    labelNames: ['backend', 'sequence', 'reason'],
-    registers,
-  });
-  const unclaimed = new Counter({
-    name: 'ticketd_unclaimed_tickets_total',
-    help: 'Tickets no peer could claim: served on the process marks alone (TICKETD_CLAIMS=preferred) or refused (required).',
-    labelNames: ['backend', 'sequence'],
-    registers,
-  });
-
-  new Counter({
-    name: 'ticketd_ids_issued_total',
-    help: 'IDs handed out by this process, per sequence (blocks leased to clients not included).',
-    labelNames: ['sequence'],
-    registers,
-    collect() {
-      this.reset();
-      for (const name of service?.servedSequences() ?? []) this.labels(name).inc(service?.cacheStatus(name)?.issued ?? 0);
-    },
-  });
-  /** A gauge per served sequence, read from the service at scrape time; undefined leaves it out. */
-  const perSequence = (name: string, help: string, aggregator: 'sum' | 'max', value: (s: TicketService, sequence: string) => number | null | undefined): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['sequence'],
-      registers,
-      aggregator,
-      collect() {
+  for (const { type, read, ...series } of SCRAPED) {
+    const labelNames = [...series.labelNames];
+    if (type === 'counter') {
+      new Counter({ ...series, labelNames, registers, collect() {
         this.reset();
-        for (const sequence of service?.servedSequences() ?? []) {
-          const v = value(service!, sequence);
-          if (v !== undefined && v !== null) this.labels(sequence).set(v);
-        }
-      },
-    });
-  };
-  perSequence('ticketd_cached_ids', 'IDs cached and not yet handed out, per sequence.', 'sum', (s, n) => s.cacheStatus(n)?.available ?? 0);
-  perSequence(
-    'ticketd_sequence_max_id_used_ratio',
-    'Highest ID fetched divided by the sequence maxId (warning from 0.8, critical from 0.95).',
-    'max',
-    (s, n) => {
-      const used = s.capacityStatus(n)?.usedPercent;
-      return used === undefined ? undefined : used / 100;
-    },
-  );
-  perSequence(
-    'ticketd_sequence_ids_per_second',
-    'How fast the sequence frontier moved over the last minutes (all processes together).',
-    'max',
-    (s, n) => s.capacityStatus(n)?.idsPerSecond,
-  );
-  new Gauge({
-    name: 'ticketd_backend_up',
-    help: '1 when the backend answered its last call, 0 when it failed or its breaker is open, -1 before any call.',
-    labelNames: ['backend'],
-    registers,
-    aggregator: 'min',
-    collect() {
-      this.reset();
-      for (const b of service?.backendStatus() ?? []) this.labels(b.backend).set(b.state === 'up' ? 1 : b.state === 'unknown' ? -1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'ticketd_backend_breaker_state',
-    help: 'Circuit breaker state per backend: 1 for the current state, 0 for the others.',
-    labelNames: ['backend', 'state'],
-    registers,
-    aggregator: 'max',
-    collect() {
-      this.reset();
-      for (const b of service?.backendStatus() ?? []) for (const state of BREAKER_STATES) this.labels(b.backend, state).set(b.state === state ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'ticketd_ready',
-    help: '1 when an ID can be issued now.',
-    registers,
-    aggregator: 'min',
-    collect() {
-      this.set(service?.ready === true ? 1 : 0);
-    },
-  });
+        for (const [labels, value] of read(service)) (labels.length === 0 ? this : this.labels(...labels)).inc(value);
+      } });
+    } else {
+      new Gauge({ ...series, labelNames, registers, collect() {
+        this.reset();
+        for (const [labels, value] of read(service)) (labels.length === 0 ? this : this.labels(...labels)).set(value);
+      } });
+    }
+  }
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {
