@@ -4,7 +4,7 @@
  * opaque sequence, "its block" is the block of the ordered ID it decodes to.
  */
 
-import { IdPermutation } from 'ticketd-client';
+import { decoderFor } from '../service/id-codec.js';
 import type { Allocator } from '../allocator/allocator.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { ticketOfId } from '../core/blocks.js';
@@ -29,7 +29,7 @@ export interface VerifyReport {
 export async function verifyMigration(legacy: LegacyConnection, table: LegacyTable, settings: SequenceSettings, allocator: Allocator): Promise<VerifyReport> {
   const stripes: Stripe[] = await allocator.stripes();
   // An opaque sequence's IDs are P(ordered ID): the ticket is that of the ordered one.
-  const permutation = settings.key === undefined ? undefined : new IdPermutation(settings.key, settings);
+  const decode = decoderFor(settings);
   const unexplained: bigint[] = [];
   let unexplainedCount = 0;
   let checked = 0;
@@ -40,7 +40,7 @@ export async function verifyMigration(legacy: LegacyConnection, table: LegacyTab
     for (const id of page) {
       if (id > settings.maxId) continue;
       checked++;
-      const ticket = ticketOfId(permutation === undefined ? id : permutation.decode(id), settings);
+      const ticket = ticketOfId(decode(id), settings);
       const owner = stripes.findIndex((s) => ownsTicket(ticket, s));
       if (owner >= 0 && ticket <= lastTickets[owner]!) continue;
       unexplainedCount++;

@@ -21,6 +21,7 @@ export type TakeRanges = (count: number) => IdRange[] | undefined;
 
 /** Opaque IDs of one sequence. */
 export class OpaqueIds {
+  readonly ids = 'opaque';
   readonly #permutation: IdPermutation;
   readonly #take: TakeRanges;
   #ahead = new BigUint64Array(0);

@@ -2,14 +2,14 @@
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
-import { IdPermutation } from 'ticketd-client';
 import { assertSequenceName, conflictOf, describeSettings, type SequenceSettings } from '../core/sequence.js';
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
-import { OpaqueIds, type IssuedIds } from './opaque-ids.js';
+import { codecFor, type IdCodec } from './id-codec.js';
+import type { IssuedIds } from './opaque-ids.js';
 
 /** How long a name no backend had is answered 404 without asking the backends again. */
 export const UNKNOWN_SEQUENCE_TTL_MS = 1000;
@@ -33,8 +33,8 @@ interface Entry {
   readonly settings: SequenceSettings;
   readonly cache: RangeCache;
   readonly capacity: CapacityTracker;
-  /** Set for an opaque sequence: what turns the cache's ordered IDs into the ones served. */
-  readonly opaque: OpaqueIds | undefined;
+  /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
+  readonly codec: IdCodec;
 }
 
 /** Where an ID of a sequence came from (the admin decode route). */
@@ -68,7 +68,7 @@ export class TicketService {
   tryIssue(name: string, count: number): IssuedIds | undefined {
     const entry = this.#entries.get(name);
     if (entry === undefined) return undefined;
-    return entry.opaque === undefined ? entry.cache.tryTake(count) : entry.opaque.tryTake(count);
+    return entry.codec.tryTake(count);
   }
 
   /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
@@ -77,16 +77,16 @@ export class TicketService {
     const ready = this.tryIssue(name, count);
     if (ready !== undefined) return ready;
     const ranges = await entry.cache.take(count);
-    return entry.opaque === undefined ? ranges : entry.opaque.encode(ranges);
+    return entry.codec.encode(ranges);
   }
 
   /** Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P). */
   async decode(name: string, id: bigint): Promise<DecodedId> {
-    const { settings, opaque } = await this.#entry(name);
+    const { settings, codec } = await this.#entry(name);
     if (id <= settings.startAfter || id > settings.maxId) {
       throw new BadRequestError(`ID ${id} is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
     }
-    const ordered = opaque === undefined ? id : opaque.decode(id);
+    const ordered = codec.decode(id);
     const ticket = ticketOfId(ordered, settings);
     const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
     return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
@@ -155,7 +155,7 @@ export class TicketService {
       settings,
       capacity,
       cache,
-      opaque: settings.key === undefined ? undefined : new OpaqueIds(new IdPermutation(settings.key, settings), (n) => cache.tryTake(n)),
+      codec: codecFor(settings, (n) => cache.tryTake(n)),
     };
     this.#entries.set(name, entry);
     return entry;
@@ -279,12 +279,12 @@ export class TicketService {
 
 /** IDs this process holds for the sequence and has not handed out. */
 function available(entry: Entry): number {
-  return entry.cache.available + (entry.opaque?.ahead ?? 0);
+  return entry.cache.available + entry.codec.ahead;
 }
 
 /** IDs this process has handed out for the sequence. */
 function issued(entry: Entry): number {
-  return entry.cache.issued - (entry.opaque?.ahead ?? 0);
+  return entry.cache.issued - entry.codec.ahead;
 }
 
 function errorText(error: unknown): string {
