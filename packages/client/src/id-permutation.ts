@@ -12,18 +12,13 @@
  */
 import { createCipheriv, type Cipher } from 'node:crypto';
 import { OpaqueIdError } from './errors.js';
+import { KEY_BYTES } from './id-scheme.js';
 
-/** Name of the construction, stored beside each key so another one can come later. */
-export const PERMUTATION_SCHEME = 'feistel-aes256-v1';
-/** Bytes of a sequence key. */
-export const KEY_BYTES = 32;
 /**
  * Feistel rounds: FF3-1's count (NIST SP 800-38G Rev. 1). The published attacks on Feistel
  * format-preserving encryption need domains far below the 10^6 IDs an opaque sequence must have.
  */
 export const FEISTEL_ROUNDS = 8;
-/** Fewest IDs in an opaque sequence's domain: SP 800-38G Rev. 1's minimum domain size. */
-export const MIN_OPAQUE_DOMAIN = 1_000_000n;
 
 /** The IDs a sequence may hand out: every integer in (startAfter, maxId]. */
 export interface IdDomain {

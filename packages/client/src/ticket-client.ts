@@ -132,150 +132,164 @@ interface Encoder {
 /** Creates a client; nothing is leased until the first ID is asked for. */
 export function createTicketClient(options: TicketClientOptions): TicketClient {
   if (options.urls.length === 0) throw new LeaseFailedError('createTicketClient needs at least one ticketd URL');
-  const prefetchRatio = options.prefetchBelowRatio ?? 0.5;
-  const blocks: Block[] = [];
-  let preferred = 0;
-  let closed = false;
-  let encoder: Encoder | undefined;
-  let codec: Promise<IdCodec> | undefined;
+  return new BlockClient(options);
+}
 
-  const getCodec = (): Promise<IdCodec> => {
-    codec ??= fetchIdCodec(options).catch((error: unknown) => {
-      codec = undefined;
+/**
+ * A client of one sequence. Its state is its own: the buffered blocks, the leases in flight, and
+ * the block being handed out. The public methods are bound, so they may be passed around alone.
+ */
+class BlockClient implements TicketClient {
+  readonly #options: TicketClientOptions;
+  readonly #prefetchRatio: number;
+  readonly #blocks: Block[] = [];
+  /** The URL that answered last: leases start there. */
+  #preferred = 0;
+  #closed = false;
+  #encoder: Encoder | undefined;
+  #codec: Promise<IdCodec> | undefined;
+  // Leases in flight, and how many blocks to keep ahead: doubled whenever next() had to wait, so a
+  // fast consumer ends up with enough blocks buffered to cover a lease's round trip.
+  #inFlight = 0;
+  #ahead = 1;
+  #waiter: Promise<void> | undefined;
+  // The block being handed out. IDs below #fastEnd go out on the hot path: one comparison and one
+  // increment. The prefetch point and the change of block take the slow path.
+  #cur = 0n;
+  #fastEnd = 0n;
+  #last = -1n;
+  // Opaque IDs encoded from the block, handed out from #pos to #end before the cursor moves on.
+  #pos = 0;
+  #end = 0;
+
+  constructor(options: TicketClientOptions) {
+    this.#options = options;
+    this.#prefetchRatio = options.prefetchBelowRatio ?? 0.5;
+  }
+
+  readonly nextSync = (): bigint => {
+    const encoder = this.#encoder;
+    if (encoder === undefined) return this.#cur < this.#fastEnd ? this.#cur++ : this.#takeSlow();
+    return this.#pos < this.#end ? encoder.out[this.#pos++]! : this.#encodeSlow(encoder);
+  };
+
+  readonly next = async (): Promise<bigint> => {
+    if (!this.#buffered()) {
+      if (this.#closed) throw new LeaseFailedError('client is closed');
+      if (this.#inFlight > 0) this.#ahead = Math.min(MAX_BLOCKS_AHEAD, this.#ahead * 2);
+      while (this.#blocks.length === 0) {
+        if (this.#closed) throw new LeaseFailedError('client is closed');
+        await (this.#inFlight > 0 ? this.#waiter : this.#refill());
+      }
+    }
+    return this.nextSync();
+  };
+
+  readonly nextBatch = async (count: number): Promise<bigint[]> => {
+    const ids: bigint[] = [];
+    for (let i = 0; i < count; i++) ids.push(this.#buffered() ? this.nextSync() : await this.next());
+    return ids;
+  };
+
+  readonly codec = (): Promise<IdCodec> => {
+    this.#codec ??= fetchIdCodec(this.#options).catch((error: unknown) => {
+      this.#codec = undefined;
       throw error;
     });
-    return codec;
+    return this.#codec;
   };
 
-  const loadEncoder = async (): Promise<void> => {
-    if (encoder !== undefined) return;
-    const found = await getCodec();
+  readonly close = async (): Promise<void> => {
+    this.#closed = true;
+    this.#blocks.length = 0;
+    this.#cur = 0n;
+    this.#fastEnd = 0n;
+    this.#last = -1n;
+    this.#pos = 0;
+    this.#end = 0;
+    await this.#waiter?.catch(() => undefined);
+  };
+
+  #buffered(): boolean {
+    return this.#pos < this.#end || this.#cur <= this.#last || this.#blocks.length > 0;
+  }
+
+  async #loadEncoder(): Promise<void> {
+    if (this.#encoder !== undefined) return;
+    const found = await this.codec();
     // The permutation behind the codec, shared: one key fetch per client.
-    if (found.ids === 'opaque') encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
-  };
+    if (found.ids === 'opaque') this.#encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
+  }
 
-  const lease = async (): Promise<Block> => {
+  async #lease(): Promise<Block> {
     type Leased = { first: string; last: string; ids?: string };
+    const { urls, sequence } = this.#options;
     // Leases run concurrently: each walks the URLs from where it started, once each.
-    const { value: body, index } = await askInTurn(options.urls, preferred, `no ticketd leased a block of ${options.sequence}`, async (url): Promise<Attempt<Leased>> => {
-      const leased = await getJson<Leased>(`${url}/v1/sequences/${encodeURIComponent(options.sequence)}/blocks`, requestInit(options, 'POST'), (b) => b.first !== undefined && b.last !== undefined);
+    const { value: body, index } = await askInTurn(urls, this.#preferred, `no ticketd leased a block of ${sequence}`, async (url): Promise<Attempt<Leased>> => {
+      const leased = await getJson<Leased>(`${url}/v1/sequences/${encodeURIComponent(sequence)}/blocks`, requestInit(this.#options, 'POST'), (b) => b.first !== undefined && b.last !== undefined);
       // The key comes with the first opaque block; not getting it counts against this URL.
-      if (leased.ok && leased.value.ids === 'opaque' && options.ordered !== true) await loadEncoder();
+      if (leased.ok && leased.value.ids === 'opaque' && this.#options.ordered !== true) await this.#loadEncoder();
       return leased;
     });
     // Stick with a URL that answers; move on from one that did not.
-    preferred = index;
+    this.#preferred = index;
     const first = BigInt(body.first);
     const last = BigInt(body.last);
-    const keep = ((last - first + 1n) * BigInt(Math.round(prefetchRatio * 1000))) / 1000n;
+    const keep = ((last - first + 1n) * BigInt(Math.round(this.#prefetchRatio * 1000))) / 1000n;
     return { first, last, prefetchAt: last - keep };
-  };
+  }
 
-  // Leases in flight, and how many blocks to keep ahead: doubled whenever next() had to wait, so a
-  // fast consumer ends up with enough blocks buffered to cover a lease's round trip.
-  let inFlight = 0;
-  let ahead = 1;
-  let waiter: Promise<void> | undefined;
-
-  const refill = (): Promise<void> => {
-    inFlight++;
-    const leased = lease()
+  #refill(): Promise<void> {
+    this.#inFlight++;
+    const leased = this.#lease()
       .then((block) => {
-        if (!closed) blocks.push(block);
+        if (!this.#closed) this.#blocks.push(block);
       })
       .finally(() => {
-        inFlight--;
+        this.#inFlight--;
       });
-    waiter = leased;
+    this.#waiter = leased;
     return leased;
-  };
+  }
 
-  const topUp = (): void => {
-    while (!closed && blocks.length + inFlight < ahead) refill().catch(() => undefined);
-  };
-
-  // The block being handed out. IDs below fastEnd go out on the hot path: one comparison and one
-  // increment of a closure variable. The prefetch point and the change of block take the slow path.
-  let cur = 0n;
-  let fastEnd = 0n;
-  let last = -1n;
-  // Opaque IDs encoded from the block, handed out from `pos` to `end` before the cursor moves on.
-  let pos = 0;
-  let end = 0;
+  #topUp(): void {
+    while (!this.#closed && this.#blocks.length + this.#inFlight < this.#ahead) this.#refill().catch(() => undefined);
+  }
 
   /** Moves to the next block when this one is used up; throws when none is buffered. */
-  const advance = (): void => {
-    const block = blocks.shift();
-    if (block === undefined) throw new NoBufferedIdsError(`no block of ${options.sequence} is buffered yet`);
-    cur = block.first;
-    last = block.last;
-    fastEnd = block.prefetchAt;
-  };
+  #advance(): void {
+    const block = this.#blocks.shift();
+    if (block === undefined) throw new NoBufferedIdsError(`no block of ${this.#options.sequence} is buffered yet`);
+    this.#cur = block.first;
+    this.#last = block.last;
+    this.#fastEnd = block.prefetchAt;
+  }
 
-  const takeSlow = (): bigint => {
-    if (cur > last) {
-      advance();
-      if (cur < fastEnd) return cur++;
+  #takeSlow(): bigint {
+    if (this.#cur > this.#last) {
+      this.#advance();
+      if (this.#cur < this.#fastEnd) return this.#cur++;
     }
     // At the prefetch point: lease ahead while this block still has a share left, so next() rarely
     // waits; the rest of the block then goes out on the hot path.
-    topUp();
-    fastEnd = last + 1n;
-    return cur++;
-  };
+    this.#topUp();
+    this.#fastEnd = this.#last + 1n;
+    return this.#cur++;
+  }
 
   /** Encodes the next chunk of the block (up to the prefetch point) and returns its first ID. */
-  const encodeSlow = (enc: Encoder): bigint => {
-    if (cur > last) advance();
-    if (cur >= fastEnd) {
-      topUp();
-      fastEnd = last + 1n;
+  #encodeSlow(enc: Encoder): bigint {
+    if (this.#cur > this.#last) this.#advance();
+    if (this.#cur >= this.#fastEnd) {
+      this.#topUp();
+      this.#fastEnd = this.#last + 1n;
     }
-    const left = fastEnd - cur;
+    const left = this.#fastEnd - this.#cur;
     const n = left < BigInt(ENCODE_CHUNK) ? Number(left) : ENCODE_CHUNK;
-    enc.permutation.encodeRun(cur, n, enc.out, 0);
-    cur += BigInt(n);
-    pos = 1;
-    end = n;
+    enc.permutation.encodeRun(this.#cur, n, enc.out, 0);
+    this.#cur += BigInt(n);
+    this.#pos = 1;
+    this.#end = n;
     return enc.out[0]!;
-  };
-
-  const nextSync = (): bigint => {
-    if (encoder === undefined) return cur < fastEnd ? cur++ : takeSlow();
-    return pos < end ? encoder.out[pos++]! : encodeSlow(encoder);
-  };
-  const buffered = (): boolean => pos < end || cur <= last || blocks.length > 0;
-
-  const next = async (): Promise<bigint> => {
-    if (!buffered()) {
-      if (closed) throw new LeaseFailedError('client is closed');
-      if (inFlight > 0) ahead = Math.min(MAX_BLOCKS_AHEAD, ahead * 2);
-      while (blocks.length === 0) {
-        if (closed) throw new LeaseFailedError('client is closed');
-        await (inFlight > 0 ? waiter : refill());
-      }
-    }
-    return nextSync();
-  };
-
-  return {
-    next,
-    nextSync,
-    nextBatch: async (count) => {
-      const ids: bigint[] = [];
-      for (let i = 0; i < count; i++) ids.push(buffered() ? nextSync() : await next());
-      return ids;
-    },
-    codec: getCodec,
-    close: async () => {
-      closed = true;
-      blocks.length = 0;
-      cur = 0n;
-      fastEnd = 0n;
-      last = -1n;
-      pos = 0;
-      end = 0;
-      await waiter?.catch(() => undefined);
-    },
-  };
+  }
 }
