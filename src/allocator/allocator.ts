@@ -9,7 +9,7 @@ import type { Inspection, TicketBackend } from '../backend/ticket-backend.js';
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import type { ClaimsPolicy } from '../core/claims.js';
-import type { RegressionPolicy } from '../core/lane.js';
+import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, SequenceConflictError, TicketdError } from '../errors.js';
@@ -26,7 +26,7 @@ import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './b
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
 export type { ReleaseResult } from './rejoin.js';
 export type { ClaimsPolicy } from '../core/claims.js';
-export type { RegressionPolicy } from '../core/lane.js';
+export type { RegressionPolicy } from '../core/counters.js';
 export type { Answer } from './key-agreement.js';
 
 /** Makes the backend for an address (tests pass fakes). */

@@ -7,7 +7,8 @@
  */
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { highestUsed } from '../core/claims.js';
-import type { Effect, LaneEvent, RegressionPolicy, Refusal, Step } from '../core/lane.js';
+import type { Refusal, RegressionPolicy } from '../core/counters.js';
+import type { Effect, LaneEvent, Step } from '../core/lane.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, UnknownBackendError } from '../errors.js';

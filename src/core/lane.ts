@@ -11,8 +11,8 @@
  *    crash-safe server, checked on every new connection (stripes.ts: judgeConnection). Two backends
  *    then never issue the same ticket while their counters only go forward.
  * 3. Parity and marks: a ticket must lie in its backend's class and above every ticket this lane
- *    accepted or learnt was used (`tickets`). A cheap first filter: other processes take tickets
- *    too, and an idle process's mark is old.
+ *    accepted or learnt was used (`tickets`; counters.ts: accept). A cheap first filter: other
+ *    processes take tickets too, and an idle process's mark is old.
  * 4. Claims, the decisive check: a block is served only after a peer (never the backend it came
  *    from) took its ticket's claim under the unique key (sequence, ticket) (`claim-answers`). A
  *    ticket issued again, by any backend, after any regression, meets that key, or the floor that
@@ -24,25 +24,14 @@
  *    after its peers' claims were read and its counter compared with them (`counter-read`,
  *    `leader-read`, `checked`): a restore or a promoted replica is caught before its first ticket.
  * 7. A counter at or below a used ticket is advanced past every used ticket known, plus a gap
- *    (`regressionTarget`), or quarantined until an operator releases it. ALTER never lowers a
+ *    (counters.ts: regressionTarget), or quarantined until an operator releases it. ALTER never lowers a
  *    counter; the claims, not the advance, keep IDs unique, so a short advance costs refusals only.
  * 8. A ticket that maps past maxId exhausts the lane for good: tickets only grow.
  */
 import { blockForTicket, firstUsefulTicket, type BlockSettings, type IdRange } from './blocks.js';
 import { claimVerdict, highestUsed, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type ClassClaims } from './claims.js';
-import { ownsTicket, type Stripe } from './stripes.js';
-
-/** What to do with a backend whose counter is at or below a ticket already used. */
-export type RegressionPolicy = 'advance' | 'quarantine';
-
-/**
- * How far past the highest used ticket a regressed counter is advanced. Other processes may hold
- * tickets fetched just before the regression and not claimed yet; skipping past them saves a run
- * of refused claims. Only spent when a counter went back.
- */
-export const REGRESSION_GAP_TICKETS = 4096n;
-/** A returning backend whose counter trails the leader's by more tickets than this is advanced. */
-export const CATCH_UP_MIN_LAG_TICKETS = 64n;
+import { accept, catchUpTarget, isRegressed, regressionTarget, type Refusal, type RegressionPolicy } from './counters.js';
+import type { Stripe } from './stripes.js';
 
 /** unchecked → serving ⇄ unchecked; any → quarantined → (release) unchecked; serving → exhausted. */
 export type LanePhase = 'unchecked' | 'serving' | 'quarantined' | 'exhausted';
@@ -62,14 +51,6 @@ export interface Lane {
 
 /** A lane nothing is known of yet. */
 export const NEW_LANE: Lane = Object.freeze({ phase: 'unchecked', quarantine: undefined, mark: undefined, lastTicket: undefined, unclaimed: false });
-
-/** Why a run of tickets stopped at one. */
-export interface Refusal {
-  readonly ticket: bigint;
-  readonly reason: string;
-  /** True when the ticket has the backend's parity: its counter went back, and can be advanced. */
-  readonly regressed: boolean;
-}
 
 /** What happened to the lane, as the allocator learnt it. */
 export type LaneEvent =
@@ -199,46 +180,6 @@ export function mustRecheck(lastUsedAt: number, now: number, idleMs: number): bo
 /** True when the lane may be asked for tickets (checked first if it is unchecked). */
 export function usable(lane: Lane): boolean {
   return lane.phase === 'unchecked' || lane.phase === 'serving';
-}
-
-/** True when a counter would issue a ticket at or below one already used of its class: it went back. */
-export function isRegressed(nextTicket: bigint, used: bigint | undefined): boolean {
-  return used !== undefined && nextTicket <= used;
-}
-
-/** The lowest next ticket for a regressed counter: past every used ticket known, plus the gap. */
-export function regressionTarget(known: readonly (bigint | undefined)[], stripe: Stripe): bigint {
-  const highest = known.reduce<bigint>((max, t) => (t !== undefined && t > max ? t : max), 0n);
-  return highest + REGRESSION_GAP_TICKETS * stripe.increment + 1n;
-}
-
-/**
- * The next ticket a returning backend should move to (from its own next ticket and the highest of
- * its peers'), or undefined when it is close enough to the leader.
- */
-export function catchUpTarget(ownNext: bigint, leaderNext: bigint, stripe: Stripe): bigint | undefined {
-  // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
-  return leaderNext > ownNext + CATCH_UP_MIN_LAG_TICKETS * stripe.increment ? leaderNext : undefined;
-}
-
-/**
- * Which tickets of a run (in the order fetched) pass parity and the mark: the leading ones up to
- * the first refused.
- */
-export function accept(tickets: readonly bigint[], stripe: Stripe, mark: bigint | undefined, where: string): { accepted: bigint[]; refused?: Refusal } {
-  const accepted: bigint[] = [];
-  let highest = mark;
-  for (const ticket of tickets) {
-    if (!ownsTicket(ticket, stripe)) {
-      return { accepted, refused: { ticket, regressed: false, reason: `${where} returned ticket ${ticket}, which is not ≡ ${stripe.offset} (mod ${stripe.increment})` } };
-    }
-    if (highest !== undefined && ticket <= highest) {
-      return { accepted, refused: { ticket, regressed: true, reason: `${where} returned ticket ${ticket}, at or below ticket ${highest} seen before` } };
-    }
-    accepted.push(ticket);
-    highest = ticket;
-  }
-  return { accepted };
 }
 
 function raise(lane: Lane, ticket: bigint | undefined): Lane {

@@ -1,5 +1,6 @@
 import { claimVerdict, floorUnder, highestUsed, mayServeUnclaimed } from '../../src/core/claims.js';
-import { accept, catchUpTarget, isRegressed, NEW_LANE, REGRESSION_GAP_TICKETS, regressionTarget, step } from '../../src/core/lane.js';
+import { accept, catchUpTarget, isRegressed, REGRESSION_GAP_TICKETS, regressionTarget } from '../../src/core/counters.js';
+import { NEW_LANE, step } from '../../src/core/lane.js';
 
 const odd = { increment: 2n, offset: 1n };
 const cls = (increment: bigint, residue: bigint, highest?: bigint, floor?: bigint) => ({ increment, residue, highest, floor });
