@@ -5,7 +5,7 @@
  */
 import pRetry from 'p-retry';
 import type { IdRange } from '../core/blocks.js';
-import { mustRecheck, usable } from '../core/lane.js';
+import { mustRecheck, needsCheck, usable } from '../core/lane.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -143,7 +143,7 @@ export class Refill {
     if (!this.#ctx.claimer.canServe(slot, name)) return { retry: false };
     try {
       if (!(await this.#hasSequence(slot, settings))) return { retry: false };
-      if (slot.lane(name).phase === 'unchecked') await this.#ctx.rejoin.prepare(slot, settings);
+      if (needsCheck(slot.lane(name))) await this.#ctx.rejoin.prepare(slot, settings);
       if (slot.lane(name).phase === 'quarantined') return { retry: true };
     } catch (error) {
       this.#ctx.health.recordFailure(slot, error);

@@ -177,6 +177,11 @@ export function mustRecheck(lastUsedAt: number, now: number, idleMs: number): bo
   return now - lastUsedAt > idleMs;
 }
 
+/** True when the backend must be checked (claims read, counter compared) before its next tickets are used. */
+export function needsCheck(lane: Lane): boolean {
+  return lane.phase === 'unchecked';
+}
+
 /** True when the lane may be asked for tickets (checked first if it is unchecked). */
 export function usable(lane: Lane): boolean {
   return lane.phase === 'unchecked' || lane.phase === 'serving';

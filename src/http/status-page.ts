@@ -46,42 +46,8 @@ export function overallState(service: TicketService): { state: OverallState; wor
 export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo): string {
   const served = service.servedSequences();
   const overall = overallState(service);
-  const backends = service
-    .backendStatus()
-    .map((b) => {
-      const tickets = served
-        .map((name) => [name, service.backendsFor(name).find((s) => s.backend === b.backend)?.lastTicket] as const)
-        .filter(([, t]) => t !== null && t !== undefined)
-        .map(([name, t]) => `${name}: ${group(t!)}`)
-        .join(', ');
-      const up = b.state === 'up' || b.state === 'half-open';
-      return row(
-        [b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
-        up ? 'up' : b.state === 'unknown' ? '' : 'down',
-      );
-    })
-    .join('');
-  const sequences = served
-    .map((name) => {
-      const settings = service.servedSettings(name);
-      const cache = service.cacheStatus(name);
-      const capacity = service.capacityStatus(name);
-      return row(
-        [
-          name,
-          settings?.ids ?? '',
-          group(settings?.blockSize ?? ''),
-          group(cache?.issued ?? 0),
-          group(cache?.available ?? 0),
-          capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
-          capacity === undefined ? '' : `${capacity.usedPercent}%`,
-          capacity?.projectedExhaustionAt ?? '',
-          capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
-        ],
-        capacity === undefined || capacity.level === 'ok' ? '' : 'down',
-      );
-    })
-    .join('');
+  const backends = backendRows(service, served);
+  const sequences = sequenceRows(service, served);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
@@ -105,6 +71,50 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 ${renderChart(activity)}
 </body></html>
 `;
+}
+
+/** One row per backend: its state, breaker, residue class and last ticket of each served sequence. */
+function backendRows(service: TicketService, served: readonly string[]): string {
+  return service
+    .backendStatus()
+    .map((b) => {
+      const tickets = served
+        .map((name) => [name, service.backendsFor(name).find((s) => s.backend === b.backend)?.lastTicket] as const)
+        .filter(([, t]) => t !== null && t !== undefined)
+        .map(([name, t]) => `${name}: ${group(t!)}`)
+        .join(', ');
+      const up = b.state === 'up' || b.state === 'half-open';
+      return row(
+        [b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
+        up ? 'up' : b.state === 'unknown' ? '' : 'down',
+      );
+    })
+    .join('');
+}
+
+/** One row per sequence this process serves: its settings, cache and capacity. */
+function sequenceRows(service: TicketService, served: readonly string[]): string {
+  return served
+    .map((name) => {
+      const settings = service.servedSettings(name);
+      const cache = service.cacheStatus(name);
+      const capacity = service.capacityStatus(name);
+      return row(
+        [
+          name,
+          settings?.ids ?? '',
+          group(settings?.blockSize ?? ''),
+          group(cache?.issued ?? 0),
+          group(cache?.available ?? 0),
+          capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
+          capacity === undefined ? '' : `${capacity.usedPercent}%`,
+          capacity?.projectedExhaustionAt ?? '',
+          capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
+        ],
+        capacity === undefined || capacity.level === 'ok' ? '' : 'down',
+      );
+    })
+    .join('');
 }
 
 /** An inline SVG line chart of the activity points with a labelled scale: 0 to the peak, oldest to now. */

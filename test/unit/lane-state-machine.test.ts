@@ -1,4 +1,4 @@
-import { NEW_LANE, step, mustRecheck, usable, type Lane, type LaneEvent } from '../../src/core/lane.js';
+import { NEW_LANE, needsCheck, step, mustRecheck, usable, type Lane, type LaneEvent } from '../../src/core/lane.js';
 import { MAX_UINT64 } from '../../src/core/blocks.js';
 
 /** Every transition of the lane (core/lane.ts): the one place that decides what may be served. */
@@ -12,6 +12,8 @@ const claimed = (tickets: bigint[], settings = plain): LaneEvent => ({ kind: 'cl
 describe('lane: checking before use', () => {
   it('starts unchecked, and may be asked for tickets only while unchecked or serving', () => {
     expect(NEW_LANE.phase).toBe('unchecked');
+    expect(needsCheck(NEW_LANE)).toBe(true);
+    expect(needsCheck(serving)).toBe(false);
     expect(usable(NEW_LANE)).toBe(true);
     expect(usable(serving)).toBe(true);
     expect(usable(lane({ phase: 'quarantined' }))).toBe(false);

@@ -18,7 +18,7 @@ export interface IssuingRoutesOptions {
 
 /** Adds the issuing routes. */
 export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): void {
-  const { service, maxCount, guards, ownToken } = options;
+  const { service, maxCount, guards } = options;
   route('/v1/sequences/:name/ids', {
     post: {
       guards,
@@ -48,7 +48,11 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       },
     },
   });
+  addLeaseRoutes(route, options);
+}
 
+/** Whole blocks for clients that hand their IDs out themselves, and an opaque sequence's key for its own clients. */
+function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRoutesOptions): void {
   route('/v1/sequences/:name/blocks', {
     post: {
       guards,

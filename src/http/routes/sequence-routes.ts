@@ -7,6 +7,39 @@ import type { Route } from '../router.js';
 
 /** Adds the sequence routes; `admin` guards what needs the admin token. */
 export function addSequenceRoutes(route: Route, service: TicketService, admin: RequestHandler): void {
+  addAdminRoutes(route, service, admin);
+  route('/v1/sequences/:name', {
+    get: async (req, res) => {
+      const name = req.params.name as string;
+      const settings = await service.settings(name);
+      res.json({
+        ...settingsToJson(settings),
+        cache: service.cacheStatus(name) ?? null,
+        capacity: service.capacityStatus(name) ?? null,
+        backends: service.backendsFor(name),
+      });
+    },
+    put: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const settings = parseSequenceSettings(req.params.name as string, req.body);
+        const created = await service.createSequence(settings);
+        res.status(created ? 201 : 200).json(settingsToJson(settings));
+      },
+    },
+  });
+
+  route('/v1/sequences', {
+    get: async (_req, res) => {
+      const list = await service.listSequences();
+      res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
+    },
+  });
+}
+
+/** The admin's routes on one sequence: where an ID came from, and lifting a quarantine. */
+function addAdminRoutes(route: Route, service: TicketService, admin: RequestHandler): void {
   route('/v1/sequences/:name/ids/:id', {
     get: {
       guards: [admin],
@@ -36,35 +69,6 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
         }
         res.json(await service.release(req.params.name as string, body.backend));
       },
-    },
-  });
-
-  route('/v1/sequences/:name', {
-    get: async (req, res) => {
-      const name = req.params.name as string;
-      const settings = await service.settings(name);
-      res.json({
-        ...settingsToJson(settings),
-        cache: service.cacheStatus(name) ?? null,
-        capacity: service.capacityStatus(name) ?? null,
-        backends: service.backendsFor(name),
-      });
-    },
-    put: {
-      guards: [admin],
-      jsonBody: true,
-      handler: async (req, res) => {
-        const settings = parseSequenceSettings(req.params.name as string, req.body);
-        const created = await service.createSequence(settings);
-        res.status(created ? 201 : 200).json(settingsToJson(settings));
-      },
-    },
-  });
-
-  route('/v1/sequences', {
-    get: async (_req, res) => {
-      const list = await service.listSequences();
-      res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
     },
   });
 }
