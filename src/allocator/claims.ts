@@ -142,7 +142,7 @@ export class Claimer {
   canServe(slot: BackendSlot, sequence: string): boolean {
     if (this.#ctx.slots.some((s) => s !== slot && s.closed)) return true;
     const result = slot.apply(sequence, { kind: 'no-peer', policy: this.#ctx.policy });
-    this.#report(slot, sequence, result, 'no peer is up');
+    this.#report(slot, sequence, result, () => 'no peer is up');
     return !result.stop;
   }
 
@@ -173,13 +173,14 @@ export class Claimer {
       settings,
     });
     if (refused !== undefined && result.notes.some((n) => n.kind === 'claimed-before')) this.#ctx.events.claimRefused(label, sequence, refused.reason);
-    const why = peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`;
-    this.#report(slot, sequence, result, why);
+    this.#report(slot, sequence, result, () =>
+      peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`,
+    );
     return result;
   }
 
-  /** Metrics and one log line per episode of tickets without a claim. */
-  #report(slot: BackendSlot, sequence: string, result: Step, why: string): void {
+  /** Metrics and one log line per episode of tickets without a claim; `why` is worded only for that line. */
+  #report(slot: BackendSlot, sequence: string, result: Step, why: () => string): void {
     const { label } = slot;
     for (const note of result.notes) {
       if (note.kind === 'claimed-again') this.#ctx.logger.info({ backend: label, sequence, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
@@ -188,7 +189,7 @@ export class Claimer {
       if (note.started) {
         this.#ctx.logger.warn(
           { backend: label, sequence, claims: this.#ctx.policy, served: note.served, unclaimedEpisode: 'start' },
-          note.served ? `serving tickets without a claim on the process marks alone: ${why}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why}`,
+          note.served ? `serving tickets without a claim on the process marks alone: ${why()}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why()}`,
         );
       }
     }
