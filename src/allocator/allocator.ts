@@ -13,13 +13,14 @@ import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, SequenceConflictError, TicketdError } from '../errors.js';
+import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
-import { agreeOnKey, errorText, type Answer } from './key-agreement.js';
+import { agreeOnKey, type Answer } from './key-agreement.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
 import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
 

@@ -8,6 +8,7 @@ import type { TicketBackend } from '../backend/ticket-backend.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { BackendsUnavailableError, SequenceConflictError } from '../errors.js';
+import { errorText } from '../util/error-text.js';
 
 /** One backend's answer, as the allocator's breakers saw it. */
 export type Answer<T> = { readonly backend: string } & ({ readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown });
@@ -43,9 +44,4 @@ export async function agreeOnKey(onEvery: OnEveryBackend, requested: SequenceSet
     throw new SequenceConflictError(`sequence ${name} exists on ${first.backend.label} with ${stored === undefined ? 'no row' : describeSettings(stored)}`);
   }
   return { settings: withKey(requested, stored.key), created };
-}
-
-/** An error's message, for one-line reasons. */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

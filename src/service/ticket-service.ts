@@ -5,6 +5,7 @@ import { RangeCache } from '../cache/range-cache.js';
 import { assertSequenceName, conflictOf, describeSettings, type SequenceSettings } from '../core/sequence.js';
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
+import { errorText } from '../util/error-text.js';
 import { BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
@@ -285,8 +286,4 @@ function available(entry: Entry): number {
 /** IDs this process has handed out for the sequence. */
 function issued(entry: Entry): number {
   return entry.cache.issued - entry.codec.ahead;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
