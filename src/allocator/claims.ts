@@ -1,15 +1,16 @@
 /**
  * Claims on the peers: the I/O behind the lane's decisive check (core/lane.ts, step 4). A chunk's
- * tickets are claimed on every reachable peer at once, in one statement each; the lane's step
- * reads the answers. Claims are pruned in the background, leaving a floor behind.
+ * tickets are claimed on every reachable peer at once, in one statement each; core/claims.ts
+ * judges the replies and the lane's step decides from them. Claims are pruned in the background, leaving a floor behind.
  */
 import type { Claim, TicketBackend } from '../backend/ticket-backend.js';
-import { floorUnder, type ClaimAnswer, type ClaimsPolicy, type ClassClaims } from '../core/claims.js';
+import { judgeReplies, type ClaimsPolicy, type ClassClaims, type PeerReply } from '../core/claims.js';
 import type { Step } from '../core/lane.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { Stripe } from '../core/stripes.js';
 import { TicketClaimedBeforeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { errorText } from '../util/error-text.js';
 import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
 import type { BackendSlot } from './backend-slot.js';
@@ -24,21 +25,21 @@ export const DEFAULT_CLAIMS_KEPT = 100_000;
 /** A process prunes a peer's class after writing this many claims there (a tenth of what is kept). */
 export const PRUNE_EVERY_FRACTION = 10;
 
-/** What one peer answered, and the refusal when it refused. */
-export interface PeerAnswer<P> {
+/** What one peer replied, and the error behind a duplicate or a failure. */
+export interface PeerReplyOf<P> {
   readonly peer: P;
-  readonly answer: ClaimAnswer;
+  readonly reply: PeerReply;
   readonly error?: unknown;
 }
 
 /**
  * Claims the tickets on every peer at once and waits for all of them, each at most `waitMs` (a new
- * connection to a hung peer would otherwise cost its connect timeout too). A duplicate key, or a
- * chunk at or below a floor the peer returned, is a `claimed-before`; an error or no answer in
- * time is a `failed` peer. A claim that lands after its
- * peer was given up on is only an extra claim: it can refuse a later repeat, never serve one.
+ * connection to a hung peer would otherwise cost its connect timeout too). Returns each peer's
+ * reply for core/claims.ts's judgeReplies: the floors read after an insert, a duplicate key, or a
+ * failure (an error or no answer in time). A claim that lands after its peer was given up on is
+ * only an extra claim: it can refuse a later repeat, never serve one.
  */
-export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: readonly P[], claim: Claim, waitMs: number): Promise<PeerAnswer<P>[]> {
+export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: readonly P[], claim: Claim, waitMs: number): Promise<PeerReplyOf<P>[]> {
   return Promise.all(
     peers.map((peer) => {
       let timer: NodeJS.Timeout | undefined;
@@ -47,13 +48,9 @@ export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: 
       });
       return Promise.race([peer.backend.claimTickets(claim), late])
         .then(
-          (floors): PeerAnswer<P> => {
-            const floor = floorUnder(claim.tickets, floors, claim.stripe);
-            if (floor === undefined) return { peer, answer: 'claimed' };
-            const error = new TicketClaimedBeforeError(`tickets of sequence ${claim.sequence} from ${claim.tickets[0]} are at or below the claim floor ${floor} on backend ${peer.backend.label}`, 'below-floor');
-            return { peer, answer: 'claimed-before', error };
-          },
-          (error: unknown): PeerAnswer<P> => ({ peer, answer: error instanceof TicketClaimedBeforeError ? 'claimed-before' : 'failed', error }),
+          (floors): PeerReplyOf<P> => ({ peer, reply: { kind: 'inserted', floors } }),
+          (error: unknown): PeerReplyOf<P> =>
+            error instanceof TicketClaimedBeforeError ? { peer, reply: { kind: 'duplicate', message: error.message }, error } : { peer, reply: { kind: 'failed' }, error },
         )
         .finally(() => clearTimeout(timer));
     }),
@@ -154,27 +151,21 @@ export class Claimer {
     const { label } = slot;
     const sequence = settings.name;
     const peers = this.#ctx.slots.filter((s) => s !== slot && s.closed);
-    const answers = await claimOnPeers(peers, { sequence, stripe, tickets, source: slot.identity ?? label }, this.#ctx.waitMs);
-    for (const a of answers) {
-      if (a.answer === 'claimed') {
-        this.#ctx.health.recordSuccess(a.peer);
-        this.#pruner.note(a.peer.backend, sequence, stripe, tickets.length);
-      } else if (a.answer === 'failed') {
-        this.#ctx.health.recordFailure(a.peer, a.error);
+    const replies = await claimOnPeers(peers, { sequence, stripe, tickets, source: slot.identity ?? label }, this.#ctx.waitMs);
+    const { answers, refusal } = judgeReplies({ sequence, tickets, stripe }, replies.map((r) => ({ peer: r.peer.label, reply: r.reply })));
+    answers.forEach((answer, i) => {
+      const { peer, error } = replies[i]!;
+      if (answer === 'claimed') {
+        this.#ctx.health.recordSuccess(peer);
+        this.#pruner.note(peer.backend, sequence, stripe, tickets.length);
+      } else if (answer === 'failed') {
+        this.#ctx.health.recordFailure(peer, error);
       }
-    }
-    const refused = answers.find((a) => a.error instanceof TicketClaimedBeforeError)?.error as TicketClaimedBeforeError | undefined;
-    const result = slot.apply(sequence, {
-      kind: 'claim-answers',
-      tickets,
-      answers: answers.map((a) => a.answer),
-      refusedBecause: refused?.message,
-      policy: this.#ctx.policy,
-      settings,
     });
-    if (refused !== undefined && result.notes.some((n) => n.kind === 'claimed-before')) this.#ctx.events.claimRefused(label, sequence, refused.reason);
+    const result = slot.apply(sequence, { kind: 'claim-answers', tickets, answers, refusedBecause: refusal?.reason, policy: this.#ctx.policy, settings });
+    if (refusal !== undefined && result.notes.some((n) => n.kind === 'claimed-before')) this.#ctx.events.claimRefused(label, sequence, refusal.cause);
     this.#report(slot, sequence, result, () =>
-      peers.length === 0 ? 'no peer is up' : `no peer took the claim (${answers.map((a) => `${a.peer.label}: ${a.error instanceof Error ? a.error.message : String(a.error)}`).join('; ')})`,
+      peers.length === 0 ? 'no peer is up' : `no peer took the claim (${replies.map((r) => `${r.peer.label}: ${errorText(r.error)}`).join('; ')})`,
     );
     return result;
   }

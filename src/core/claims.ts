@@ -17,6 +17,42 @@ export type ClaimsPolicy = 'preferred' | 'required';
 /** One peer's answer to a claim. */
 export type ClaimAnswer = 'claimed' | 'claimed-before' | 'failed';
 
+/** What a peer replied to a claim: the floors it read after the insert, the duplicate key's message, or nothing in time. */
+export type PeerReply =
+  | { readonly kind: 'inserted'; readonly floors: readonly ClassClaims[] }
+  | { readonly kind: 'duplicate'; readonly message: string }
+  | { readonly kind: 'failed' };
+
+/** Why a chunk's claim refused it: a claim of one of its tickets existed, or it lies at or below a floor. */
+export interface ClaimRefusal {
+  readonly reason: string;
+  readonly cause: 'duplicate' | 'below-floor';
+}
+
+/**
+ * What each peer's reply means for a chunk of tickets (in the peers' order): an insert whose floors
+ * reach the chunk is a `claimed-before` too, since a ticket that old had its claim pruned. Returns
+ * the answers and the first refusal.
+ */
+export function judgeReplies(
+  chunk: { readonly sequence: string; readonly tickets: readonly bigint[]; readonly stripe: Stripe },
+  replies: readonly { readonly peer: string; readonly reply: PeerReply }[],
+): { answers: ClaimAnswer[]; refusal: ClaimRefusal | undefined } {
+  let refusal: ClaimRefusal | undefined;
+  const answers = replies.map(({ peer, reply }): ClaimAnswer => {
+    if (reply.kind === 'failed') return 'failed';
+    if (reply.kind === 'duplicate') {
+      refusal ??= { reason: reply.message, cause: 'duplicate' };
+      return 'claimed-before';
+    }
+    const floor = floorUnder(chunk.tickets, reply.floors, chunk.stripe);
+    if (floor === undefined) return 'claimed';
+    refusal ??= { reason: `tickets of sequence ${chunk.sequence} from ${chunk.tickets[0]} are at or below the claim floor ${floor} on backend ${peer}`, cause: 'below-floor' };
+    return 'claimed-before';
+  });
+  return { answers, refusal };
+}
+
 /**
  * What the peers' answers mean for a chunk: any `claimed-before` refuses it (the ticket was served
  * before, or lies below a floor); otherwise one peer holding the claim is enough to serve it;

@@ -1,4 +1,4 @@
-import { claimVerdict, floorUnder, highestUsed, mayServeUnclaimed } from '../../src/core/claims.js';
+import { claimVerdict, floorUnder, highestUsed, judgeReplies, mayServeUnclaimed } from '../../src/core/claims.js';
 import { accept, catchUpTarget, isRegressed, REGRESSION_GAP_TICKETS, regressionTarget } from '../../src/core/counters.js';
 import { NEW_LANE, step } from '../../src/core/lane.js';
 
@@ -44,6 +44,23 @@ describe('ticket guard: claims decide', () => {
     expect(floorUnder([85n, 83n, 87n], floors, odd)).toBe(83n);
     expect(floorUnder([85n, 87n], floors, odd)).toBeUndefined();
     expect(floorUnder([5n], [], odd)).toBeUndefined();
+  });
+
+  it('judges each peer’s reply: an insert whose floors reach the chunk refuses it like a duplicate key', () => {
+    const chunk = { sequence: 's', tickets: [85n, 87n], stripe: odd };
+    const clean = judgeReplies(chunk, [
+      { peer: 'B', reply: { kind: 'inserted', floors: [cls(2n, 1n, undefined, 83n)] } },
+      { peer: 'C', reply: { kind: 'failed' } },
+    ]);
+    expect(clean).toEqual({ answers: ['claimed', 'failed'], refusal: undefined });
+    const belowFloor = judgeReplies(chunk, [
+      { peer: 'B', reply: { kind: 'inserted', floors: [cls(2n, 1n, undefined, 85n)] } },
+      { peer: 'C', reply: { kind: 'duplicate', message: 'C holds a claim' } },
+    ]);
+    expect(belowFloor.answers).toEqual(['claimed-before', 'claimed-before']);
+    expect(belowFloor.refusal).toEqual({ cause: 'below-floor', reason: 'tickets of sequence s from 85 are at or below the claim floor 85 on backend B' });
+    const duplicate = judgeReplies(chunk, [{ peer: 'C', reply: { kind: 'duplicate', message: 'C holds a claim' } }]);
+    expect(duplicate).toEqual({ answers: ['claimed-before'], refusal: { cause: 'duplicate', reason: 'C holds a claim' } });
   });
 
   it('calls a chunk unclaimed when no peer answered (or there is none), and only preferred serves it', () => {
