@@ -60,18 +60,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     logger.warn({}, 'started with --allow-unsafe-durability: a crash of a backend can make IDs repeat; for demos only');
   }
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
-  const allocator = new Allocator({
-    backends: config.backends,
-    adminBackends: config.adminBackends,
-    events: metrics.events,
-    logger,
-    allowUnsafeDurability: config.allowUnsafeDurability,
-    regressionPolicy: config.onRegression,
-    claimsPolicy: config.claims,
-    ...(options.clock && { clock: options.clock }),
-    ...(options.random && { random: options.random }),
-    ...(options.backendOptions && { backendOptions: options.backendOptions }),
-  });
+  const allocator = createAllocator(options, metrics);
   // The checks of `ticketd check`, once, through the allocator: every backend's first guarded
   // connection then compares itself with what passed here.
   const findings = await runChecks(allocator, config.allowUnsafeDurability);
@@ -117,6 +106,23 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
       await service.close();
     },
   };
+}
+
+/** The allocator of a serving process: its backends, policies and metrics. */
+function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allocator {
+  const { config, logger } = options;
+  return new Allocator({
+    backends: config.backends,
+    adminBackends: config.adminBackends,
+    events: metrics.events,
+    logger,
+    allowUnsafeDurability: config.allowUnsafeDurability,
+    regressionPolicy: config.onRegression,
+    claimsPolicy: config.claims,
+    ...(options.clock && { clock: options.clock }),
+    ...(options.random && { random: options.random }),
+    ...(options.backendOptions && { backendOptions: options.backendOptions }),
+  });
 }
 
 /** Listens on the port (and host, if given), answering what Node's parser refused in problem+json. */
