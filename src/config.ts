@@ -8,6 +8,7 @@ import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
 import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { errorText } from './util/error-text.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
 export const DEFAULT_PORT = 8080;
@@ -101,7 +102,7 @@ export function readConfigFile(path: string): ConfigInput {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`TICKETD_CONFIG: cannot read ${path} as JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ConfigError(`TICKETD_CONFIG: cannot read ${path} as JSON: ${errorText(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`TICKETD_CONFIG: ${path} must hold a JSON object`);
   const unknown = Object.keys(parsed).filter((k) => !(k in SETTING_NAMES));

@@ -6,6 +6,7 @@ import { BackendMisconfiguredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendSlot } from './backend-slot.js';
 import type { Clock } from './breaker.js';
+import { errorText } from '../util/error-text.js';
 
 /** Least time between two probes of one backend forced by requests while every backend is open. */
 export const DEMAND_PROBE_INTERVAL_MS = 100;
@@ -38,7 +39,7 @@ export class BackendHealth {
    */
   recordFailure(slot: BackendSlot, error: unknown): void {
     const previous = slot.recordFailure(error);
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     if (error instanceof BackendMisconfiguredError) {
       this.#logger.error({ backend: slot.label, code: error.code }, message);
     } else {

@@ -3,6 +3,7 @@
  * the backend is asked. Open: it is skipped, and a background probe is due once a jittered,
  * exponentially growing backoff runs out. Half-open: the probe is in flight.
  */
+import { errorText } from '../util/error-text.js';
 
 /** Milliseconds since some epoch; injected so tests control time. */
 export type Clock = () => number;
@@ -83,7 +84,7 @@ export class Breaker {
   /** Records a failure; opens after the threshold, or at once when a probe fails. Returns the previous state. */
   recordFailure(error: unknown): BreakerState {
     const previous = this.#state;
-    this.#lastError = error instanceof Error ? error.message : String(error);
+    this.#lastError = errorText(error);
     this.#consecutiveFailures++;
     if (previous === 'half-open' || previous === 'open' || this.#consecutiveFailures >= this.#options.failureThreshold) {
       this.#open();
@@ -95,7 +96,7 @@ export class Breaker {
 
   /** Opens the breaker now, whatever the count (a backend that must not be used until probed). */
   trip(error: unknown): void {
-    this.#lastError = error instanceof Error ? error.message : String(error);
+    this.#lastError = errorText(error);
     this.#open();
   }
 

@@ -100,7 +100,7 @@ export class ClaimPruner {
       })
       .catch((error: unknown) => {
         // Pruning only bounds the table; a failed one is tried again after the next batch of claims.
-        this.#logger.warn({ backend: peer.label, sequence, err: error instanceof Error ? error.message : String(error) }, 'pruning claims failed');
+        this.#logger.warn({ backend: peer.label, sequence, err: errorText(error) }, 'pruning claims failed');
       })
       .finally(() => this.#running.delete(run));
     this.#running.add(run);

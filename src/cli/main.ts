@@ -15,6 +15,7 @@ import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
 import { addMigrateCommands } from './migrate-commands.js';
+import { errorText } from '../util/error-text.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -215,7 +216,7 @@ async function releaseOn(server: string, sequence: string, backend: string, toke
     const advanced = body.advancedTo === null ? 'counter already past every claim' : `counter advanced to ${body.advancedTo}`;
     return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === null ? 'was not quarantined' : 'was quarantined'}; next ticket ${body.nextTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
   } catch (error) {
-    return { ok: false, text: `did not answer: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, text: `did not answer: ${errorText(error)}` };
   }
 }
 

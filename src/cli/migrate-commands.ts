@@ -11,6 +11,7 @@ import { formatPlan, planMigration, type MigrationPlan } from '../migrate/plan.j
 import { verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
 import type { TicketService } from '../service/ticket-service.js';
+import { errorText } from '../util/error-text.js';
 
 /** Runs fn with an allocator and service on the configured backends, and closes them. */
 export type WithService = (
@@ -131,7 +132,7 @@ async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) =
   const source = parseBackendUrl(flags.source);
   if (typeof source === 'string') throw new ConfigError(`--source: ${source}`);
   const conn = await connect(source).catch((error: unknown) => {
-    throw new MigrationRefusedError(`--source ${source.label} did not answer: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new MigrationRefusedError(`--source ${source.label} did not answer: ${errorText(error)}`, { cause: error });
   });
   try {
     const table = await readLegacyTable(conn, { table: flags.table, column: flags.column, timestampColumn: flags.timestampColumn });
@@ -146,7 +147,7 @@ function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
   try {
     assertSequenceName(name);
   } catch (error) {
-    throw new ConfigError(`--sequence: ${error instanceof Error ? error.message : String(error)}${flags.sequence === undefined ? ' (the table name); name one' : ''}`);
+    throw new ConfigError(`--sequence: ${errorText(error)}${flags.sequence === undefined ? ' (the table name); name one' : ''}`);
   }
   return name;
 }

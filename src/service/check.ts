@@ -8,6 +8,7 @@ import type { Inspection } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
 import { TicketdError } from '../errors.js';
+import { errorText } from '../util/error-text.js';
 
 /**
  * What kind of finding: `misconfigured` can make IDs repeat and stops `serve`; `unreachable` and
@@ -35,7 +36,7 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
     const { error } = answer;
     // A server that answered with an error (access denied, unknown database) is not "down".
     const answered = error instanceof TicketdError || serverAnswered(error);
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorText(error);
     findings.push({ kind: 'unreachable', message: answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}` });
   }
   checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);

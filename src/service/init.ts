@@ -3,6 +3,7 @@ import type { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_SEQUENCE_NAME, parseSequenceSettings } from '../core/sequence.js';
 import { BackendsUnavailableError } from '../errors.js';
 import type { TicketService } from './ticket-service.js';
+import { errorText } from '../util/error-text.js';
 
 /** What init did on one backend. */
 export interface InitResult {
@@ -14,7 +15,7 @@ export interface InitResult {
 export async function requireEveryBackend(allocator: Allocator, command: string): Promise<void> {
   const first = (await allocator.probe())[0];
   if (first !== undefined) {
-    const reason = first.error instanceof Error ? first.error.message : String(first.error);
+    const reason = errorText(first.error);
     throw new BackendsUnavailableError(`${command} needs every backend: ${first.backend} failed: ${reason}; start it (or fix TICKETD_BACKENDS) and run ${command} again`, { cause: first.error });
   }
 }

@@ -150,7 +150,7 @@ export class TicketService {
       refill: (tickets, late) => this.#fetch(entry, tickets, late),
       clock: this.#clock,
       onBackgroundError: (error) =>
-        this.#logger.warn({ sequence: name, err: error instanceof Error ? error.message : String(error) }, 'prefetch failed'),
+        this.#logger.warn({ sequence: name, err: errorText(error) }, 'prefetch failed'),
     });
     const entry: Entry = {
       settings,
