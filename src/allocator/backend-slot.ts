@@ -49,7 +49,7 @@ export class BackendSlot {
   readonly #breaker: Breaker;
   readonly #lanes = new Map<string, Lane>();
   readonly #membership = new Map<string, Membership>();
-  #stats: BackendStats = { tickets: 0, fetches: 0, failures: 0, regressions: 0 };
+  readonly #stats = { tickets: 0, fetches: 0, failures: 0, regressions: 0 };
   #identity: string | undefined;
   #stripe: Stripe | undefined;
   #warned = false;
@@ -75,10 +75,8 @@ export class BackendSlot {
   apply(sequence: string, event: LaneEvent): Step {
     const result = step(this.lane(sequence), event);
     this.#lanes.set(sequence, result.lane);
-    const regressions = result.notes.filter((n) => n.kind === 'regressed' || n.kind === 'wrong-class').length;
-    if (result.accepted.length > 0 || regressions > 0) {
-      this.#stats = { ...this.#stats, tickets: this.#stats.tickets + result.accepted.length, regressions: this.#stats.regressions + regressions };
-    }
+    this.#stats.tickets += result.accepted.length;
+    for (const note of result.notes) if (note.kind === 'regressed' || note.kind === 'wrong-class') this.#stats.regressions++;
     return result;
   }
 
@@ -111,7 +109,7 @@ export class BackendSlot {
   /** Tickets were fetched now. */
   noteFetch(now: number): void {
     this.#lastUsedAt = now;
-    this.#stats = { ...this.#stats, fetches: this.#stats.fetches + 1 };
+    this.#stats.fetches++;
   }
 
   /** When tickets were last fetched: after an idle spell nothing known of it is trusted. */
@@ -159,7 +157,7 @@ export class BackendSlot {
    * every lane is stale. A misconfiguration opens the breaker at once. Returns the previous state.
    */
   recordFailure(error: unknown): BreakerState {
-    this.#stats = { ...this.#stats, failures: this.#stats.failures + 1 };
+    this.#stats.failures++;
     this.#allStale();
     const previous = this.#breaker.state;
     if (error instanceof BackendMisconfiguredError) this.#breaker.trip(error);
@@ -202,7 +200,7 @@ export class BackendSlot {
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
-      stats: this.#stats,
+      stats: { ...this.#stats },
     };
   }
 

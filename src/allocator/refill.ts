@@ -187,8 +187,7 @@ export class Refill {
       stop = claimed.stop;
       // Stopped short of exhaustion: a counter below startAfter, moved forward now.
       retry = claimed.stop && slot.lane(name).phase !== 'exhausted';
-      const advance = claimed.effects.find((e) => e.kind === 'advance');
-      if (advance !== undefined) await slot.backend.advanceCounter(name, advance.to).catch((e: unknown) => this.#ctx.health.recordFailure(slot, e));
+      if (claimed.effects.length > 0) await this.#ctx.rejoin.perform(slot, name, claimed.effects).catch((e: unknown) => this.#ctx.health.recordFailure(slot, e));
       for (const note of claimed.notes) if (note.kind === 'exhausted') this.#logExhausted(slot, name, note.ticket);
     }
     if (fetched.refusal !== undefined) {

@@ -65,10 +65,10 @@ export class Rejoin {
     let own = await slot.backend.nextTicket(name);
     const read = this.#apply(slot, name, { kind: 'counter-read', next: own, peers: classes, stripe, policy: this.#ctx.policy });
     if (slot.lane(name).phase === 'quarantined') return;
-    own = (await this.#perform(slot, name, read.effects)) ?? own;
+    own = (await this.perform(slot, name, read.effects)) ?? own;
     const counters = await settleWithin(this.#peersOf(slot).map((b) => b.nextTicket(name)), PREPARE_WAIT_MS);
     const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
-    await this.#perform(slot, name, this.#apply(slot, name, { kind: 'leader-read', own, leader, stripe }).effects);
+    await this.perform(slot, name, this.#apply(slot, name, { kind: 'leader-read', own, leader, stripe }).effects);
     slot.apply(name, { kind: 'checked' });
   }
 
@@ -77,7 +77,7 @@ export class Rejoin {
     const name = settings.name;
     const result = this.#apply(slot, name, { kind: 'refused', refusal, policy: this.#ctx.policy });
     try {
-      await this.#perform(slot, name, result.effects);
+      await this.perform(slot, name, result.effects);
     } catch (advanceError) {
       this.#ctx.health.recordFailure(slot, advanceError);
     }
@@ -104,20 +104,19 @@ export class Rejoin {
     }
     const own = await slot.backend.nextTicket(name);
     const read = slot.apply(name, { kind: 'release-read', next: own, peers: classes, stripe });
-    const advance = read.effects.find((e) => e.kind === 'advance');
-    if (advance !== undefined) await slot.backend.advanceCounter(name, advance.to);
+    const advancedTo = await this.perform(slot, name, read.effects);
     // For the operator's answer only: the lane's step raised its mark from the same claims.
     const used = highestUsed(classes, stripe);
     const wasQuarantined = slot.lane(name).quarantine ?? null;
     slot.apply(name, { kind: 'released', peers: classes, stripe });
-    this.#ctx.logger.warn({ backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo: advance?.to }, 'backend released for the sequence');
+    this.#ctx.logger.warn({ backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
     return {
       backend: label,
       sequence: name,
       wasQuarantined,
       nextTicket: String(own),
       highestUsed: used === undefined ? null : String(used),
-      advancedTo: advance === undefined ? null : String(advance.to),
+      advancedTo: advancedTo === undefined ? null : String(advancedTo),
     };
   }
 
@@ -136,15 +135,15 @@ export class Rejoin {
     return result;
   }
 
-  /** Carries out the advances a step asked for; returns the last counter it advanced to. */
-  async #perform(slot: BackendSlot, name: string, effects: readonly Effect[]): Promise<bigint | undefined> {
+  /** Carries out the advances a step asked for (reading the claims first where it asks); returns the last counter it advanced to. */
+  async perform(slot: BackendSlot, name: string, effects: readonly Effect[]): Promise<bigint | undefined> {
     let advancedTo: bigint | undefined;
     for (const effect of effects) {
       if (effect.kind === 'read-used') {
         // Read afresh: the claims other processes made since are used tickets too.
         const { classes } = await readClaimsEverywhere(this.#peersOf(slot), name);
         const next = slot.apply(name, { kind: 'used-read', seen: effect.seen, peers: classes, stripe: this.#stripe(slot) });
-        advancedTo = (await this.#perform(slot, name, next.effects)) ?? advancedTo;
+        advancedTo = (await this.perform(slot, name, next.effects)) ?? advancedTo;
         continue;
       }
       if (effect.why === 'regressed') {

@@ -1,6 +1,5 @@
 /** `ticketd migrate plan|apply|verify`: moving a legacy AUTO_INCREMENT table onto a sequence. */
 import type { Command } from 'commander';
-
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned, type IdMode } from '../core/sequence.js';

@@ -2,7 +2,6 @@
  * `ticketd migrate apply`: creates the planned sequence on every backend, with each counter at or
  * above startAfter, and commits it only if the legacy table has not grown past startAfter.
  */
-
 import type { Allocator } from '../allocator/allocator.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/blocks.js';

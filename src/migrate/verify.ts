@@ -3,7 +3,6 @@
  * already handed out. Any other ID there could be handed out by ticketd later: a collision. For an
  * opaque sequence, "its block" is the block of the ordered ID it decodes to.
  */
-
 import { decoderFor } from '../service/id-codec.js';
 import type { Allocator } from '../allocator/allocator.js';
 import type { SequenceSettings } from '../core/sequence.js';
