@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
-import { IdPermutation, KEY_BYTES } from 'ticketd-client';
+import { IdPermutation, KEY_BYTES, PERMUTATION_SCHEME } from 'ticketd-client';
 
 /** One measured way of doing something, with its unit. */
 export interface CostResult {
@@ -36,8 +36,8 @@ function nsPerId(n: number, run: () => void): number {
 
 /** P per ID in-process: in batches (as the server and SDK use it) and one at a time. */
 export function measurePermutation(): CostResult[] {
-  const wide = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX });
-  const migrated = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 1_500_000n, maxId: 2147483647n });
+  const wide = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX }, PERMUTATION_SCHEME);
+  const migrated = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 1_500_000n, maxId: 2147483647n }, PERMUTATION_SCHEME);
   const out = new BigUint64Array(1000);
   let next = 1n;
   let at = 1_500_001n;
@@ -66,7 +66,7 @@ export function measurePermutation(): CostResult[] {
  */
 export async function measureInnodbInserts(serverUrl: string, rows: number): Promise<CostResult[]> {
   const conn = await mysql.createConnection(serverUrl);
-  const permutation = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX });
+  const permutation = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX }, PERMUTATION_SCHEME);
   const results: CostResult[] = [];
   try {
     const [pool] = await conn.query<RowDataPacket[]>('SELECT @@innodb_buffer_pool_size AS size');

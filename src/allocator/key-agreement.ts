@@ -3,7 +3,7 @@
  * the key a backend already holds, or a new one written first to the backend of lowest identity.
  */
 import { randomBytes } from 'node:crypto';
-import { KEY_BYTES } from 'ticketd-client';
+import { KEY_BYTES, PERMUTATION_SCHEME } from 'ticketd-client';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
@@ -31,17 +31,18 @@ export async function agreeOnKey(onEvery: OnEveryBackend, requested: SequenceSet
   }
   const rows = answers.flatMap((a) => (a.ok ? [a.value] : []));
   const held = rows.find((r) => r.row?.key !== undefined)?.row;
-  if (held?.key !== undefined) return { settings: withKey(requested, held.key), created: false };
+  // The scheme comes with the key: a sequence made by an older ticketd keeps its scheme.
+  if (held?.key !== undefined && held.scheme !== undefined) return { settings: withKey(requested, held.key, held.scheme), created: false };
   const first = rows.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0))[0]!;
   let created = false;
   try {
-    created = await first.backend.createSequence(withKey(requested, randomBytes(KEY_BYTES)), firstUsefulTicket(requested));
+    created = await first.backend.createSequence(withKey(requested, randomBytes(KEY_BYTES), PERMUTATION_SCHEME), firstUsefulTicket(requested));
   } catch (error) {
     if (!(error instanceof SequenceConflictError)) throw error;
   }
   const stored = await first.backend.readSequence(name);
-  if (stored?.key === undefined || !sameSettings(stored, requested)) {
+  if (stored?.key === undefined || stored.scheme === undefined || !sameSettings(stored, requested)) {
     throw new SequenceConflictError(`sequence ${name} exists on ${first.backend.label} with ${stored === undefined ? 'no row' : describeSettings(stored)}`);
   }
-  return { settings: withKey(requested, stored.key), created };
+  return { settings: withKey(requested, stored.key, stored.scheme), created };
 }

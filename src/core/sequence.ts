@@ -1,5 +1,5 @@
 /** Sequence names and settings: validated here, before any SQL is built from them. */
-import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
+import { MIN_OPAQUE_DOMAIN, type PermutationScheme } from 'ticketd-client';
 import { BadRequestError } from '../errors.js';
 import { MAX_UINT64, type BlockSettings } from './blocks.js';
 
@@ -27,11 +27,13 @@ export interface SequenceSettings extends BlockSettings {
    * a log line nor an object spread carries it anywhere.
    */
   readonly key?: Uint8Array;
+  /** An opaque sequence's permutation scheme, stored with its key; it never changes. */
+  readonly scheme?: PermutationScheme;
 }
 
-/** The settings with the opaque sequence's key attached (non-enumerable). */
-export function withKey(settings: SequenceSettings, key: Uint8Array): SequenceSettings {
-  const copy = { name: settings.name, blockSize: settings.blockSize, startAfter: settings.startAfter, maxId: settings.maxId, ids: settings.ids };
+/** The settings with the opaque sequence's key (non-enumerable) and scheme attached. */
+export function withKey(settings: SequenceSettings, key: Uint8Array, scheme: PermutationScheme): SequenceSettings {
+  const copy = { name: settings.name, blockSize: settings.blockSize, startAfter: settings.startAfter, maxId: settings.maxId, ids: settings.ids, scheme };
   Object.defineProperty(copy, 'key', { value: key, enumerable: false });
   return Object.freeze(copy);
 }
@@ -101,8 +103,8 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
 }
 
 /**
- * True when two sequences would hand out the same IDs from the same tickets. Keys are compared
- * when both sides have one (settings parsed from a request have none until the sequence exists).
+ * True when two sequences would hand out the same IDs from the same tickets. Keys and schemes are
+ * compared when both sides have one (settings parsed from a request have none until the sequence exists).
  */
 export function sameSettings(a: SequenceSettings, b: SequenceSettings): boolean {
   return sameExceptKey(a, b) && sameKey(a.key, b.key);
@@ -114,7 +116,8 @@ export function onlyKeyDiffers(a: SequenceSettings, b: SequenceSettings): boolea
 }
 
 function sameExceptKey(a: SequenceSettings, b: SequenceSettings): boolean {
-  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids;
+  const sameScheme = a.scheme === undefined || b.scheme === undefined || a.scheme === b.scheme;
+  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids && sameScheme;
 }
 
 function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
@@ -134,7 +137,7 @@ export function conflictOf(found: SequenceSettings, wanted: SequenceSettings): s
 
 /** The settings in words, for messages: never the key. */
 export function describeSettings(s: SequenceSettings): string {
-  return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}`;
+  return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}${s.scheme === undefined ? '' : ` scheme=${s.scheme}`}`;
 }
 
 /** The sequence's settings as JSON: integers as decimal strings, like IDs. */
@@ -145,5 +148,6 @@ export function settingsToJson(s: SequenceSettings): Record<string, string> {
     startAfter: String(s.startAfter),
     maxId: String(s.maxId),
     ids: s.ids,
+    ...(s.scheme === undefined ? {} : { scheme: s.scheme }),
   };
 }

@@ -47,8 +47,8 @@ class OrderedIds implements IdCodec {
 /** The codec of a sequence; `take` gives ordered ranges from its cache without waiting. */
 export function codecFor(settings: SequenceSettings, take: TakeRanges): IdCodec {
   if (settings.ids === 'ordered') return new OrderedIds(take);
-  if (settings.key === undefined) throw new Error(`opaque sequence ${settings.name} has no key`);
-  return new OpaqueIds(new IdPermutation(settings.key, settings), take);
+  if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
+  return new OpaqueIds(new IdPermutation(settings.key, settings, settings.scheme), take);
 }
 
 /** Only the decoding of a sequence's IDs (migrate verify). */

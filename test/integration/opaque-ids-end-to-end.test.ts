@@ -4,6 +4,8 @@ import { putSequence, runCliAsync, sharedBackends, spawnTicketd, sqlOn, startPri
 
 const SEQUENCE = 'opaque_ids';
 const LEGACY = 'opaque_legacy';
+/** A sequence as ticketd 0.4 made it: scheme feistel-aes256-v1. */
+const MADE_BY_0_4 = 'opaque_made_by_0_4';
 const TOKEN = 'opaque-client-token-0123456789';
 const ANY_TOKEN = 'any-sequence-token-0123456789';
 const UINT64_MAX = (1n << 64n) - 1n;
@@ -27,7 +29,7 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
   };
 
   beforeAll(async () => {
-    const env = { TICKETD_CLIENT_TOKENS: `${SEQUENCE}:${TOKEN},${LEGACY}:${TOKEN},*:${ANY_TOKEN}` };
+    const env = { TICKETD_CLIENT_TOKENS: `${SEQUENCE}:${TOKEN},${LEGACY}:${TOKEN},${MADE_BY_0_4}:${TOKEN},*:${ANY_TOKEN}` };
     fronts = await Promise.all([spawnTicketd(sharedBackends(), env), spawnTicketd(sharedBackends(), env)]);
   }, 60_000);
 
@@ -49,7 +51,7 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
           const conn = await mysql.createConnection(url);
           try {
             const [rows] = await conn.query<RowDataPacket[]>('SELECT scheme, id_key FROM ticketd_sequence_keys WHERE name = ?', [SEQUENCE]);
-            expect(rows[0]?.scheme).toBe('feistel-aes256-v1');
+            expect(rows[0]?.scheme).toBe('feistel-aes256-v2');
             return Buffer.from(rows[0]?.id_key as Buffer).toString('hex');
           } finally {
             await conn.end();
@@ -153,7 +155,11 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/blocks`, { method: 'POST' }, ANY_TOKEN)).status).toBe(403);
     const keyRoute = await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`);
     expect(keyRoute.status).toBe(200);
-    expect(Buffer.from((JSON.parse(keyRoute.text) as { key: string }).key, 'base64url').toString('hex')).toBe(keyHex);
+    const answer = JSON.parse(keyRoute.text) as { scheme: string; key?: string; schemeKey: string };
+    // A 0.4 client reads `key` and would apply v1: a v2 key is never put there.
+    expect(answer).toMatchObject({ scheme: 'feistel-aes256-v2' });
+    expect(answer.key).toBeUndefined();
+    expect(Buffer.from(answer.schemeKey, 'base64url').toString('hex')).toBe(keyHex);
 
     const stranger = createTicketClient({ urls: [a.url], sequence: SEQUENCE, token: ANY_TOKEN });
     await expect(stranger.next()).rejects.toThrow(/own client token/);
@@ -163,7 +169,7 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     const ids = await client.nextBatch(20_000);
     const codec = await client.codec();
     expect(codec.ids).toBe('opaque');
-    const permutation = new IdPermutation(Buffer.from(keyHex, 'hex'), { startAfter: 0n, maxId: UINT64_MAX });
+    const permutation = new IdPermutation(Buffer.from(keyHex, 'hex'), { startAfter: 0n, maxId: UINT64_MAX }, 'feistel-aes256-v2');
     const decoded = ids.map((id) => codec.decode(id));
     expect(decoded.every((x, k) => permutation.encode(x) === ids[k])).toBe(true);
     // The client's IDs are blocks leased once: none of them is one the servers handed out.
@@ -201,6 +207,36 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     expect(high <= INT_MAX).toBe(true);
     // Spread over the domain, not packed just above the legacy IDs.
     expect(Number(high - low)).toBeGreaterThan(Number(INT_MAX - LEGACY_START_AFTER) * 0.99);
+  });
+
+  it('serves a sequence made by ticketd 0.4 (scheme v1) exactly as 0.4 did, and so does the SDK', async () => {
+    const [a, b] = fronts as [ChildTicketd, ChildTicketd];
+    const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const env = { TICKETD_BACKENDS: sharedBackends() };
+    expect((await runCliAsync(['sequences', 'create', MADE_BY_0_4, '--block-size', '1000', '--ids', 'opaque'], env)).status).toBe(0);
+    // What 0.4.0 wrote: the same rows, with its scheme's name beside the key (no front end has loaded it yet).
+    const urls = sharedBackends().split(',');
+    for (const url of urls) await sqlOn(url, `UPDATE ticketd_sequence_keys SET scheme = 'feistel-aes256-v1' WHERE name = '${MADE_BY_0_4}'`);
+    const conn = await mysql.createConnection(urls[0]!);
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id_key FROM ticketd_sequence_keys WHERE name = ?', [MADE_BY_0_4]);
+    await conn.end();
+    const v1 = new IdPermutation(new Uint8Array(rows[0]?.id_key as Buffer), { startAfter: 0n, maxId: UINT64_MAX }, 'feistel-aes256-v1');
+    for (const front of [a, b]) {
+      const { text } = await call(`${front.url}/v1/sequences/${MADE_BY_0_4}/ids?count=1000`, { method: 'POST' });
+      const ids = (JSON.parse(text) as { ids: string[] }).ids.map(BigInt);
+      const decoded = JSON.parse((await call(`${front.url}/v1/sequences/${MADE_BY_0_4}/ids/${ids[999]}`, { headers: admin }, TEST_ADMIN_TOKEN)).text) as { ordered: string };
+      const first = BigInt(decoded.ordered) - 999n;
+      expect(ids.every((id, k) => v1.encode(first + BigInt(k)) === id)).toBe(true);
+    }
+    // 0.4 clients read the key from `key`: a v1 sequence still answers there.
+    const keyAnswer = JSON.parse((await call(`${a.url}/v1/sequences/${MADE_BY_0_4}/id-key`)).text) as { scheme: string; key: string };
+    expect(keyAnswer.scheme).toBe('feistel-aes256-v1');
+    expect(Buffer.from(keyAnswer.key, 'base64url').equals(Buffer.from(rows[0]?.id_key as Buffer))).toBe(true);
+    const client = createTicketClient({ urls: [a.url, b.url], sequence: MADE_BY_0_4, token: TOKEN });
+    const leased = await client.nextBatch(3000);
+    const codec = await client.codec();
+    expect(leased.every((id) => v1.encode(codec.decode(id)) === id)).toBe(true);
+    await client.close();
   });
 
   it('never shows a key in any response or log line', async () => {

@@ -48,10 +48,12 @@ describe('the key of an opaque sequence', () => {
 
     // An earlier try that reached only one backend: a repeat completes it with that backend's key.
     const held = new Uint8Array(32).fill(9);
-    fakes.servers[0]!.sequences.set('secret', withKey(OPAQUE, held));
+    fakes.servers[0]!.sequences.set('secret', withKey(OPAQUE, held, 'feistel-aes256-v1'));
     fakes.servers[1]!.down = undefined;
     expect(await service.createSequence(OPAQUE)).toBe(true);
     expect(keyHex(fakes, 1)).toBe(Buffer.from(held).toString('hex'));
+    // The scheme travels with the key: a sequence begun by ticketd 0.4 stays on its scheme.
+    expect(fakes.servers[1]!.sequences.get('secret')?.scheme).toBe('feistel-aes256-v1');
     await service.close();
   });
 
@@ -61,13 +63,15 @@ describe('the key of an opaque sequence', () => {
     await service.createSequence(OPAQUE);
     const settings = await service.settings('secret');
     expect(settings.key).toHaveLength(32);
-    expect(Object.keys(settings)).toEqual(['name', 'blockSize', 'startAfter', 'maxId', 'ids']);
+    expect(Object.keys(settings)).toEqual(['name', 'blockSize', 'startAfter', 'maxId', 'ids', 'scheme']);
+    // A new sequence gets the newest scheme.
+    expect(settings.scheme).toBe('feistel-aes256-v2');
     await service.close();
   });
 });
 
 describe('opaque IDs encoded ahead', () => {
-  const permutation = new IdPermutation(new Uint8Array(32).fill(3), { startAfter: 0n, maxId: (1n << 64n) - 1n });
+  const permutation = new IdPermutation(new Uint8Array(32).fill(3), { startAfter: 0n, maxId: (1n << 64n) - 1n }, 'feistel-aes256-v2');
 
   test('hand out every ordered ID once, through P, whatever the request sizes, and count what is left as cached', () => {
     let next = 1n;

@@ -39,13 +39,13 @@ describe('sequence names and settings', () => {
 
   test('a key travels with the settings but never into JSON, a spread or a comparison of the rest', () => {
     const key = new Uint8Array(32).fill(7);
-    const settings = withKey(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }), key);
+    const settings = withKey(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }), key, 'feistel-aes256-v2');
     expect(settings.key).toBe(key);
     expect(JSON.stringify(settings, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('key');
     expect(Object.keys(settings)).not.toContain('key');
     expect({ ...settings }).not.toHaveProperty('key');
     expect(sameSettings(settings, parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }))).toBe(true);
-    expect(sameSettings(settings, withKey(settings, new Uint8Array(32).fill(8)))).toBe(false);
+    expect(sameSettings(settings, withKey(settings, new Uint8Array(32).fill(8), 'feistel-aes256-v2'))).toBe(false);
     expect(sameSettings(settings, parseSequenceSettings('s', { blockSize: 1 }))).toBe(false);
   });
 });

@@ -1,24 +1,19 @@
 /**
  * Opaque IDs: a keyed permutation P of a sequence's ID domain (startAfter, maxId] onto itself.
- * P is a bijection, so distinct ordered IDs stay distinct, and without the key its output tells
- * nothing about the order or the number of IDs in between.
+ * P is a bijection, so distinct ordered IDs stay distinct; without the key its outputs are meant to
+ * look like random draws from the domain (docs/opaque-ids.md says how far that claim goes).
  *
  * The construction (docs/opaque-ids.md states it exactly): the ID's index in the domain is split
  * into a high part A of u bits and a low part B of v bits (u + v = w, the bits of the largest
  * index). Even rounds add F(round, A) to B, odd rounds add F(round, B) to A, modulo their widths:
- * an alternating Feistel network, as in NIST SP 800-38G's FF1. F is AES-256 of a block holding the
- * round, the domain and the input, truncated: a real PRF. A result outside the domain is permuted
- * again (cycle-walking), which keeps P inside the domain whatever its size.
+ * an alternating Feistel network, as in NIST SP 800-38G's FF1, with as many rounds as the sequence's
+ * scheme says (10 from feistel-aes256-v2 on, FF1's count; 8 for v1). F is AES-256 of a block holding
+ * the round, the domain, the scheme's tag and the input, truncated: a real PRF. A result outside
+ * the domain is permuted again (cycle-walking), which keeps P inside the domain whatever its size.
  */
 import { createCipheriv, type Cipher } from 'node:crypto';
 import { OpaqueIdError } from './errors.js';
-import { KEY_BYTES } from './id-scheme.js';
-
-/**
- * Feistel rounds: FF3-1's count (NIST SP 800-38G Rev. 1). The published attacks on Feistel
- * format-preserving encryption need domains far below the 10^6 IDs an opaque sequence must have.
- */
-export const FEISTEL_ROUNDS = 8;
+import { KEY_BYTES, PERMUTATION_SCHEMES, permutationScheme, type PermutationScheme } from './id-scheme.js';
 
 /** The IDs a sequence may hand out: every integer in (startAfter, maxId]. */
 export interface IdDomain {
@@ -51,10 +46,14 @@ export class IdPermutation {
   readonly #b = new Uint32Array(CHUNK);
   readonly #offsetLo: number;
   readonly #offsetHi: number;
+  readonly #rounds: number;
   /** F(round, x) for every x of the round's input half, when halves are small; built on first use. */
   #tables: Uint32Array[] | undefined;
 
-  constructor(key: Uint8Array, domain: IdDomain) {
+  /** `scheme`: the one stored with the sequence's key (id-scheme.ts); a sequence's never changes. */
+  constructor(key: Uint8Array, domain: IdDomain, scheme: PermutationScheme) {
+    const { rounds, tag } = PERMUTATION_SCHEMES[permutationScheme(scheme)];
+    this.#rounds = rounds;
     if (key.length !== KEY_BYTES) throw new OpaqueIdError(`an opaque sequence key has ${KEY_BYTES} bytes; got ${key.length}`);
     if (domain.maxId <= domain.startAfter || domain.startAfter < 0n || domain.maxId >= 1n << 64n) {
       throw new OpaqueIdError(`no ID domain between startAfter=${domain.startAfter} and maxId=${domain.maxId}`);
@@ -72,11 +71,12 @@ export class IdPermutation {
     this.#cipher.setAutoPadding(false);
     const sizeLo = Number((this.#size - 1n) & 0xffffffffn);
     const sizeHi = Number((this.#size - 1n) >> 32n);
-    for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
       const bytes = Buffer.alloc(CHUNK * 16);
       for (let k = 0; k < CHUNK; k++) {
         bytes.writeUInt8(round, k * 16 + 4);
         bytes.writeUInt8(w, k * 16 + 5);
+        bytes.writeUInt8(tag, k * 16 + 6);
         bytes.writeUInt32LE(sizeLo, k * 16 + 8);
         bytes.writeUInt32LE(sizeHi, k * 16 + 12);
       }
@@ -142,7 +142,7 @@ export class IdPermutation {
   /** Runs the Feistel network over positions 0..n-1, cycle-walking those that leave the domain. */
   #permuteLoaded(n: number): void {
     if (this.#cipher === undefined) return;
-    this.#rounds(this.#a, this.#b, n, true);
+    this.#network(this.#a, this.#b, n, true);
     // Cycle-walking: at most a few passes, as the domain fills over half of the 2^w values.
     let pending = this.#outside(n);
     while (pending.length > 0) {
@@ -152,7 +152,7 @@ export class IdPermutation {
         a[j] = this.#a[k]!;
         b[j] = this.#b[k]!;
       });
-      this.#rounds(a, b, pending.length, false);
+      this.#network(a, b, pending.length, false);
       const still: number[] = [];
       pending.forEach((k, j) => {
         this.#a[k] = a[j]!;
@@ -181,12 +181,12 @@ export class IdPermutation {
    * The Feistel network, in place, on n (A, B) pairs: one AES call per round for all of them. With
    * `consecutive` (indices in order, so A takes few values), round 0 encrypts each A value once.
    */
-  #rounds(a: Uint32Array, b: Uint32Array, n: number, consecutive: boolean): void {
+  #network(a: Uint32Array, b: Uint32Array, n: number, consecutive: boolean): void {
     const maskU = 2 ** this.#u - 1;
     const maskV = 2 ** this.#v - 1;
     const tables = this.#tablesIfSmall();
     if (tables !== undefined) {
-      for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+      for (let round = 0; round < this.#rounds; round++) {
         const even = (round & 1) === 0;
         const source = even ? a : b;
         const target = even ? b : a;
@@ -214,13 +214,13 @@ export class IdPermutation {
     } else {
       this.#write(0, a, n);
     }
-    for (; round < FEISTEL_ROUNDS; round++) {
+    for (; round < this.#rounds; round++) {
       const even = (round & 1) === 0;
       const target = even ? b : a;
       // Masks below 2^32 keep the sum exact: (x + f) & mask is the sum modulo 2^width.
       const mask = even ? maskV : maskU;
       const f = this.#encrypt(round, n);
-      if (round === FEISTEL_ROUNDS - 1) {
+      if (round === this.#rounds - 1) {
         for (let k = 0; k < n; k++) target[k] = ((target[k]! + f[k << 2]!) & mask) >>> 0;
       } else {
         // The word just changed is the next round's input: write it there in the same pass.
@@ -241,7 +241,7 @@ export class IdPermutation {
     const maskU = 2 ** this.#u - 1;
     const maskV = 2 ** this.#v - 1;
     const tables = this.#tablesIfSmall();
-    for (let round = FEISTEL_ROUNDS - 1; round >= 0; round--) {
+    for (let round = this.#rounds - 1; round >= 0; round--) {
       const even = (round & 1) === 0;
       let f: Uint32Array;
       if (tables !== undefined) {
@@ -263,7 +263,7 @@ export class IdPermutation {
   #tablesIfSmall(): Uint32Array[] | undefined {
     if (this.#tables !== undefined || this.#v > TABLE_BITS) return this.#tables;
     const tables: Uint32Array[] = [];
-    for (let round = 0; round < FEISTEL_ROUNDS; round++) {
+    for (let round = 0; round < this.#rounds; round++) {
       const size = 2 ** ((round & 1) === 0 ? this.#u : this.#v);
       const table = new Uint32Array(size);
       const x = new Uint32Array(CHUNK);

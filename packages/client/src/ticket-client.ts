@@ -5,6 +5,7 @@
  */
 import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
 import { IdPermutation } from './id-permutation.js';
+import { FIRST_PERMUTATION_SCHEME, isPermutationScheme } from './id-scheme.js';
 
 /** Options of a client. */
 export interface TicketClientOptions {
@@ -103,16 +104,32 @@ function requestInit(options: Pick<TicketClientOptions, 'token' | 'timeoutMs'>, 
 
 const ORDERED: IdCodec = { ids: 'ordered', encode: (id) => id, decode: (id) => id };
 
+/** What `GET …/id-key` answers: `key` for feistel-aes256-v1 (what 0.4 clients read), `schemeKey` for later schemes. */
+interface KeyAnswer {
+  readonly scheme: string;
+  readonly startAfter: string;
+  readonly maxId: string;
+  readonly key?: string;
+  readonly schemeKey?: string;
+}
+
 /** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
 export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
-  type Key = { key: string; startAfter: string; maxId: string };
   const answer = await askInTurn(options.urls, 0, `no ticketd gave the codec of ${options.sequence}`, async (url): Promise<Attempt<IdCodec>> => {
     const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
-    const settings = await getJson<{ ids?: string }>(base, requestInit(options));
-    if (!settings.ok || settings.value.ids !== 'opaque') return settings.ok ? { ok: true, value: ORDERED } : settings;
-    const key = await getJson<Key>(`${base}/id-key`, requestInit(options), (b) => b.key !== undefined && b.startAfter !== undefined && b.maxId !== undefined);
+    const settings = await getJson<{ ids?: unknown }>(base, requestInit(options));
+    if (!settings.ok) return settings;
+    const { ids } = settings.value;
+    if (ids === 'ordered') return { ok: true, value: ORDERED };
+    // Guessing "ordered" for a mode it does not know would hand out IDs another client may hold.
+    if (ids !== 'opaque') return { ok: false, error: `sequence ${options.sequence} has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`, final: true };
+    const key = await getJson<KeyAnswer>(`${base}/id-key`, requestInit(options), (b) => b.scheme !== undefined && b.startAfter !== undefined && b.maxId !== undefined);
     if (!key.ok) return key;
-    const permutation = new IdPermutation(Buffer.from(key.value.key, 'base64url'), { startAfter: BigInt(key.value.startAfter), maxId: BigInt(key.value.maxId) });
+    const { scheme, startAfter, maxId } = key.value;
+    if (!isPermutationScheme(scheme)) return { ok: false, error: `sequence ${options.sequence} uses opaque ID scheme ${JSON.stringify(scheme)}, unknown to this version; upgrade ticketd-client`, final: true };
+    const encoded = scheme === FIRST_PERMUTATION_SCHEME ? key.value.key : key.value.schemeKey;
+    if (encoded === undefined) return { ok: false, error: `ticketd sent no key for scheme ${scheme}`, final: true };
+    const permutation = new IdPermutation(Buffer.from(encoded, 'base64url'), { startAfter: BigInt(startAfter), maxId: BigInt(maxId) }, scheme);
     const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
     return { ok: true, value: opaque };
   });
@@ -221,14 +238,27 @@ class BlockClient implements TicketClient {
     if (found.ids === 'opaque') this.#encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
   }
 
+  /**
+   * Why a block answer's `ids` cannot be trusted: a mode this version does not know, or (from a
+   * server too old to send it, or one that misreads the sequence) not opaque for a sequence known to be.
+   */
+  #misreadMode(ids: string | undefined): string | undefined {
+    if (ids !== undefined && ids !== 'ordered' && ids !== 'opaque') return `block answer has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`;
+    if (this.#encoder !== undefined && ids !== 'opaque') return `sequence ${this.#options.sequence} is opaque, but this ticketd leased it as ${ids ?? 'a sequence without ids'}: upgrade that ticketd`;
+    return undefined;
+  }
+
   async #lease(): Promise<Block> {
     type Leased = { first: string; last: string; ids?: string };
     const { urls, sequence } = this.#options;
     // Leases run concurrently: each walks the URLs from where it started, once each.
     const { value: body, index } = await askInTurn(urls, this.#preferred, `no ticketd leased a block of ${sequence}`, async (url): Promise<Attempt<Leased>> => {
       const leased = await getJson<Leased>(`${url}/v1/sequences/${encodeURIComponent(sequence)}/blocks`, requestInit(this.#options, 'POST'), (b) => b.first !== undefined && b.last !== undefined);
+      if (!leased.ok) return leased;
+      const misread = this.#misreadMode(leased.value.ids);
+      if (misread !== undefined) return { ok: false, error: misread, final: false };
       // The key comes with the first opaque block; not getting it counts against this URL.
-      if (leased.ok && leased.value.ids === 'opaque' && this.#options.ordered !== true) await this.#loadEncoder();
+      if (leased.value.ids === 'opaque' && this.#options.ordered !== true) await this.#loadEncoder();
       return leased;
     });
     // Stick with a URL that answers; move on from one that did not.

@@ -1,6 +1,6 @@
 /** Sequence rows and opaque sequences' keys. */
 import type { RowDataPacket } from 'mysql2/promise';
-import { PERMUTATION_SCHEME } from 'ticketd-client';
+import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
 import { SequenceConflictError } from '../../errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
@@ -47,8 +47,8 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
       await conn.beginTransaction();
       try {
         if (settings.ids === 'opaque') {
-          if (settings.key === undefined) throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key`);
-          await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, PERMUTATION_SCHEME, Buffer.from(settings.key)]);
+          if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key and scheme`);
+          await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, settings.scheme, Buffer.from(settings.key)]);
         }
         await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
           settings.name,
@@ -87,9 +87,9 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     ids: row.id_key === null || row.id_key === undefined ? 'ordered' : 'opaque',
   });
   if (settings.ids === 'ordered') return settings;
-  // A key written by a later ticketd under another scheme must not be read as this one's.
-  if (row.scheme !== PERMUTATION_SCHEME) {
+  // A key written by a later ticketd under another scheme must not be read as one this one knows.
+  if (!isPermutationScheme(row.scheme)) {
     throw new SequenceConflictError(`sequence ${settings.name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
   }
-  return withKey(settings, new Uint8Array(row.id_key as Buffer));
+  return withKey(settings, new Uint8Array(row.id_key as Buffer), row.scheme);
 }

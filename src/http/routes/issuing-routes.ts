@@ -1,6 +1,6 @@
 /** The issuing routes: IDs, the next ID, whole blocks, and an opaque sequence's key for its own clients. */
 import type { Request, RequestHandler } from 'express';
-import { PERMUTATION_SCHEME } from 'ticketd-client';
+import { FIRST_PERMUTATION_SCHEME } from 'ticketd-client';
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import { firstId, idsAsJsonList, idsAsLines } from '../format-ids.js';
@@ -77,7 +77,10 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         if (settings.key === undefined) throw new BadRequestError(`sequence ${name} has ordered IDs: there is no key`);
         ownToken(req, name, 'the key');
         res.set('Cache-Control', 'no-store');
-        res.json({ sequence: name, ids: settings.ids, scheme: PERMUTATION_SCHEME, startAfter: String(settings.startAfter), maxId: String(settings.maxId), key: Buffer.from(settings.key).toString('base64url') });
+        const key = Buffer.from(settings.key).toString('base64url');
+        // Clients of 0.4 read `key` and apply v1 whatever the scheme: only a v1 key goes there.
+        const keyField = settings.scheme === FIRST_PERMUTATION_SCHEME ? { key } : { schemeKey: key };
+        res.json({ sequence: name, ids: settings.ids, scheme: settings.scheme, startAfter: String(settings.startAfter), maxId: String(settings.maxId), ...keyField });
       },
     },
   });
