@@ -47,6 +47,11 @@ export class SequenceNotFoundError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_NOT_FOUND';
 }
 
+/** Decode: no block holding this ID has been handed out (outside the domain, or above its backend's last ticket). */
+export class IdNotIssuedError extends TicketdError {
+  readonly code = 'TICKETD_ID_NOT_ISSUED';
+}
+
 /** A sequence with this name exists with other settings (or backends disagree on them). */
 export class SequenceConflictError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_CONFLICT';

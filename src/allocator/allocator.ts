@@ -12,7 +12,7 @@ import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, SequenceConflictError, TicketdError } from '../errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, SequenceConflictError, TicketdError, UnknownBackendError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
@@ -150,9 +150,10 @@ export class Allocator {
    * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
    * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
    */
-  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
+  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: string } = {}): Promise<Answer<T>[]> {
+    const slots = options.only === undefined ? this.#slots : this.#slots.filter((s) => s.label === options.only);
     return Promise.all(
-      this.#slots.map(async (slot): Promise<Answer<T>> => {
+      slots.map(async (slot): Promise<Answer<T>> => {
         const backend = slot.label;
         if (!slot.closed && options.includeOpen !== true) {
           return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend} is ${slot.state}: ${slot.lastError ?? 'no answer'}`) };
@@ -251,6 +252,14 @@ export class Allocator {
   /** Every backend's last ticket of a sequence, in configured order (migrate verify). */
   lastTickets(name: string): Promise<bigint[]> {
     return this.#onEvery((b) => b.lastTicket(name));
+  }
+
+  /** One backend's last ticket of a sequence (decode); throws what the backend answered when it failed. */
+  async lastTicketOn(label: string, name: string): Promise<bigint> {
+    const [answer] = await this.#everywhere((b) => b.lastTicket(name), { includeOpen: true, only: label });
+    if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
+    if (!answer.ok) throw answer.error;
+    return answer.value;
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */

@@ -164,7 +164,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/ids/{id}': {
       get: {
-        summary: 'Where an ID came from (admin): its ordered ID (P⁻¹ for an opaque sequence), ticket and the backend whose residue class holds the ticket. Says nothing of whether it was issued.',
+        summary: 'Where an ID came from (admin): its ordered ID (P⁻¹ for an opaque sequence), ticket and the backend whose residue class holds the ticket. An ID outside (startAfter, maxId], or whose ticket is above that backend\'s last ticket, was never handed out: 404 TICKETD_ID_NOT_ISSUED.',
         security: [{ admin: [] }],
         parameters: [nameParam, { name: 'id', in: 'path', required: true, schema: idString }],
         responses: {
@@ -182,10 +182,11 @@ export const openApiDocument = Object.freeze({
               },
             }),
           },
-          '400': problemResponse('Not an integer, or outside (startAfter, maxId].'),
+          '400': problemResponse('Not a decimal integer.'),
           '401': problemResponse('No bearer token.'),
           '403': problemResponse('Wrong token, or admin API disabled.'),
-          '404': problemResponse('Unknown sequence.'),
+          '404': problemResponse('Unknown sequence (TICKETD_SEQUENCE_NOT_FOUND), or an ID never issued (TICKETD_ID_NOT_ISSUED).'),
+          '503': problemResponse('The backend that owns the ticket did not answer, so whether the ID was issued cannot be told.'),
         },
       },
     },

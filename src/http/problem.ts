@@ -37,6 +37,7 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_NOT_FOUND: { status: 404, slug: 'not-found' },
   TICKETD_METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed' },
   TICKETD_SEQUENCE_NOT_FOUND: { status: 404, slug: 'sequence-not-found' },
+  TICKETD_ID_NOT_ISSUED: { status: 404, slug: 'id-not-issued' },
   TICKETD_SEQUENCE_CONFLICT: { status: 409, slug: 'sequence-conflict' },
   TICKETD_SEQUENCE_EXHAUSTED: { status: 409, slug: 'sequence-exhausted' },
   TICKETD_BACKENDS_UNAVAILABLE: { status: 503, slug: 'backends-unavailable' },

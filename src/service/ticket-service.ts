@@ -6,7 +6,7 @@ import { assertSequenceName, conflictOf, describeSettings, type SequenceSettings
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { errorText } from '../util/error-text.js';
-import { BackendsUnavailableError, BadRequestError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import { codecFor, type IdCodec } from './id-codec.js';
@@ -81,15 +81,23 @@ export class TicketService {
     return entry.codec.encode(ranges);
   }
 
-  /** Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P). */
+  /**
+   * Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P).
+   * An ID outside the domain, or whose ticket is above its backend's last ticket, was never handed
+   * out: IdNotIssuedError says so instead of answering a plausible ticket.
+   */
   async decode(name: string, id: bigint): Promise<DecodedId> {
     const { settings, codec } = await this.#entry(name);
     if (id <= settings.startAfter || id > settings.maxId) {
-      throw new BadRequestError(`ID ${id} is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
+      throw new IdNotIssuedError(`ID ${id} was never issued: it is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
     }
     const ordered = codec.decode(id);
     const ticket = ticketOfId(ordered, settings);
     const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
+    if (owner !== undefined) {
+      const last = await this.#allocator.lastTicketOn(owner.backend, name);
+      if (ticket > last) throw new IdNotIssuedError(`ID ${id} of sequence ${name} was never issued: its ticket ${ticket} is above ${owner.backend}'s last ticket ${last}`);
+    }
     return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
   }
 

@@ -146,7 +146,7 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     // The client token is not the admin token.
     const denied = await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/${served[0]}`);
     expect(denied.status).toBe(403);
-    expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/0`, { headers: admin }, TEST_ADMIN_TOKEN)).status).toBe(400);
+    expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/0`, { headers: admin }, TEST_ADMIN_TOKEN)).status).toBe(404);
   });
 
   it('gives the SDK the key only with the sequence’s own token, and the SDK then applies the same P locally', async () => {
