@@ -9,6 +9,7 @@ import type { BackendOptions } from './backend/mysql/backend.js';
 import type { Config } from './config.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
+import { countedFor } from './http/visibility.js';
 import { parserRefusal } from './http/problem.js';
 import { packageVersion } from './paths.js';
 import type { Logger } from './logger.js';
@@ -72,7 +73,8 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   metrics.attach(service);
-  const activity = new ActivityHistory(() => service.issuedTotal, options.clock);
+  // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
+  const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
   activity.start();
   const app = createApp({
     service,

@@ -278,9 +278,9 @@ export class Allocator {
     return this.#rejoin.release(label, settings);
   }
 
-  /** Operator view of every backend. */
-  status(): BackendStatus[] {
-    return this.#slots.map((s) => s.status());
+  /** Operator view of every backend; its counts add up the sequences `counted` admits (default: all). */
+  status(counted?: (sequence: string) => boolean): BackendStatus[] {
+    return this.#slots.map((s) => s.status(counted));
   }
 
   /** Per-backend view of one sequence. */

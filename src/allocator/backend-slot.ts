@@ -12,7 +12,7 @@ import type { Breaker, BreakerState } from './breaker.js';
 /** Whether a backend has a sequence (with the same settings), and when that was last asked. */
 export type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
 
-/** Counters per backend, for operators. */
+/** Counters per backend, for operators: tickets, fetches and regressions over the sequences asked for. */
 export interface BackendStats {
   readonly tickets: number;
   readonly fetches: number;
@@ -49,7 +49,9 @@ export class BackendSlot {
   readonly #breaker: Breaker;
   readonly #lanes = new Map<string, Lane>();
   readonly #membership = new Map<string, Membership>();
-  readonly #stats = { tickets: 0, fetches: 0, failures: 0, regressions: 0 };
+  /** Per sequence: an opaque sequence's counts are shown to the admin only (http/visibility.ts). */
+  readonly #counts = new Map<string, { tickets: number; fetches: number; regressions: number }>();
+  #failures = 0;
   #identity: string | undefined;
   #stripe: Stripe | undefined;
   #warned = false;
@@ -75,9 +77,19 @@ export class BackendSlot {
   apply(sequence: string, event: LaneEvent): Step {
     const result = step(this.lane(sequence), event);
     this.#lanes.set(sequence, result.lane);
-    this.#stats.tickets += result.accepted.length;
-    for (const note of result.notes) if (note.kind === 'regressed' || note.kind === 'wrong-class') this.#stats.regressions++;
+    const counts = this.#countsOf(sequence);
+    counts.tickets += result.accepted.length;
+    for (const note of result.notes) if (note.kind === 'regressed' || note.kind === 'wrong-class') counts.regressions++;
     return result;
+  }
+
+  #countsOf(sequence: string): { tickets: number; fetches: number; regressions: number } {
+    let counts = this.#counts.get(sequence);
+    if (counts === undefined) {
+      counts = { tickets: 0, fetches: 0, regressions: 0 };
+      this.#counts.set(sequence, counts);
+    }
+    return counts;
   }
 
   /** Every lane must be checked again before its next tickets are used. */
@@ -106,10 +118,10 @@ export class BackendSlot {
     return warnNow;
   }
 
-  /** Tickets were fetched now. */
-  noteFetch(now: number): void {
+  /** Tickets of the sequence were fetched now. */
+  noteFetch(sequence: string, now: number): void {
     this.#lastUsedAt = now;
-    this.#stats.fetches++;
+    this.#countsOf(sequence).fetches++;
   }
 
   /** When tickets were last fetched: after an idle spell nothing known of it is trusted. */
@@ -157,7 +169,7 @@ export class BackendSlot {
    * every lane is stale. A misconfiguration opens the breaker at once. Returns the previous state.
    */
   recordFailure(error: unknown): BreakerState {
-    this.#stats.failures++;
+    this.#failures++;
     this.#allStale();
     const previous = this.#breaker.state;
     if (error instanceof BackendMisconfiguredError) this.#breaker.trip(error);
@@ -191,16 +203,23 @@ export class BackendSlot {
     return true;
   }
 
-  /** The operator view of the backend. */
-  status(): BackendStatus {
+  /** The operator view of the backend; its counts add up the sequences `counted` admits (default: all). */
+  status(counted: (sequence: string) => boolean = () => true): BackendStatus {
     const stripe = this.#stripe;
+    const stats = { tickets: 0, fetches: 0, failures: this.#failures, regressions: 0 };
+    for (const [sequence, counts] of this.#counts) {
+      if (!counted(sequence)) continue;
+      stats.tickets += counts.tickets;
+      stats.fetches += counts.fetches;
+      stats.regressions += counts.regressions;
+    }
     return {
       backend: this.label,
       state: this.state,
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
-      stats: { ...this.#stats },
+      stats,
     };
   }
 

@@ -2,8 +2,8 @@
 
 /** Events from the allocator, each cheap enough to call on every ticket fetch. */
 export interface AllocatorEvents {
-  /** One run of REPLACEs on a backend: how long it took, how many tickets it got, whether it failed. */
-  ticketFetch(backend: string, seconds: number, tickets: number, failed: boolean): void;
+  /** One run of REPLACEs on a backend for a sequence: how long it took, how many tickets it got, whether it failed. */
+  ticketFetch(backend: string, sequence: string, seconds: number, tickets: number, failed: boolean): void;
   /** A refill went to another backend because `from` (first in turn) was unusable or failed. */
   failover(sequence: string, from: string): void;
   /** A counter was found at or below a ticket already used; `action` is what was done about it. */

@@ -168,8 +168,8 @@ export class Refill {
     const label = slot.label;
     const started = this.#ctx.clock();
     const batch = await slot.backend.fetchTickets(name, count);
-    slot.noteFetch(this.#ctx.clock());
-    this.#ctx.events.ticketFetch(label, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
+    slot.noteFetch(name, this.#ctx.clock());
+    this.#ctx.events.ticketFetch(label, name, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
     const stripe = slot.stripe;
     if (stripe === undefined) {
       this.#ctx.health.recordFailure(slot, new BackendMisconfiguredError(`backend ${label} has no checked stripe`));

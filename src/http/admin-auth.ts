@@ -1,6 +1,6 @@
 /** Bearer-token check for admin routes, in constant time. */
 import { timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { bearerToken, digest } from './client-auth.js';
 
@@ -23,5 +23,14 @@ export function requireAdmin(token: string | undefined): RequestHandler {
       return;
     }
     next();
+  };
+}
+
+/** Whether a request bears the admin token, for routes open to all that show the admin more (visibility.ts). */
+export function adminCheck(token: string | undefined): (req: Request) => boolean {
+  const expected = token === undefined ? undefined : digest(token);
+  return (req) => {
+    const given = bearerToken(req);
+    return expected !== undefined && given !== undefined && timingSafeEqual(digest(given), expected);
   };
 }

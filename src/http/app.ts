@@ -6,7 +6,7 @@ import { RouteNotFoundError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
-import { requireAdmin } from './admin-auth.js';
+import { adminCheck, requireAdmin } from './admin-auth.js';
 import { ownTokenCheck, requireClientToken } from './client-auth.js';
 import { sendProblem } from './problem.js';
 import { rateLimit } from './rate-limit.js';
@@ -57,9 +57,11 @@ export function createApp(options: AppOptions): Express {
     guards: [...(clientTokens.size > 0 ? [requireClientToken(clientTokens)] : []), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])],
     ownToken: ownTokenCheck(clientTokens),
   });
-  addSequenceRoutes(route, service, requireAdmin(options.adminToken));
+  const isAdmin = adminCheck(options.adminToken);
+  addSequenceRoutes(route, service, requireAdmin(options.adminToken), isAdmin);
   addOperationsRoutes(route, {
     service,
+    isAdmin,
     metrics: options.metrics,
     activity: options.activity,
     version: options.version ?? '',

@@ -63,7 +63,14 @@ export const openApiDocument = Object.freeze({
       },
       Sequence: {
         type: 'object',
-        properties: { name: { type: 'string' }, blockSize: idString, startAfter: idString, maxId: idString, ids: { type: 'string', enum: ['ordered', 'opaque'] } },
+        properties: {
+          name: { type: 'string' },
+          blockSize: idString,
+          startAfter: idString,
+          maxId: idString,
+          ids: { type: 'string', enum: ['ordered', 'opaque'] },
+          scheme: { type: 'string', description: 'Opaque sequences only: the permutation scheme stored with the key (feistel-aes256-v2 for new ones, feistel-aes256-v1 for those made by 0.4). It never changes.' },
+        },
       },
       Capacity: {
         type: ['object', 'null'],
@@ -85,6 +92,10 @@ export const openApiDocument = Object.freeze({
               cache: { type: ['object', 'null'], description: "This process's cache of the sequence." },
               capacity: { $ref: '#/components/schemas/Capacity' },
               backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence: state, member, lastTicket, lastError, exhausted, quarantined (the reason, or null) and unclaimed (true while no peer takes its claims).' },
+              redacted: {
+                type: 'boolean',
+                description: 'True for an opaque sequence asked without the admin token: cache and capacity are null, and backends show no lastTicket and no quarantine reason, since they would tell its volume and order.',
+              },
             },
           },
         ],
@@ -228,7 +239,8 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}': {
       get: {
-        summary: 'Settings of a sequence and its per-backend state.',
+        summary: "Settings of a sequence and its per-backend state. An opaque sequence's counts, frontier and tickets only with the admin token (see redacted).",
+        security: [{}, { admin: [] }],
         parameters: [nameParam],
         responses: { '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/SequenceDetail' }) }, '404': problemResponse('Unknown sequence.') },
       },
@@ -276,7 +288,8 @@ export const openApiDocument = Object.freeze({
         summary: 'An ID can be issued now.',
         responses: {
           '200': {
-            description: 'Ready. Details: backends, and the capacity of every sequence this process has served.',
+            description:
+              "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out.",
             content: json({
               type: 'object',
               properties: {
@@ -290,8 +303,14 @@ export const openApiDocument = Object.freeze({
         },
       },
     },
-    '/metrics': { get: { summary: 'Prometheus metrics (ticketd_*).', responses: { '200': { description: 'Text exposition format.' } } } },
+    '/metrics': {
+      get: {
+        summary: "Prometheus metrics (ticketd_*). Without the admin token, samples labelled with a sequence that is not ordered are left out (docs/operating.md has the scrape config with the token).",
+        security: [{}, { admin: [] }],
+        responses: { '200': { description: 'Text exposition format.' } },
+      },
+    },
     '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
-    '/': { get: { summary: 'Status page (HTML).', responses: { '200': { description: 'HTML.' } } } },
+    '/': { get: { summary: "Status page (HTML). Open to all, so it shows no figure of an opaque sequence.", responses: { '200': { description: 'HTML.' } } } },
   },
 });

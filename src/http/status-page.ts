@@ -6,6 +6,7 @@
 import type { BackendStatus } from '../allocator/allocator.js';
 import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
+import { countedFor, type Counted } from './visibility.js';
 
 /** Seconds between refreshes of the page. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -46,8 +47,10 @@ export function overallState(service: TicketService): { state: OverallState; wor
 export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo): string {
   const served = service.servedSequences();
   const overall = overallState(service);
-  const backends = backendRows(service, served);
-  const sequences = sequenceRows(service, served);
+  // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
+  const counted = countedFor(service, false);
+  const backends = backendRows(service, served.filter(counted));
+  const sequences = sequenceRows(service, served, counted);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
@@ -67,7 +70,8 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket</th><th>last error</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>issued here</th><th>cached</th><th>IDs/s (all processes)</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
-<h2>IDs issued per second by this process</h2>
+<p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
+<h2>IDs of ordered sequences issued per second by this process</h2>
 ${renderChart(activity)}
 </body></html>
 `;
@@ -92,11 +96,12 @@ function backendRows(service: TicketService, served: readonly string[]): string 
     .join('');
 }
 
-/** One row per sequence this process serves: its settings, cache and capacity. */
-function sequenceRows(service: TicketService, served: readonly string[]): string {
+/** One row per sequence this process serves: its settings, and its cache and capacity where `counted` admits them. */
+function sequenceRows(service: TicketService, served: readonly string[], counted: Counted): string {
   return served
     .map((name) => {
       const settings = service.servedSettings(name);
+      if (!counted(name)) return row([name, settings?.ids ?? '', group(settings?.blockSize ?? ''), 'not shown', 'not shown', 'not shown', 'not shown', 'not shown', 'not shown']);
       const cache = service.cacheStatus(name);
       const capacity = service.capacityStatus(name);
       return row(

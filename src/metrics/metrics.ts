@@ -22,8 +22,8 @@ export interface TicketdMetrics {
 
 /** The counters the allocator's events feed. */
 const EVENT_COUNTERS = {
-  fetches: { name: 'ticketd_ticket_fetches_total', help: 'Runs of REPLACE on a backend, by result.', labelNames: ['backend', 'result'] },
-  tickets: { name: 'ticketd_tickets_total', help: 'Tickets fetched from a backend.', labelNames: ['backend'] },
+  fetches: { name: 'ticketd_ticket_fetches_total', help: 'Runs of REPLACE on a backend, per sequence, by result.', labelNames: ['backend', 'sequence', 'result'] },
+  tickets: { name: 'ticketd_tickets_total', help: 'Tickets fetched from a backend, per sequence.', labelNames: ['backend', 'sequence'] },
   failovers: {
     name: 'ticketd_failovers_total',
     help: 'Refills that went to another backend because this one (first in turn) was unusable or failed.',
@@ -129,8 +129,8 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const unclaimed = counter('unclaimed');
   const latency = new Histogram({
     name: 'ticketd_ticket_fetch_duration_seconds',
-    help: 'Duration of one run of REPLACEs on a backend.',
-    labelNames: ['backend'],
+    help: 'Duration of one run of REPLACEs on a backend, per sequence.',
+    labelNames: ['backend', 'sequence'],
     buckets: [...FETCH_BUCKETS_SECONDS],
     registers,
   });
@@ -156,10 +156,10 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       service = s;
     },
     events: {
-      ticketFetch: (backend, seconds, count, failed) => {
-        fetches.labels(backend, failed ? 'error' : 'ok').inc();
-        if (count > 0) tickets.labels(backend).inc(count);
-        latency.labels(backend).observe(seconds);
+      ticketFetch: (backend, sequence, seconds, count, failed) => {
+        fetches.labels(backend, sequence, failed ? 'error' : 'ok').inc();
+        if (count > 0) tickets.labels(backend, sequence).inc(count);
+        latency.labels(backend, sequence).observe(seconds);
       },
       failover: (sequence, from) => failovers.labels(sequence, from).inc(),
       regression: (backend, sequence, action) => regressions.labels(backend, sequence, action).inc(),

@@ -2,7 +2,7 @@
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
-import { assertSequenceName, conflictOf, describeSettings, type SequenceSettings } from '../core/sequence.js';
+import { assertSequenceName, conflictOf, describeSettings, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { errorText } from '../util/error-text.js';
@@ -56,6 +56,8 @@ export class TicketService {
   readonly #clock: Clock;
   readonly #entries = new Map<string, Entry>();
   readonly #resolving = new Map<string, Promise<Entry>>();
+  /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
+  readonly #modes = new Map<string, IdMode>();
   /** Names no backend had, and when that was found: a burst of requests for them asks MySQL once. */
   readonly #unknown = new Map<string, number>();
 
@@ -191,6 +193,14 @@ export class TicketService {
       return ranges;
     } catch (error) {
       if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
+      // Why no backend issued names tickets (a quarantine's counter, a refused claim): not for an
+      // opaque sequence's clients. The log and the admin's GET /v1/sequences/{name} keep the reasons.
+      if (error instanceof BackendsUnavailableError && entry.settings.ids === 'opaque') {
+        throw new BackendsUnavailableError(`no backend issued a ticket for sequence ${entry.settings.name}; the admin's GET /v1/sequences/${entry.settings.name} says why`, {
+          retryAfterSeconds: error.retryAfterSeconds,
+          cause: error,
+        });
+      }
       throw error;
     }
   }
@@ -249,11 +259,24 @@ export class TicketService {
     return this.#entries.get(name)?.settings;
   }
 
-  /** IDs handed out by this process so far, over every sequence. */
-  get issuedTotal(): number {
+  /** IDs handed out by this process so far, over the sequences `counted` admits (default: every one). */
+  issuedTotal(counted: (sequence: string) => boolean = () => true): number {
     let total = 0;
-    for (const entry of this.#entries.values()) total += issued(entry);
+    for (const [name, entry] of this.#entries) if (counted(name)) total += issued(entry);
     return total;
+  }
+
+  /**
+   * The ID mode of a sequence, as loaded or read from a backend (and then remembered: a sequence's
+   * mode never changes); undefined when no backend answered with it.
+   */
+  async idsOf(name: string): Promise<IdMode | undefined> {
+    const known = this.#entries.get(name)?.settings.ids ?? this.#modes.get(name);
+    if (known !== undefined) return known;
+    const found = (await this.#allocator.readSequence(name)).find((a) => a.ok && a.value !== undefined);
+    const mode = found?.ok === true ? found.value?.ids : undefined;
+    if (mode !== undefined && this.#modes.size < MAX_UNKNOWN_SEQUENCES) this.#modes.set(name, mode);
+    return mode;
   }
 
   /** Names of the sequences this process has served. */
@@ -266,9 +289,9 @@ export class TicketService {
     return this.#allocator.sequenceStatus(name);
   }
 
-  /** State of every backend. */
-  backendStatus(): BackendStatus[] {
-    return this.#allocator.status();
+  /** State of every backend; its counts add up the sequences `counted` admits (default: every one). */
+  backendStatus(counted?: (sequence: string) => boolean): BackendStatus[] {
+    return this.#allocator.status(counted);
   }
 
   /** True when an ID can be issued now: a backend is usable or some cache holds IDs. */

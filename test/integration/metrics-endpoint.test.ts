@@ -28,11 +28,11 @@ describe('GET /metrics', () => {
     for (const backend of context.server.service.backendStatus().map((b) => b.backend)) {
       expect(sample(text, `ticketd_backend_breaker_state{backend="${backend}",state="up"}`)).toBe(1);
       expect(sample(text, `ticketd_backend_up{backend="${backend}"}`)).toBe(1);
-      expect(sample(text, `ticketd_ticket_fetches_total{backend="${backend}",result="ok"}`)).toBeGreaterThan(0);
-      const count = sample(text, `ticketd_ticket_fetch_duration_seconds_count{backend="${backend}"}`)!;
+      expect(sample(text, `ticketd_ticket_fetches_total{backend="${backend}",sequence="metrics_seq",result="ok"}`)).toBeGreaterThan(0);
+      const count = sample(text, `ticketd_ticket_fetch_duration_seconds_count{backend="${backend}",sequence="metrics_seq"}`)!;
       expect(count).toBeGreaterThan(0);
       // Cumulative buckets: +Inf holds every observation.
-      expect(sample(text, `ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="${backend}"}`)).toBe(count);
+      expect(sample(text, `ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="${backend}",sequence="metrics_seq"}`)).toBe(count);
     }
     expect(text).toMatch(/^# TYPE ticketd_failovers_total counter$/m);
     expect(text).toMatch(/^# TYPE ticketd_regressions_total counter$/m);

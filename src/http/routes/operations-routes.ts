@@ -4,6 +4,7 @@ import type { TicketService } from '../../service/ticket-service.js';
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../router.js';
 import { renderStatusPage } from '../status-page.js';
+import { countedFor, redactMetrics, type AdminCheck } from '../visibility.js';
 
 /** Where /metrics gets its text: this process's registry, or (under --workers) every worker's. */
 export interface MetricsSource {
@@ -14,6 +15,8 @@ export interface MetricsSource {
 /** What the operations routes need. */
 export interface OperationsRoutesOptions {
   readonly service: TicketService;
+  /** Whether a request bears the admin token: only then are an opaque sequence's counts shown (visibility.ts). */
+  readonly isAdmin: AdminCheck;
   readonly metrics: MetricsSource;
   readonly activity: ActivityHistory | undefined;
   readonly version: string;
@@ -23,19 +26,21 @@ export interface OperationsRoutesOptions {
 
 /** Adds the operations routes. */
 export function addOperationsRoutes(route: Route, options: OperationsRoutesOptions): void {
-  const { service, metrics, clock } = options;
+  const { service, metrics, clock, isAdmin } = options;
   route('/healthz', { get: (_req, res) => void res.json({ status: 'ok' }) });
   route('/readyz', {
-    get: (_req, res) => {
+    get: (req, res) => {
       res.set('Cache-Control', 'no-store');
-      const sequences = Object.fromEntries(service.servedSequences().map((name) => [name, service.capacityStatus(name) ?? null]));
-      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus(), sequences });
+      const counted = countedFor(service, isAdmin(req));
+      const sequences = Object.fromEntries(service.servedSequences().map((name) => [name, counted(name) ? (service.capacityStatus(name) ?? null) : null]));
+      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus(counted), sequences });
     },
   });
   route('/metrics', {
-    get: async (_req, res) => {
+    get: async (req, res) => {
       const text = await metrics.render();
-      res.set('Cache-Control', 'no-store').type(metrics.contentType).send(text);
+      const shown = isAdmin(req) ? text : await redactMetrics(text, (name) => service.idsOf(name));
+      res.set('Cache-Control', 'no-store').type(metrics.contentType).send(shown);
     },
   });
   route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });

@@ -4,19 +4,28 @@ import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import type { Route } from '../router.js';
+import { withoutTickets, type AdminCheck } from '../visibility.js';
 
-/** Adds the sequence routes; `admin` guards what needs the admin token. */
-export function addSequenceRoutes(route: Route, service: TicketService, admin: RequestHandler): void {
+/**
+ * Adds the sequence routes; `admin` guards what needs the admin token, `isAdmin` tells who may see
+ * an opaque sequence's counts (visibility.ts).
+ */
+export function addSequenceRoutes(route: Route, service: TicketService, admin: RequestHandler, isAdmin: AdminCheck): void {
   addAdminRoutes(route, service, admin);
   route('/v1/sequences/:name', {
     get: async (req, res) => {
       const name = req.params.name as string;
       const settings = await service.settings(name);
+      if (settings.ids === 'opaque' && !isAdmin(req)) {
+        res.json({ ...settingsToJson(settings), cache: null, capacity: null, backends: service.backendsFor(name).map(withoutTickets), redacted: true });
+        return;
+      }
       res.json({
         ...settingsToJson(settings),
         cache: service.cacheStatus(name) ?? null,
         capacity: service.capacityStatus(name) ?? null,
         backends: service.backendsFor(name),
+        redacted: false,
       });
     },
     put: {
