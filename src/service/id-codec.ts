@@ -6,6 +6,7 @@
 import { IdPermutation } from 'ticketd-client';
 import type { IdRange } from '../core/blocks.js';
 import type { IdMode, SequenceSettings } from '../core/sequence.js';
+import type { EncoderThread } from './encoder-thread.js';
 import { OpaqueIds, type IssuedIds, type TakeRanges } from './opaque-ids.js';
 
 /** A sequence's IDs between the cache and the client. */
@@ -44,11 +45,16 @@ class OrderedIds implements IdCodec {
   }
 }
 
-/** The codec of a sequence; `take` gives ordered ranges from its cache without waiting. */
-export function codecFor(settings: SequenceSettings, take: TakeRanges): IdCodec {
+/**
+ * The codec of a sequence; `take` gives ordered ranges from its cache without waiting. With an
+ * encoder thread, an opaque sequence's next IDs are encoded there.
+ */
+export function codecFor(settings: SequenceSettings, take: TakeRanges, thread?: EncoderThread): IdCodec {
   if (settings.ids === 'ordered') return new OrderedIds(take);
-  if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
-  return new OpaqueIds(new IdPermutation(settings.key, settings, settings.scheme), take);
+  const { key, scheme } = settings;
+  if (key === undefined || scheme === undefined) throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
+  const permutable = { name: settings.name, key, scheme, domain: { startAfter: settings.startAfter, maxId: settings.maxId } };
+  return new OpaqueIds(new IdPermutation(key, settings, scheme), take, thread && ((ranges) => thread.encode(permutable, ranges)));
 }
 
 /** Only the decoding of a sequence's IDs (migrate verify). */

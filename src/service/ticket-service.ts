@@ -9,7 +9,9 @@ import { errorText } from '../util/error-text.js';
 import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
+import { EncoderThread } from './encoder-thread.js';
 import { codecFor, type IdCodec } from './id-codec.js';
+import { listSequences, type SequenceList } from './sequence-list.js';
 import type { IssuedIds } from './opaque-ids.js';
 
 /** How long a name no backend had is answered 404 without asking the backends again. */
@@ -22,12 +24,6 @@ export interface TicketServiceOptions {
   readonly allocator: Allocator;
   readonly logger: Logger;
   readonly clock?: Clock;
-}
-
-/** A sequence as listed: its settings and the backends that have it. */
-export interface SequenceListing {
-  readonly settings: SequenceSettings;
-  readonly backends: readonly string[];
 }
 
 interface Entry {
@@ -56,6 +52,8 @@ export class TicketService {
   readonly #clock: Clock;
   readonly #entries = new Map<string, Entry>();
   readonly #resolving = new Map<string, Promise<Entry>>();
+  /** Where opaque sequences' IDs are encoded ahead, off the thread that answers requests. */
+  readonly #encoder = new EncoderThread();
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
   /** Names no backend had, and when that was found: a burst of requests for them asks MySQL once. */
@@ -166,7 +164,7 @@ export class TicketService {
       settings,
       capacity,
       cache,
-      codec: codecFor(settings, (n) => cache.tryTake(n)),
+      codec: codecFor(settings, (n) => cache.tryTake(n), this.#encoder),
     };
     this.#entries.set(name, entry);
     return entry;
@@ -193,13 +191,10 @@ export class TicketService {
       return ranges;
     } catch (error) {
       if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
-      // Why no backend issued names tickets (a quarantine's counter, a refused claim): not for an
-      // opaque sequence's clients. The log and the admin's GET /v1/sequences/{name} keep the reasons.
+      // Why no backend issued names tickets: not for an opaque sequence's clients (the log and the admin's detail keep it).
       if (error instanceof BackendsUnavailableError && entry.settings.ids === 'opaque') {
-        throw new BackendsUnavailableError(`no backend issued a ticket for sequence ${entry.settings.name}; the admin's GET /v1/sequences/${entry.settings.name} says why`, {
-          retryAfterSeconds: error.retryAfterSeconds,
-          cause: error,
-        });
+        const name = entry.settings.name;
+        throw new BackendsUnavailableError(`no backend issued a ticket for sequence ${name}; the admin's GET /v1/sequences/${name} says why`, { retryAfterSeconds: error.retryAfterSeconds, cause: error });
       }
       throw error;
     }
@@ -215,24 +210,8 @@ export class TicketService {
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */
-  async listSequences(): Promise<{ sequences: SequenceListing[]; unanswered: { backend: string; reason: string }[] }> {
-    const answers = await this.#allocator.readSequences();
-    if (answers.every((a) => !a.ok)) {
-      throw new BackendsUnavailableError(`no backend answered while listing sequences (${answers.map((a) => `${a.backend}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`);
-    }
-    const listing = new Map<string, { settings: SequenceSettings; backends: string[] }>();
-    for (const a of answers) {
-      if (!a.ok) continue;
-      for (const settings of a.value) {
-        const seen = listing.get(settings.name) ?? { settings, backends: [] };
-        seen.backends.push(a.backend);
-        listing.set(settings.name, seen);
-      }
-    }
-    return {
-      sequences: [...listing.values()].sort((a, b) => (a.settings.name < b.settings.name ? -1 : 1)),
-      unanswered: answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend, reason: errorText(a.error) }])),
-    };
+  listSequences(): Promise<SequenceList> {
+    return listSequences(this.#allocator);
   }
 
   /** Re-checks a backend against the claims and lets it serve the sequence again (lifts a quarantine). */
@@ -302,6 +281,7 @@ export class TicketService {
 
   /** Releases the backend pools. */
   async close(): Promise<void> {
+    await this.#encoder.close();
     await this.#allocator.close();
   }
 }

@@ -1,20 +1,34 @@
-import { idsAsJsonList, idsAsLines } from '../../src/http/format-ids.js';
+import { randomBytes } from 'node:crypto';
+import { idsAsJson, idsAsLines, writeUint64 } from '../../src/http/format-ids.js';
 import { MAX_UINT64 } from '../../src/core/blocks.js';
 
+const text = (body: string | Buffer): string => (typeof body === 'string' ? body : body.toString('latin1'));
+
 describe('ID formatting', () => {
-  it('writes exact decimal strings on both sides of 2^53', () => {
+  it('writes exact decimal strings on both sides of 2^53, from ranges and from opaque IDs', () => {
     const ranges = [
       { first: 9007199254740990n, last: 9007199254740991n },
       { first: 9007199254740992n, last: 9007199254740993n },
+      { first: 4294967295n, last: 4294967296n },
       { first: MAX_UINT64, last: MAX_UINT64 },
     ];
-    expect(JSON.parse(`[${idsAsJsonList(ranges)}]`)).toEqual([
-      '9007199254740990',
-      '9007199254740991',
-      '9007199254740992',
-      '9007199254740993',
-      '18446744073709551615',
-    ]);
+    const expected = ['9007199254740990', '9007199254740991', '9007199254740992', '9007199254740993', '4294967295', '4294967296', '18446744073709551615'];
+    expect(JSON.parse(text(idsAsJson('s', ranges)))).toEqual({ sequence: 's', ids: expected });
+    expect(JSON.parse(text(idsAsJson('s', BigUint64Array.from(expected.map(BigInt)))))).toEqual({ sequence: 's', ids: expected });
+    expect(JSON.parse(text(idsAsJson('s', new BigUint64Array(0))))).toEqual({ sequence: 's', ids: [] });
     expect(idsAsLines([{ first: 1n, last: 3n }])).toBe('1\n2\n3\n');
+    expect(text(idsAsLines(BigUint64Array.from([1n, 10n ** 19n, MAX_UINT64])))).toBe('1\n10000000000000000000\n18446744073709551615\n');
+  });
+
+  it('writes every uint64 as BigInt would: powers of ten and two, their neighbours, and random values', () => {
+    const values: bigint[] = [0n, MAX_UINT64];
+    for (let e = 0n; e <= 19n; e++) values.push(10n ** e - 1n, 10n ** e, 10n ** e + 1n);
+    for (let e = 0n; e < 64n; e++) values.push((1n << e) - 1n, 1n << e, (1n << e) + 1n);
+    for (let i = 0; i < 20_000; i++) values.push(randomBytes(8).readBigUInt64LE() >> BigInt(i % 64));
+    const out = Buffer.alloc(32);
+    for (const v of values.filter((x) => x >= 0n && x <= MAX_UINT64)) {
+      const end = writeUint64(out, 0, Number(v >> 32n), Number(v & 0xffffffffn));
+      expect(out.toString('latin1', 0, end)).toBe(v.toString());
+    }
   });
 });

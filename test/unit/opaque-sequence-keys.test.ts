@@ -3,7 +3,7 @@ import { Allocator } from '../../src/allocator/allocator.js';
 import { parseSequenceSettings, withKey } from '../../src/core/sequence.js';
 import { BackendsUnavailableError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
-import { OpaqueIds, ENCODED_AHEAD } from '../../src/service/opaque-ids.js';
+import { ENCODED_AHEAD, ENCODED_IN_BACKGROUND, OpaqueIds } from '../../src/service/opaque-ids.js';
 import { TicketService } from '../../src/service/ticket-service.js';
 import { fakeServers } from '../support/fake-backend.js';
 
@@ -70,6 +70,29 @@ describe('the key of an opaque sequence', () => {
   });
 });
 
+describe('an opaque sequence that no backend can serve', () => {
+  test('answers a 503 that names no ticket (an ordered one names them, for its operators)', async () => {
+    const fakes = fakeServers(2);
+    const allocator = new Allocator({ backends: fakes.addresses, connect: fakes.connect, logger: silentLogger, regressionPolicy: 'quarantine' });
+    const service = new TicketService({ allocator, logger: silentLogger });
+    const plain = parseSequenceSettings('plain', { blockSize: 100 });
+    for (const settings of [OPAQUE, plain]) {
+      await service.createSequence(settings);
+      for (let i = 0; i < 4; i++) await service.leaseBlock(settings.name);
+    }
+    // Both counters went back (restored backups): each backend is quarantined for both sequences.
+    for (const server of fakes.servers) for (const name of ['secret', 'plain']) server.regress(name, 1n);
+    const orderedError = (await service.leaseBlock('plain').catch((e: unknown) => e)) as Error;
+    expect(orderedError).toBeInstanceOf(BackendsUnavailableError);
+    expect(orderedError.message).toMatch(/at or below ticket \d+/);
+    const opaqueError = (await service.leaseBlock('secret').catch((e: unknown) => e)) as Error;
+    expect(opaqueError).toBeInstanceOf(BackendsUnavailableError);
+    expect(opaqueError.message).toBe("no backend issued a ticket for sequence secret; the admin's GET /v1/sequences/secret says why");
+    expect(service.backendsFor('secret').every((b) => /ticket \d+/.test(b.quarantined ?? ''))).toBe(true);
+    await service.close();
+  });
+});
+
 describe('opaque IDs encoded ahead', () => {
   const permutation = new IdPermutation(new Uint8Array(32).fill(3), { startAfter: 0n, maxId: (1n << 64n) - 1n }, 'feistel-aes256-v2');
 
@@ -104,4 +127,54 @@ describe('opaque IDs encoded ahead', () => {
     // Near the end the cache cannot fill the buffer, and requests are still served from what is left.
     expect([...seen].every((x) => x >= 1n && x < next)).toBe(true);
   });
+
+  test('with an encoder elsewhere, as with its answers late, failing, or never: every ordered ID once, and the accounting holds', async () => {
+    let next = 1n;
+    let left = 400_000n;
+    const take = (count: number): { first: bigint; last: bigint }[] | undefined => {
+      if (BigInt(count) > left) return undefined;
+      const range = { first: next, last: next + BigInt(count) - 1n };
+      next += BigInt(count);
+      left -= BigInt(count);
+      return [range];
+    };
+    let calls = 0;
+    const lost: bigint[] = [];
+    // Answers after a few requests; the 4th batch fails (its IDs are a gap), after which none is asked for.
+    const elsewhere = async (ranges: readonly { first: bigint; last: bigint }[]): Promise<BigUint64Array> => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 1));
+      if (calls === 4) {
+        lost.push(ranges[0]!.first);
+        throw new Error('the thread died');
+      }
+      const out = new BigUint64Array(ranges.reduce((n, r) => n + Number(r.last - r.first + 1n), 0));
+      let at = 0;
+      for (const r of ranges) {
+        permutation.encodeRun(r.first, Number(r.last - r.first + 1n), out, at);
+        at += Number(r.last - r.first + 1n);
+      }
+      return out;
+    };
+    const opaque = new OpaqueIds(permutation, take, elsewhere);
+    const seen = new Set<bigint>();
+    let handed = 0;
+    for (let round = 0; round < 600; round++) {
+      const ids = opaque.tryTake([1000, 1, 333, 1024][round % 4]!);
+      if (ids === undefined) break;
+      for (const id of ids) {
+        const ordered = permutation.decode(id);
+        if (seen.has(ordered)) throw new Error(`ordered ID ${ordered} handed out twice`);
+        seen.add(ordered);
+      }
+      handed += ids.length;
+      const lostIds = lost.length * ENCODED_IN_BACKGROUND;
+      expect(Number(next - 1n)).toBe(handed + opaque.ahead + lostIds);
+      if (round % 3 === 0) await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(calls).toBeGreaterThanOrEqual(4);
+    expect(lost).toHaveLength(1);
+    expect(handed).toBeGreaterThan(300_000);
+  });
 });
+

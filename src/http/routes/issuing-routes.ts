@@ -3,7 +3,7 @@ import type { Request, RequestHandler } from 'express';
 import { FIRST_PERMUTATION_SCHEME } from 'ticketd-client';
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
-import { firstId, idsAsJsonList, idsAsLines } from '../format-ids.js';
+import { firstId, idsAsJson, idsAsLines } from '../format-ids.js';
 import type { Route } from '../router.js';
 
 /** What the issuing routes need. */
@@ -31,7 +31,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
         if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
           res.type('text/plain').send(idsAsLines(ids));
         } else {
-          res.type('application/json').send(`{"sequence":"${name}","ids":[${idsAsJsonList(ids)}]}`);
+          res.type('application/json').send(idsAsJson(name, ids));
         }
       },
     },

@@ -1,0 +1,93 @@
+/**
+ * Scenario 8 over HTTP, server-bound and measured with wrk: batches of 1,000 opaque IDs against the
+ * same batch of ordered IDs (small numbers) and of ordered IDs as wide as opaque ones (20 decimal
+ * digits, so the cost of formatting wide numbers shows apart from the permutation's). Rounds
+ * alternate the three routes, so drift on a shared machine hits each alike.
+ *
+ * Alone: `npm run build && tsc -p tsconfig.bench.json && node dist-bench/bench/opaque-wrk.js`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Allocator } from '../src/allocator/allocator.js';
+import { loadConfig } from '../src/config.js';
+import { parseSequenceSettings } from '../src/core/sequence.js';
+import { startLocalPair } from '../src/launcher/local-pair.js';
+import { freePort } from '../src/launcher/local-mysql.js';
+import { silentLogger } from '../src/logger.js';
+import { initBackends } from '../src/service/init.js';
+import { TicketService } from '../src/service/ticket-service.js';
+import { ensureWrk, wrkLoad, type WrkResult } from './wrk-load.js';
+
+/** The sequences this scenario needs, besides `default`: ordered IDs of 20 digits, and opaque ones. */
+export const WRK_SEQUENCES = [
+  parseSequenceSettings('wide', { blockSize: 10_000, startAfter: '10000000000000000000' }),
+  parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' }),
+];
+
+/** Rounds of (ordered, opaque, ordered wide). */
+const ROUNDS = 2;
+
+/** The wrk rows of scenario 8, ROUNDS rounds of the three routes in turn. */
+export function measureOpaqueWrk(ticketd: string, serverPid: number, options: { seconds: number; warmupSeconds: number; connections: number }): WrkResult[] {
+  const wrk = ensureWrk();
+  const scriptDir = mkdtempSync(join(tmpdir(), 'ticketd-wrk-'));
+  const routes = [
+    ['ordered (default), count=1000', 'default'],
+    ['opaque, count=1000', 'opaque'],
+    ['ordered, 20 digits, count=1000', 'wide'],
+  ] as const;
+  try {
+    const results: WrkResult[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, sequence] of routes) {
+        const url = `${ticketd}/v1/sequences/${sequence}/ids?count=1000`;
+        results.push(wrkLoad(wrk, { name, url, method: 'POST', idsPerResponse: 1000, serverPid, scriptDir, ...options }));
+      }
+    }
+    return results;
+  } finally {
+    rmSync(scriptDir, { recursive: true, force: true });
+  }
+}
+
+/** Mean of a field over the rows of one route. */
+export function meanOf(results: readonly WrkResult[], name: string, field: 'idsPerSecond' | 'cpuMsPer1000Ids'): number {
+  const rows = results.filter((r) => r.name === name);
+  return rows.reduce((sum, r) => sum + r[field], 0) / Math.max(1, rows.length);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-bench-'));
+  const pair = await startLocalPair(dir);
+  let child: ChildProcess | undefined;
+  try {
+    const allocator = new Allocator({ backends: loadConfig({ backends: pair.backendsUrl }).backends, logger: silentLogger });
+    const setup = new TicketService({ allocator, logger: silentLogger });
+    await initBackends(allocator, setup);
+    for (const settings of WRK_SEQUENCES) await setup.createSequence(settings);
+    await setup.close();
+    const port = await freePort();
+    child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], { env: { ...process.env, TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((ready) => child!.stdout!.on('data', (c: Buffer) => c.toString().includes('ticketd listening') && ready()));
+    const results = measureOpaqueWrk(`http://127.0.0.1:${port}`, child.pid!, { seconds: Number(process.env.BENCH_SECONDS ?? 10), warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3), connections: 32 });
+    for (const r of results) console.log(`${r.name.padEnd(32)} ${Math.round(r.idsPerSecond).toLocaleString('en').padStart(11)} IDs/s  ${r.cpuMsPer1000Ids.toFixed(3)} ms CPU/1000 IDs  server ${r.serverCpuShare} cores  p99 ${r.p99} ms`);
+    const ordered = meanOf(results, 'ordered (default), count=1000', 'idsPerSecond');
+    console.log(`opaque / ordered = ${(meanOf(results, 'opaque, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×, ordered 20 digits / ordered = ${(meanOf(results, 'ordered, 20 digits, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×`);
+  } finally {
+    child?.kill('SIGKILL');
+    await pair.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('opaque-wrk.js')) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`bench: ${error instanceof Error ? error.stack : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
