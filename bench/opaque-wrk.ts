@@ -20,11 +20,10 @@ import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
 import { ensureWrk, wrkLoad, type WrkResult } from './wrk-load.js';
 
-/** The sequences this scenario needs, besides `default`: ordered IDs of 20 digits, and opaque ones. */
-export const WRK_SEQUENCES = [
-  parseSequenceSettings('wide', { blockSize: 10_000, startAfter: '10000000000000000000' }),
-  parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' }),
-];
+/** Ordered IDs as wide as most opaque ones of a 64-bit domain: 20 decimal digits. */
+export const WIDE_SEQUENCE = parseSequenceSettings('wide', { blockSize: 10_000, startAfter: '10000000000000000000' });
+/** The sequences this scenario needs, besides `default`. */
+const WRK_SEQUENCES = [WIDE_SEQUENCE, parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' })];
 
 /** Rounds of (ordered, opaque, ordered wide). */
 const ROUNDS = 2;

@@ -19,6 +19,8 @@ import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
 import { measureClaimCost, type StepCost } from './claim-cost.js';
 import { measureInnodbInserts, measurePermutation, type CostResult } from './opaque-cost.js';
+import { meanOf, measureOpaqueWrk, WIDE_SEQUENCE } from './opaque-wrk.js';
+import type { WrkResult } from './wrk-load.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
 import { renderChart, renderMarkdown } from './report.js';
 import { assertUnique } from './unique.js';
@@ -56,6 +58,8 @@ export interface BenchResults {
   readonly claimCost: StepCost[];
   readonly opaque: {
     readonly http: HttpResult[];
+    /** Batches of 1,000 measured with wrk, server-bound: ordered, opaque, ordered of 20 digits, in rounds. */
+    readonly wrk: WrkResult[];
     readonly perId: CostResult[];
     readonly inserts: CostResult[];
   };
@@ -128,6 +132,7 @@ async function main(): Promise<void> {
     await setup.createSequence(parseSequenceSettings('claimcost', { blockSize: 1 }));
     await setup.createSequence(parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' }));
     await setup.createSequence(parseSequenceSettings('opaque_large', { blockSize: 1_000_000, ids: 'opaque' }));
+    await setup.createSequence(WIDE_SEQUENCE);
     await setup.close();
     const claimCost = await measureClaimCost(backends[0]!, backends[1]!, pair.b.url, 'claimcost');
 
@@ -174,6 +179,7 @@ async function main(): Promise<void> {
       await load({ name: 'ordered (default), next', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
       await load({ name: 'opaque, next', url: `${ticketd}/v1/sequences/opaque/next`, idsPerResponse: 1, check: true }),
     ];
+    const opaqueWrk = measureOpaqueWrk(ticketd, children[0]!.pid!, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS });
     const perId = measurePermutation();
     const failoverBase = await load({
       name: 'ticketd, backend A killed and restarted',
@@ -203,7 +209,7 @@ async function main(): Promise<void> {
       inProcess,
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
       claimCost,
-      opaque: { http: opaqueHttp, perId, inserts },
+      opaque: { http: opaqueHttp, wrk: opaqueWrk, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(`bench/results/${results.date.slice(0, 10)}.json`, JSON.stringify(results, null, 2) + '\n');
@@ -238,7 +244,8 @@ headline ratios (same run):
   refills (blockSize 50): p99 ${r.smallBlocks.p99} ms vs ${t.p99} ms with blockSize 10,000
   in-process (blocks of 1,000,000): SDK next() / @sapphire/snowflake = ${ratio(sdk?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (ceiling for any awaited call: ${ratio(ceiling?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}), nextSync() / snowflake = ${ratio(sdkSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.5×)
   workers: 2 / 1 = ${ratio(r.workers[1]!.requestsPerSecond, r.workers[0]!.requestsPerSecond)} single, ${ratio(r.workers[3]!.idsPerSecond, r.workers[2]!.idsPerSecond)} batch
-  opaque IDs: batch of 1,000 opaque / ordered = ${ratio(oo.idsPerSecond, ob.idsPerSecond)} (target ≥ 0.7×), next ${ratio(oos.requestsPerSecond, os.requestsPerSecond)}, SDK nextSync() opaque / snowflake = ${ratio(opaqueSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.0×)
+  opaque IDs (wrk): batch of 1,000 opaque / ordered = ${ratio(meanOf(r.opaque.wrk, 'opaque, count=1000', 'idsPerSecond'), meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'idsPerSecond'))} (target ≥ 0.8×), server CPU per 1,000 IDs ${meanOf(r.opaque.wrk, 'opaque, count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms vs ${meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms ordered
+  opaque IDs (autocannon): batch of 1,000 opaque / ordered = ${ratio(oo.idsPerSecond, ob.idsPerSecond)}, next ${ratio(oos.requestsPerSecond, os.requestsPerSecond)}, SDK nextSync() opaque / snowflake = ${ratio(opaqueSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.0×)
   InnoDB inserts, opaque / ordered keys: ${ratio(rows('200,000 rows, opaque'), rows('200,000 rows, ordered'))} at 200,000 rows, ${ratio(rows('1,000,000 rows, opaque'), rows('1,000,000 rows, ordered'))} at 1,000,000 rows
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
   claim per chunk of 16 tickets: median ${r.claimCost[1]?.medianMs} ms vs ${r.claimCost[0]?.medianMs} ms for its REPLACEs and ${r.claimCost[2]?.medianMs} ms for the 0.2 mark write

@@ -159,10 +159,11 @@ export const openApiDocument = Object.freeze({
               properties: {
                 sequence: { type: 'string' },
                 ids: { type: 'string', enum: ['opaque'] },
-                scheme: { type: 'string', description: 'feistel-aes256-v1 (docs/opaque-ids.md).' },
+                scheme: { type: 'string', description: 'The permutation scheme: feistel-aes256-v2 for sequences made from 0.5 on, feistel-aes256-v1 for those of 0.4 (docs/opaque-ids.md). A client must refuse a scheme it does not know.' },
                 startAfter: idString,
                 maxId: idString,
-                key: { type: 'string', description: '32 bytes, base64url.' },
+                key: { type: 'string', description: '32 bytes, base64url; only for scheme feistel-aes256-v1 (where 0.4 clients read it).' },
+                schemeKey: { type: 'string', description: '32 bytes, base64url; for every later scheme. Not in `key`, so a 0.4 client, which applies v1 to whatever `key` holds, finds no key and refuses.' },
               },
             }),
           },

@@ -42,38 +42,51 @@ export interface Permutable {
 export class EncoderThread {
   #worker: Worker | undefined;
   #failed: Error | undefined;
+  #closed = false;
   #nextId = 0;
   readonly #pending = new Map<number, { resolve(out: BigUint64Array): void; reject(error: Error): void }>();
   readonly #known = new Set<string>();
+  readonly #onFailure: (error: Error) => void;
+
+  /** `onFailure` hears once why the thread stopped working (not when it was closed). */
+  constructor(onFailure: (error: Error) => void = () => undefined) {
+    this.#onFailure = onFailure;
+  }
 
   /** P of every ID of the ranges, in order, computed on the thread. */
   encode(sequence: Permutable, ranges: readonly IdRange[]): Promise<BigUint64Array> {
     if (this.#failed !== undefined) return Promise.reject(this.#failed);
-    const worker = this.#start();
-    if (!this.#known.has(sequence.name)) {
-      worker.postMessage({ kind: 'permutation', name: sequence.name, key: sequence.key, domain: sequence.domain, scheme: sequence.scheme });
-      this.#known.add(sequence.name);
-    }
-    const id = this.#nextId++;
     const runs = ranges.map((r) => [r.first, Number(r.last - r.first + 1n)] as const);
     const total = runs.reduce((n, [, count]) => n + count, 0);
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ kind: 'encode', id, name: sequence.name, runs, total });
+      // Whatever fails here (no thread, no client package) fails this call and the later ones, never the caller's thread.
+      try {
+        const worker = this.#start();
+        if (!this.#known.has(sequence.name)) {
+          worker.postMessage({ kind: 'permutation', name: sequence.name, key: sequence.key, domain: sequence.domain, scheme: sequence.scheme });
+          this.#known.add(sequence.name);
+        }
+        const id = this.#nextId++;
+        this.#pending.set(id, { resolve, reject });
+        worker.postMessage({ kind: 'encode', id, name: sequence.name, runs, total });
+      } catch (error) {
+        this.#fail(error instanceof Error ? error : new Error(String(error)));
+        reject(this.#failed);
+      }
     });
   }
 
   /** Stops the thread; what it held is given up (a gap, never a repeat). */
   async close(): Promise<void> {
     const worker = this.#worker;
+    this.#closed = true;
     this.#fail(new Error('the encoder thread was closed'));
     await worker?.terminate();
   }
 
   #start(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const client = createRequire(import.meta.url).resolve('ticketd-client');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { client } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { client: clientBuild() } });
     // It must not keep a process alive that has nothing else to do.
     worker.unref();
     worker.on('message', (m: { id: number; out: BigUint64Array }) => {
@@ -88,9 +101,19 @@ export class EncoderThread {
   }
 
   #fail(error: Error): void {
+    if (this.#failed === undefined && !this.#closed) this.#onFailure(error);
     this.#failed ??= error;
     this.#worker = undefined;
     for (const waiting of this.#pending.values()) waiting.reject(this.#failed);
     this.#pending.clear();
   }
+}
+
+/**
+ * The client package's CommonJS build, which the thread loads. Under jest, whose resolver maps the
+ * package to its TypeScript source, that is the build beside the source.
+ */
+function clientBuild(): string {
+  const resolved = createRequire(import.meta.url).resolve('ticketd-client');
+  return resolved.endsWith('.ts') ? resolved.replace(/src[\\/]index\.ts$/, 'dist/cjs/index.js') : resolved;
 }

@@ -53,7 +53,7 @@ export class TicketService {
   readonly #entries = new Map<string, Entry>();
   readonly #resolving = new Map<string, Promise<Entry>>();
   /** Where opaque sequences' IDs are encoded ahead, off the thread that answers requests. */
-  readonly #encoder = new EncoderThread();
+  readonly #encoder = new EncoderThread((error) => this.#logger.warn({ err: errorText(error) }, 'the encoder thread failed: opaque IDs are encoded on the request thread from now on'));
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
   /** Names no backend had, and when that was found: a burst of requests for them asks MySQL once. */
