@@ -94,7 +94,7 @@ function writeWide(ids: IssuedIds, head: string, tail: string, json: boolean): B
 /**
  * Writes hi·2^32 + lo in decimal at `pos`; returns the position after it. The value is split
  * into limbs below 10^8 with exact double arithmetic (every intermediate stays below 2^53, each
- * quotient corrected by its remainder); the limbs are written with int32 arithmetic.
+ * quotient corrected by its remainder); the limbs are written two digits at a time.
  */
 export function writeUint64(out: Uint8Array, pos: number, hi: number, lo: number): number {
   if (hi < 0x200000) {
@@ -103,7 +103,8 @@ export function writeUint64(out: Uint8Array, pos: number, hi: number, lo: number
     if (n < 1e8) return writeSmall(out, pos, n);
     const top = quotient(n, 1e8);
     pos = writeSmall(out, pos, top);
-    return write8(out, pos, n - top * 1e8);
+    write8(out, pos, n - top * 1e8);
+    return pos + 8;
   }
   // 2^32 = 4294·10^6 + 967296, so the value is (hi·4294 + c)·10^6 + r, where hi·967296 + lo = c·10^6 + r.
   const low = hi * 967296 + lo;
@@ -111,54 +112,51 @@ export function writeUint64(out: Uint8Array, pos: number, hi: number, lo: number
   const high = hi * 4294 + carry;
   const top = quotient(high, 1e8);
   pos = writeSmall(out, pos, top);
-  pos = write8(out, pos, high - top * 1e8);
+  write8(out, pos, high - top * 1e8);
   const rest = low - carry * 1e6;
-  const r4 = (rest / 100) | 0;
-  pos = write4(out, pos, r4);
-  return write2(out, pos, rest - r4 * 100);
+  const r1 = (rest / 10000) | 0;
+  const r23 = rest - r1 * 10000;
+  const r2 = (r23 / 100) | 0;
+  write2(out, pos + 8, r1);
+  write2(out, pos + 10, r2);
+  write2(out, pos + 12, r23 - r2 * 100);
+  return pos + 14;
 }
 
 /** ⌊n / d⌋ for integers n < 2^53: the division's rounding corrected by the remainder. */
 function quotient(n: number, d: number): number {
-  let q = Math.floor(n / d);
+  const q = Math.floor(n / d);
   const r = n - q * d;
-  if (r < 0) q--;
-  else if (r >= d) q++;
-  return q;
+  return r < 0 ? q - 1 : r >= d ? q + 1 : q;
 }
 
 /** n (0 ≤ n < 10^8) without leading zeros. */
 function writeSmall(out: Uint8Array, pos: number, n: number): number {
-  if (n < 100) {
-    if (n < 10) {
-      out[pos] = 48 + n;
-      return pos + 1;
-    }
-    return write2(out, pos, n);
+  const digits = n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : 8;
+  let at = pos + digits;
+  while (n >= 10) {
+    const q = (n / 10) | 0;
+    out[--at] = 48 + n - q * 10;
+    n = q;
   }
-  if (n < 10000) {
-    const q = (n / 100) | 0;
-    return write2(out, writeSmall(out, pos, q), n - q * 100);
-  }
-  const q = (n / 10000) | 0;
-  return write4(out, writeSmall(out, pos, q), n - q * 10000);
+  out[--at] = 48 + n;
+  return pos + digits;
 }
 
-/** n (0 ≤ n < 10^8) in exactly 8 digits. */
-function write8(out: Uint8Array, pos: number, n: number): number {
-  const q = (n / 10000) | 0;
-  return write4(out, write4(out, pos, q), n - q * 10000);
+/** n (0 ≤ n < 10^8) in exactly 8 digits at pos. */
+function write8(out: Uint8Array, pos: number, n: number): void {
+  const a = (n / 10000) | 0;
+  const b = n - a * 10000;
+  const a1 = (a / 100) | 0;
+  const b1 = (b / 100) | 0;
+  write2(out, pos, a1);
+  write2(out, pos + 2, a - a1 * 100);
+  write2(out, pos + 4, b1);
+  write2(out, pos + 6, b - b1 * 100);
 }
 
-/** n (0 ≤ n < 10^4) in exactly 4 digits. */
-function write4(out: Uint8Array, pos: number, n: number): number {
-  const q = (n / 100) | 0;
-  return write2(out, write2(out, pos, q), n - q * 100);
-}
-
-/** n (0 ≤ n < 100) in exactly 2 digits. */
-function write2(out: Uint8Array, pos: number, n: number): number {
+/** n (0 ≤ n < 100) in exactly 2 digits at pos. */
+function write2(out: Uint8Array, pos: number, n: number): void {
   out[pos] = PAIRS[n << 1]!;
   out[pos + 1] = PAIRS[(n << 1) + 1]!;
-  return pos + 2;
 }

@@ -88,7 +88,8 @@ export class OpaqueIds {
     const head = this.#queue[0]!;
     let ids: BigUint64Array;
     if (head.length - this.#next >= count) {
-      ids = head.slice(this.#next, this.#next + count);
+      // A view, not a copy: queued arrays are never written again once pushed.
+      ids = head.subarray(this.#next, this.#next + count);
       this.#next += count;
     } else {
       ids = new BigUint64Array(count);
