@@ -14,8 +14,14 @@ import type { IdRange } from '../core/blocks.js';
 
 /** IDs encoded ahead at a time on this thread. */
 export const ENCODED_AHEAD = 4096;
-/** IDs the encoder thread encodes at a time, asked for when fewer than this are left ahead. */
+/** IDs the encoder thread encodes at a time. */
 export const ENCODED_IN_BACKGROUND = 16_384;
+/**
+ * Batches kept on their way through the thread. Its answers wait for this thread's event loop,
+ * which under load turns over only every few milliseconds: one batch at a time would leave most
+ * IDs to be encoded here after all.
+ */
+export const BATCHES_IN_FLIGHT = 4;
 /** Requests of up to this many IDs are served from the IDs encoded ahead; larger ones encode their own. */
 export const SMALL_REQUEST_IDS = 1024;
 
@@ -38,8 +44,9 @@ export class OpaqueIds {
   readonly #queue: BigUint64Array[] = [];
   #next = 0;
   #queued = 0;
-  /** IDs taken from the cache and on their way through the encoder thread. */
+  /** IDs taken from the cache and on their way through the encoder thread, in how many batches. */
   #inFlight = 0;
+  #batchesInFlight = 0;
 
   /** `take` gives ordered ranges from the sequence's cache without waiting. */
   constructor(permutation: IdPermutation, take: TakeRanges, elsewhere?: EncodeElsewhere) {
@@ -60,13 +67,18 @@ export class OpaqueIds {
 
   /** `count` opaque IDs without waiting, or undefined when the cache cannot cover them. */
   tryTake(count: number): BigUint64Array | undefined {
-    if (count > SMALL_REQUEST_IDS || (this.#queued < count && !this.#encodeAhead())) {
-      const ranges = this.#take(count);
-      return ranges && this.encode(ranges);
+    if (count <= SMALL_REQUEST_IDS) {
+      // Without a thread, encode ahead here; with one, leave the cache's IDs to it and encode only what this request needs.
+      if (this.#queued < count && this.#elsewhere === undefined) this.#encodeAhead();
+      if (this.#queued >= count) {
+        const ids = this.#dequeue(count);
+        this.#encodeInBackground();
+        return ids;
+      }
+      this.#encodeInBackground();
     }
-    const ids = this.#dequeue(count);
-    if (this.#queued + this.#inFlight < ENCODED_IN_BACKGROUND) this.#encodeInBackground();
-    return ids;
+    const ranges = this.#take(count);
+    return ranges && this.encode(ranges);
   }
 
   /** P of every ID of the ranges, in order, on this thread. */
@@ -112,27 +124,36 @@ export class OpaqueIds {
     this.#next = 0;
   }
 
-  /** Encodes the next ENCODED_AHEAD IDs on this thread; false when the cache has too few. */
-  #encodeAhead(): boolean {
+  /** Encodes the next ENCODED_AHEAD IDs on this thread, when the cache has them. */
+  #encodeAhead(): void {
     const ranges = this.#take(ENCODED_AHEAD);
-    if (ranges === undefined) return false;
+    if (ranges === undefined) return;
     this.#push(this.encode(ranges));
-    return true;
   }
 
-  /** Asks the encoder thread for the next IDs, one batch at a time. A failure there leaves a gap, and this thread encodes from then on. */
+  /**
+   * Keeps up to BATCHES_IN_FLIGHT batches on their way through the encoder thread, while fewer
+   * than that many batches' IDs are queued or in flight. A failure there leaves a gap (that
+   * batch's IDs), and this thread encodes from then on.
+   */
   #encodeInBackground(): void {
-    if (this.#elsewhere === undefined || this.#inFlight > 0) return;
-    const ranges = this.#take(ENCODED_IN_BACKGROUND);
+    if (this.#elsewhere === undefined || this.#batchesInFlight >= BATCHES_IN_FLIGHT || this.#queued + this.#inFlight >= BATCHES_IN_FLIGHT * ENCODED_IN_BACKGROUND) return;
+    // As many as the cache holds now, down to a pass's worth: waiting for a full batch would leave this thread encoding.
+    let size = ENCODED_IN_BACKGROUND;
+    let ranges = this.#take(size);
+    while (ranges === undefined && size > ENCODED_AHEAD) ranges = this.#take((size /= 2));
     if (ranges === undefined) return;
-    this.#inFlight = ENCODED_IN_BACKGROUND;
+    this.#inFlight += size;
+    this.#batchesInFlight++;
     this.#elsewhere(ranges).then(
       (ids) => {
-        this.#inFlight = 0;
+        this.#inFlight -= size;
+        this.#batchesInFlight--;
         this.#push(ids);
       },
       () => {
-        this.#inFlight = 0;
+        this.#inFlight -= size;
+        this.#batchesInFlight--;
         this.#elsewhere = undefined;
       },
     );

@@ -140,11 +140,11 @@ describe('opaque IDs encoded ahead', () => {
     };
     let calls = 0;
     const lost: bigint[] = [];
-    // Answers after a few requests; the 4th batch fails (its IDs are a gap), after which none is asked for.
+    // Answers after a few requests, several batches at once; the 4th batch fails (its IDs are a gap), after which none is asked for.
     const elsewhere = async (ranges: readonly { first: bigint; last: bigint }[]): Promise<BigUint64Array> => {
-      calls++;
+      const call = ++calls;
       await new Promise((r) => setTimeout(r, 1));
-      if (calls === 4) {
+      if (call === 4) {
         lost.push(ranges[0]!.first);
         throw new Error('the thread died');
       }
