@@ -1,13 +1,11 @@
 /**
- * IDs leave ticketd as decimal strings. Formatting is the hot path of batch requests.
- *
- * IDs below 2^53 are doubles, whose toString is cheap. Wider ones (every opaque ID of a 64-bit
- * domain, ordered IDs past 2^53) would each cost a BigInt and its toString: they are written as
- * ASCII digits straight into the response's bytes from their two 32-bit halves instead.
+ * IDs leave ticketd as decimal strings. Formatting is the hot path of batch requests: every ID is
+ * written as ASCII digits straight into the response's bytes from its two 32-bit halves, with no
+ * BigInt (whose toString costs as much as the rest of a request, on every opaque ID of a 64-bit
+ * domain) and no string per ID (measured slower than these bytes even for small ordered IDs).
  */
 import type { IssuedIds } from '../service/opaque-ids.js';
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const TWO_32 = 4294967296;
 /** "00", "01", … "99" as ASCII: two digits per lookup. */
 const PAIRS = new Uint8Array(200);
@@ -23,15 +21,13 @@ const MAX_DIGITS = 20;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** The body of `POST …/ids` as JSON: `{"sequence":…,"ids":["…",…]}`. */
-export function idsAsJson(sequence: string, ids: IssuedIds): string | Buffer {
-  const head = `{"sequence":"${sequence}","ids":[`;
-  if (isNarrow(ids)) return `${head}${joinNarrow(ids, '"', '",', 1)}]}`;
-  return writeWide(ids, head, ']}', true);
+export function idsAsJson(sequence: string, ids: IssuedIds): Buffer {
+  return writeIds(ids, `{"sequence":"${sequence}","ids":[`, ']}', true);
 }
 
 /** One ID per line, each line ending in a newline. */
-export function idsAsLines(ids: IssuedIds): string | Buffer {
-  return isNarrow(ids) ? joinNarrow(ids, '', '\n', 0) : writeWide(ids, '', '', false);
+export function idsAsLines(ids: IssuedIds): Buffer {
+  return writeIds(ids, '', '', false);
 }
 
 /** The first ID, as a decimal string. */
@@ -39,23 +35,8 @@ export function firstId(ids: IssuedIds): string {
   return ids instanceof BigUint64Array ? ids[0]!.toString() : ids[0]!.first.toString();
 }
 
-/** Ordered ranges that end below 2^53: doubles all the way. */
-function isNarrow(ids: IssuedIds): ids is Exclude<IssuedIds, BigUint64Array> {
-  return !(ids instanceof BigUint64Array) && ids.every((r) => r.last <= MAX_SAFE);
-}
-
-/** Every ID wrapped in `before` and `after`, with the last `trim` characters dropped. */
-function joinNarrow(ranges: Exclude<IssuedIds, BigUint64Array>, before: string, after: string, trim: number): string {
-  // String concatenation builds a rope in V8: cheaper than an array of parts and a join.
-  let out = '';
-  for (const { first, last } of ranges) {
-    for (let id = Number(first), end = Number(last); id <= end; id++) out += before + id + after;
-  }
-  return trim > 0 ? out.slice(0, -trim) : out;
-}
-
 /** `head`, the IDs (quoted and comma-separated for JSON, else one per line), then `tail`, as bytes. */
-function writeWide(ids: IssuedIds, head: string, tail: string, json: boolean): Buffer {
+function writeIds(ids: IssuedIds, head: string, tail: string, json: boolean): Buffer {
   const count = ids instanceof BigUint64Array ? ids.length : ids.reduce((n, r) => n + Number(r.last - r.first + 1n), 0);
   const out = Buffer.allocUnsafe(head.length * 3 + count * (MAX_DIGITS + 3) + tail.length);
   let pos = out.write(head, 0);
@@ -134,12 +115,14 @@ function quotient(n: number, d: number): number {
 function writeSmall(out: Uint8Array, pos: number, n: number): number {
   const digits = n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : 8;
   let at = pos + digits;
-  while (n >= 10) {
-    const q = (n / 10) | 0;
-    out[--at] = 48 + n - q * 10;
+  while (n >= 100) {
+    const q = (n / 100) | 0;
+    at -= 2;
+    write2(out, at, n - q * 100);
     n = q;
   }
-  out[--at] = 48 + n;
+  if (n >= 10) write2(out, at - 2, n);
+  else out[at - 1] = 48 + n;
   return pos + digits;
 }
 

@@ -16,11 +16,12 @@ describe('ID formatting', () => {
     expect(JSON.parse(text(idsAsJson('s', ranges)))).toEqual({ sequence: 's', ids: expected });
     expect(JSON.parse(text(idsAsJson('s', BigUint64Array.from(expected.map(BigInt)))))).toEqual({ sequence: 's', ids: expected });
     expect(JSON.parse(text(idsAsJson('s', new BigUint64Array(0))))).toEqual({ sequence: 's', ids: [] });
-    expect(idsAsLines([{ first: 1n, last: 3n }])).toBe('1\n2\n3\n');
+    expect(text(idsAsLines([{ first: 1n, last: 3n }]))).toBe('1\n2\n3\n');
     expect(text(idsAsLines(BigUint64Array.from([1n, 10n ** 19n, MAX_UINT64])))).toBe('1\n10000000000000000000\n18446744073709551615\n');
   });
 
   it('writes every uint64 as BigInt would: powers of ten and two, their neighbours, and random values', () => {
+    expect(text(idsAsJson('s', [{ first: 0n, last: 12n }, { first: 99n, last: 101n }]))).toBe('{"sequence":"s","ids":["0","1","2","3","4","5","6","7","8","9","10","11","12","99","100","101"]}');
     const values: bigint[] = [0n, MAX_UINT64];
     for (let e = 0n; e <= 19n; e++) values.push(10n ** e - 1n, 10n ** e, 10n ** e + 1n);
     for (let e = 0n; e < 64n; e++) values.push((1n << e) - 1n, 1n << e, (1n << e) + 1n);
