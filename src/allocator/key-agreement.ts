@@ -31,8 +31,11 @@ export async function agreeOnKey(onEvery: OnEveryBackend, requested: SequenceSet
   }
   const rows = answers.flatMap((a) => (a.ok ? [a.value] : []));
   const held = rows.find((r) => r.row?.key !== undefined)?.row;
-  // The scheme comes with the key: a sequence made by an older ticketd keeps its scheme.
-  if (held?.key !== undefined && held.scheme !== undefined) return { settings: withKey(requested, held.key, held.scheme), created: false };
+  if (held?.key !== undefined) {
+    // The scheme comes with the key: a sequence made by an older ticketd keeps its scheme.
+    if (held.scheme === undefined) throw new Error(`the key of sequence ${name} was read without its scheme`);
+    return { settings: withKey(requested, held.key, held.scheme), created: false };
+  }
   const first = rows.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0))[0]!;
   let created = false;
   try {

@@ -115,14 +115,12 @@ function quotient(n: number, d: number): number {
 function writeSmall(out: Uint8Array, pos: number, n: number): number {
   const digits = n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : 8;
   let at = pos + digits;
-  while (n >= 100) {
-    const q = (n / 100) | 0;
-    at -= 2;
-    write2(out, at, n - q * 100);
+  while (n >= 10) {
+    const q = (n / 10) | 0;
+    out[--at] = 48 + n - q * 10;
     n = q;
   }
-  if (n >= 10) write2(out, at - 2, n);
-  else out[at - 1] = 48 + n;
+  out[--at] = 48 + n;
   return pos + digits;
 }
 
