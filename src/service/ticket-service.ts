@@ -94,10 +94,8 @@ export class TicketService {
     const ordered = codec.decode(id);
     const ticket = ticketOfId(ordered, settings);
     const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
-    if (owner !== undefined) {
-      const last = await this.#allocator.lastTicketOn(owner.backend, name);
-      if (ticket > last) throw new IdNotIssuedError(`ID ${id} of sequence ${name} was never issued: its ticket ${ticket} is above ${owner.backend}'s last ticket ${last}`);
-    }
+    const last = owner && (await this.#allocator.lastTicketOn(owner.backend, name));
+    if (last !== undefined && ticket > last) throw new IdNotIssuedError(`ID ${id} of sequence ${name} was never issued: its ticket ${ticket} is above ${owner?.backend}'s last ticket ${last}`);
     return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
   }
 

@@ -1,5 +1,6 @@
 /** ticketd-client: lease blocks of IDs from ticketd and hand them out in-process. No dependencies. */
-export { createTicketClient, fetchIdCodec, type IdCodec, type TicketClient, type TicketClientOptions } from './ticket-client.js';
+export { createTicketClient, type TicketClient, type TicketClientOptions } from './ticket-client.js';
+export { fetchIdCodec, type CodecOptions, type IdCodec } from './id-codec.js';
 export { LeaseFailedError, NoBufferedIdsError, OpaqueIdError, TicketClientError } from './errors.js';
 export { IdPermutation, type IdDomain } from './id-permutation.js';
 export {

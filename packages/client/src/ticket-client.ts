@@ -4,8 +4,9 @@
  * within or across processes; a crash loses the rest of the block, which only leaves a gap.
  */
 import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
-import { IdPermutation } from './id-permutation.js';
-import { FIRST_PERMUTATION_SCHEME, isPermutationScheme } from './id-scheme.js';
+import { fetchIdCodec, type IdCodec, type OpaqueCodec } from './id-codec.js';
+import type { IdPermutation } from './id-permutation.js';
+import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
 
 /** Options of a client. */
 export interface TicketClientOptions {
@@ -23,15 +24,6 @@ export interface TicketClientOptions {
    * `encode(id)`. Default false: the IDs handed out are the opaque ones, as ticketd serves them.
    */
   readonly ordered?: boolean;
-}
-
-/** A sequence's mapping between ordered and served IDs: the identity for an ordered sequence. */
-export interface IdCodec {
-  readonly ids: 'ordered' | 'opaque';
-  /** The ID ticketd serves for an ordered one. */
-  encode(ordered: bigint): bigint;
-  /** The ordered ID behind one ticketd served. */
-  decode(id: bigint): bigint;
 }
 
 /** A client of one sequence. */
@@ -59,86 +51,6 @@ interface Block {
 export const MAX_BLOCKS_AHEAD = 32;
 /** Opaque IDs encoded in one pass: one pass costs about as much for one ID as for hundreds. */
 export const ENCODE_CHUNK = 2048;
-
-/** Per-request timeout when the options give none. */
-const DEFAULT_TIMEOUT_MS = 2000;
-
-/** What one URL answered: a value, or why not and whether another URL would answer the same. */
-type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string; readonly final: boolean };
-
-/**
- * Asks the URLs in turn from `start`, each once, until one answers: a final refusal stops, a 5xx or
- * a network error moves on. Throws LeaseFailedError with every URL's reason, after `failure`.
- */
-async function askInTurn<T>(urls: readonly string[], start: number, failure: string, ask: (url: string) => Promise<Attempt<T>>): Promise<{ value: T; index: number }> {
-  const errors: string[] = [];
-  for (let attempt = 0; attempt < urls.length; attempt++) {
-    const index = (start + attempt) % urls.length;
-    const url = urls[index]!;
-    try {
-      const answer = await ask(url);
-      if (answer.ok) return { value: answer.value, index };
-      errors.push(`${url}: ${answer.error}`);
-      if (answer.final) break;
-    } catch (error) {
-      errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`);
-}
-
-/** The JSON body of a 200 that `complete` accepts; otherwise the status and the problem's detail. */
-async function getJson<T>(url: string, init: RequestInit, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
-  const res = await fetch(url, init);
-  const body = (await res.json()) as Partial<T> & { detail?: string };
-  if (res.status === 200 && complete(body)) return { ok: true, value: body as T };
-  // A 4xx (unknown sequence, bad name, exhausted, no token) is the same everywhere: do not fail over.
-  return { ok: false, error: `${res.status} ${body.detail ?? ''}`.trim(), final: res.status < 500 };
-}
-
-/** Headers and timeout of every request a client makes. */
-function requestInit(options: Pick<TicketClientOptions, 'token' | 'timeoutMs'>, method = 'GET'): RequestInit {
-  const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
-  return { method, headers, signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS) };
-}
-
-const ORDERED: IdCodec = { ids: 'ordered', encode: (id) => id, decode: (id) => id };
-
-/** What `GET …/id-key` answers: `key` for feistel-aes256-v1 (what 0.4 clients read), `schemeKey` for later schemes. */
-interface KeyAnswer {
-  readonly scheme: string;
-  readonly startAfter: string;
-  readonly maxId: string;
-  readonly key?: string;
-  readonly schemeKey?: string;
-}
-
-/** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
-export async function fetchIdCodec(options: Pick<TicketClientOptions, 'urls' | 'sequence' | 'token' | 'timeoutMs'>): Promise<IdCodec> {
-  const answer = await askInTurn(options.urls, 0, `no ticketd gave the codec of ${options.sequence}`, async (url): Promise<Attempt<IdCodec>> => {
-    const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
-    const settings = await getJson<{ ids?: unknown }>(base, requestInit(options));
-    if (!settings.ok) return settings;
-    const { ids } = settings.value;
-    if (ids === 'ordered') return { ok: true, value: ORDERED };
-    // Guessing "ordered" for a mode it does not know would hand out IDs another client may hold.
-    if (ids !== 'opaque') return { ok: false, error: `sequence ${options.sequence} has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`, final: true };
-    const key = await getJson<KeyAnswer>(`${base}/id-key`, requestInit(options), (b) => b.scheme !== undefined && b.startAfter !== undefined && b.maxId !== undefined);
-    if (!key.ok) return key;
-    const { scheme, startAfter, maxId } = key.value;
-    if (!isPermutationScheme(scheme)) return { ok: false, error: `sequence ${options.sequence} uses opaque ID scheme ${JSON.stringify(scheme)}, unknown to this version; upgrade ticketd-client`, final: true };
-    const encoded = scheme === FIRST_PERMUTATION_SCHEME ? key.value.key : key.value.schemeKey;
-    if (encoded === undefined) return { ok: false, error: `ticketd sent no key for scheme ${scheme}`, final: true };
-    const permutation = new IdPermutation(Buffer.from(encoded, 'base64url'), { startAfter: BigInt(startAfter), maxId: BigInt(maxId) }, scheme);
-    const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
-    return { ok: true, value: opaque };
-  });
-  return answer.value;
-}
-
-interface OpaqueCodec extends IdCodec {
-  readonly permutation: IdPermutation;
-}
 
 /** Encodes an opaque sequence's ordered blocks a chunk at a time; fetched once, with the first opaque block. */
 interface Encoder {
