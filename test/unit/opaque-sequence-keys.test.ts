@@ -110,6 +110,16 @@ describe('opaque IDs encoded ahead', () => {
     };
   }
 
+  /** Records the ordered ID behind each of `ids`; throws on one handed out before. Returns how many. */
+  function recordOnce(seen: Set<bigint>, ids: BigUint64Array): number {
+    for (const id of ids) {
+      const ordered = permutation.decode(id);
+      if (seen.has(ordered)) throw new Error(`ordered ID ${ordered} handed out twice`);
+      seen.add(ordered);
+    }
+    return ids.length;
+  }
+
   test('hand out every ordered ID once, through P, whatever the request sizes, and count what is left as cached', () => {
     const cache = cacheOf(50_000n);
     const opaque = new OpaqueIds(permutation, cache.take);
@@ -119,12 +129,7 @@ describe('opaque IDs encoded ahead', () => {
     for (let round = 0; round < 200; round++) {
       const ids = opaque.tryTake(sizes[round % sizes.length]!);
       if (ids === undefined) break;
-      for (const id of ids) {
-        const ordered = permutation.decode(id);
-        if (seen.has(ordered)) throw new Error(`ordered ID ${ordered} handed out twice`);
-        seen.add(ordered);
-      }
-      handed += ids.length;
+      handed += recordOnce(seen, ids);
       expect(opaque.ahead).toBeLessThanOrEqual(ENCODED_AHEAD + 1024);
       // Taken from the "cache" = handed out + encoded ahead: nothing lost or counted twice.
       expect(cache.taken()).toBe(handed + opaque.ahead);
@@ -160,12 +165,7 @@ describe('opaque IDs encoded ahead', () => {
     for (let round = 0; round < 600; round++) {
       const ids = opaque.tryTake([1000, 1, 333, 1024][round % 4]!);
       if (ids === undefined) break;
-      for (const id of ids) {
-        const ordered = permutation.decode(id);
-        if (seen.has(ordered)) throw new Error(`ordered ID ${ordered} handed out twice`);
-        seen.add(ordered);
-      }
-      handed += ids.length;
+      handed += recordOnce(seen, ids);
       const lostIds = lost.length * ENCODED_IN_BACKGROUND;
       expect(cache.taken()).toBe(handed + opaque.ahead + lostIds);
       if (round % 3 === 0) await new Promise((r) => setTimeout(r, 2));
