@@ -34,17 +34,16 @@ const SEQUENCE_LABEL = /[{,]sequence="([a-z0-9_]+)"/;
  * known (fail closed). `idsOf` tells a sequence's mode, also one another worker served.
  */
 export async function redactMetrics(text: string, idsOf: (name: string) => Promise<IdMode | undefined>): Promise<string> {
-  const lines = text.split('\n');
-  const names = new Set(lines.flatMap((line) => SEQUENCE_LABEL.exec(line)?.[1] ?? []));
+  const lines = text.split('\n').map((line) => ({ line, name: SEQUENCE_LABEL.exec(line)?.[1] }));
   const shown = new Set<string>();
   await Promise.all(
-    [...names].map(async (name) => {
+    [...new Set(lines.flatMap((l) => l.name ?? []))].map(async (name) => {
       const mode = await idsOf(name).catch(() => undefined);
       if (mode === 'ordered') shown.add(name);
     }),
   );
-  return lines.filter((line) => {
-    const name = SEQUENCE_LABEL.exec(line)?.[1];
-    return name === undefined || shown.has(name);
-  }).join('\n');
+  return lines
+    .filter((l) => l.name === undefined || shown.has(l.name))
+    .map((l) => l.line)
+    .join('\n');
 }
