@@ -240,19 +240,27 @@ const schema = z.object({
   claims: policy(SETTING_NAMES.claims, ['preferred', 'required'] as const),
 });
 
+/** `--max-count` for `maxCount`: the flag a setting is given by on the command line. */
+const flagName = (key: keyof ConfigInput): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 /** Merges flags over env over file and validates; throws one ConfigError naming every bad setting. */
 export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: ConfigInput = {}): Config {
   const merged: Record<string, unknown> = {};
+  const fromFlag = new Set<keyof ConfigInput>();
   for (const key of Object.keys(SETTING_NAMES) as (keyof ConfigInput)[]) {
     const value = flags[key] ?? env[key] ?? file[key];
     if (value !== undefined && value !== '') merged[key] = value;
+    if (flags[key] !== undefined && flags[key] !== '') fromFlag.add(key);
   }
   const parsed = schema.safeParse(merged);
   if (!parsed.success) {
     const messages = parsed.error.issues.map((issue) => {
       const key = issue.path[0] as keyof ConfigInput | undefined;
+      if (key === undefined) return issue.message;
       // Our own checks name the setting; zod's type errors (a file giving a number for a URL) get the name here.
-      return issue.code === 'custom' || key === undefined ? issue.message : `${SETTING_NAMES[key]}: ${issue.message}`;
+      const message = issue.code === 'custom' ? issue.message : `${SETTING_NAMES[key]}: ${issue.message}`;
+      // A value given as a flag is named as the flag the user typed.
+      return fromFlag.has(key) ? message.replace(SETTING_NAMES[key], flagName(key)) : message;
     });
     throw new ConfigError(messages.join('; '));
   }

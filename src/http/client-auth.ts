@@ -40,11 +40,11 @@ export function ownTokenCheck(tokens: ReadonlyMap<string, readonly string[]>): (
   return (req, name, what) => {
     const own = digests.get(name) ?? [];
     if (own.length === 0) {
-      throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token, and it has none: add ${name}:<token> to TICKETD_CLIENT_TOKENS`);
+      throw new ForbiddenError(`opaque sequence ${name} gives ${what} only to holders of its own client token, and it has none: add ${name}:<token> to TICKETD_CLIENT_TOKENS`);
     }
     const token = bearerToken(req);
-    if (token === undefined) throw new UnauthorizedError(`${what} of opaque sequence ${name} need its client token: send Authorization: Bearer <token>`);
-    if (!isOneOf(token, own)) throw new ForbiddenError(`${what} of opaque sequence ${name} go only to holders of its own client token`);
+    if (token === undefined) throw new UnauthorizedError(`opaque sequence ${name} gives ${what} only to holders of its own client token: send Authorization: Bearer <token>`);
+    if (!isOneOf(token, own)) throw new ForbiddenError(`opaque sequence ${name} gives ${what} only to holders of its own client token; this one is not among them`);
   };
 }
 

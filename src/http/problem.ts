@@ -99,6 +99,11 @@ function httpErrorOf(error: unknown): { status: number; message: string } | unde
     // body-parser's own texts are a parser's ("Unexpected token n in JSON at position 1").
     if (type === 'entity.parse.failed') return { status, message: 'body is not valid JSON; send an object such as {"blockSize":100}' };
     if (type === 'entity.too.large') return { status, message: `body is larger than ${typeof limit === 'number' ? `${limit / 1024} KiB` : 'allowed'}` };
+    // The router's words ("Failed to decode param '%ZZ'") name its internals, not the request.
+    if (error instanceof URIError) {
+      const bad = /'(.*)'$/.exec(message)?.[1] ?? '';
+      return { status, message: `the path holds ${JSON.stringify(bad.slice(0, 60))}, which is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes` };
+    }
     return { status, message: message.slice(0, 200) };
   }
   return undefined;

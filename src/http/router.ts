@@ -6,6 +6,18 @@ import { sendProblem } from './problem.js';
 /** Largest request body accepted (PUT bodies are three small fields). */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
+const drainBody = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
+
+/**
+ * A route that reads no body still reads one that is sent (within the same limit as PUT's, 413
+ * past it), so a large upload is refused rather than accepted and dropped; a request without a
+ * body costs two header lookups.
+ */
+function ignoreBody(req: Request, res: Response, next: NextFunction): void {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) next();
+  else drainBody(req, res, next);
+}
+
 /** A route's handler; what it throws becomes a problem+json answer. */
 export type Handler = (req: Request, res: Response) => Promise<void> | void;
 
@@ -28,7 +40,7 @@ export function router(app: Express): Route {
       const wrapped = (req: Request, res: Response, next: NextFunction): void => {
         Promise.resolve(spec.handler(req, res)).catch(next);
       };
-      const body = spec.jsonBody === true ? [express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true })] : [];
+      const body = spec.jsonBody === true ? [express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true })] : [ignoreBody];
       app[method as 'get' | 'post' | 'put'](path, ...(spec.guards ?? []), ...body, wrapped);
     }
     app.all(path, (req, res) => {

@@ -3,7 +3,7 @@
  * durability, Galera, identity, ticket table engines and sequence settings, reported together.
  */
 import type { Allocator } from '../allocator/allocator.js';
-import { serverAnswered } from '../backend/mysql/backend.js';
+import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
 import type { Inspection } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
@@ -37,6 +37,10 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
     // A server that answered with an error (access denied, unknown database) is not "down".
     const answered = error instanceof TicketdError || serverAnswered(error);
     const reason = errorText(error);
+    if (isUnknownDatabase(error)) {
+      findings.push({ kind: 'incomplete', message: `backend ${answer.backend} has no database ${answer.backend.replace(/^.*\//, '')}: create it (CREATE DATABASE), then run npx ticketd init` });
+      continue;
+    }
     findings.push({ kind: 'unreachable', message: answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}` });
   }
   checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);
@@ -56,7 +60,7 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
     for (const message of own.warnings) findings.push({ kind: 'warning', message: `unsafe durability allowed: ${message}` });
     const identity = o.settings.identity;
     if (identity === undefined) {
-      findings.push({ kind: 'incomplete', message: `backend ${o.label} has no ticketd schema or identity; run ticketd init` });
+      findings.push({ kind: 'incomplete', message: `backend ${o.label} has no ticketd schema or identity; run npx ticketd init` });
     } else if (identities.has(identity)) {
       findings.push({
         kind: 'misconfigured',
@@ -67,7 +71,7 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
     }
     if (o.missingTables.length > 0) {
       // A backend initialised by an older ticketd: it cannot hold claims until init adds the tables.
-      findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run ticketd init` });
+      findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run npx ticketd init` });
     }
     for (const [sequence, engine] of o.engines) {
       if (engine.toLowerCase() !== 'innodb') {
@@ -100,7 +104,7 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
       if (o.settings.identity !== undefined && !holders.some((h) => h.label === o.label)) {
         findings.push({
           kind: 'incomplete',
-          message: `sequence ${name} is missing on backend ${o.label}, so it is not used for it; repeat the PUT (or ticketd sequences create) to complete it`,
+          message: `sequence ${name} is missing on backend ${o.label}, so it is not used for it; repeat the PUT (or npx ticketd sequences create) to complete it`,
         });
       }
     }

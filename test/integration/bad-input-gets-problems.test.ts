@@ -38,7 +38,12 @@ describe('bad input', () => {
 
   it('a path with broken percent-encoding is a 400, not a 500 (found by the fuzz test)', async () => {
     const res = await fetch(`${context.server.url}/v1/sequences/%ZZ/next`);
-    expect(await problemOf(res, 400)).toMatchObject({ code: 'TICKETD_BAD_REQUEST', detail: "Failed to decode param '%ZZ'" });
+    expect(await problemOf(res, 400)).toMatchObject({
+      code: 'TICKETD_BAD_REQUEST',
+      detail: 'the path holds "%ZZ", which is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes',
+    });
+    const cut = await fetch(`${context.server.url}/v1/sequences/%E0%A4%A/next`);
+    expect((await problemOf(cut, 400)).detail).toBe('the path holds "%E0%A4%A", which is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes');
   });
 
   it('an unknown sequence is a 404', async () => {
@@ -69,6 +74,21 @@ describe('bad input', () => {
     await problemOf(await put('{"blockSize":1e400}'), 400);
     expect((await problemOf(await put('{"blockSize":1.5}'), 400)).detail).toBe('blockSize must be an integer from 1 to 1000000000; got 1.5');
     expect((await problemOf(await put(JSON.stringify({ blockSize: 1, pad: 'x'.repeat(64 * 1024) })), 413)).detail).toBe('body is larger than 16 KiB');
+  });
+
+  it('a body on a route that takes none is ignored when small and refused with 413 when over 16 KiB, like PUT', async () => {
+    const post = (body: string) => fetch(`${context.server.url}/v1/sequences/default/ids?count=2`, { method: 'POST', body });
+    expect((await post('{}')).status).toBe(200);
+    expect((await problemOf(await post('x'.repeat(5 * 1024 * 1024)), 413)).detail).toBe('body is larger than 16 KiB');
+    // Sent in chunks, without a Content-Length, it is counted as it arrives.
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 40; i++) controller.enqueue(new Uint8Array(1024));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${context.server.url}/v1/sequences/default/ids`, { method: 'POST', body: chunked, duplex: 'half' } as RequestInit);
+    expect((await problemOf(res, 413)).code).toBe('TICKETD_BAD_REQUEST');
   });
 
   it('a URL too long for the HTTP parser is a 431 problem, not an empty answer', async () => {

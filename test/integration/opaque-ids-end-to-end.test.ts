@@ -151,7 +151,9 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
 
   it('gives the SDK the key only with the sequence’s own token, and the SDK then applies the same P locally', async () => {
     const [a, b] = fronts as [ChildTicketd, ChildTicketd];
-    expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`, {}, ANY_TOKEN)).status).toBe(403);
+    const wrongKey = await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`, {}, ANY_TOKEN);
+    expect(wrongKey.status).toBe(403);
+    expect((JSON.parse(wrongKey.text) as { detail: string }).detail).toBe(`opaque sequence ${SEQUENCE} gives the key only to holders of its own client token; this one is not among them`);
     expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/blocks`, { method: 'POST' }, ANY_TOKEN)).status).toBe(403);
     const keyRoute = await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`);
     expect(keyRoute.status).toBe(200);

@@ -91,6 +91,12 @@ describe('loadConfig: the rest of the settings', () => {
     expect(message).toMatch(/TICKETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"/);
   });
 
+  it('names a value given as a flag by its flag, and one from the environment by its variable', () => {
+    expect(() => loadConfig({ backends }, { workers: '0' })).toThrow(/^--workers must be an integer from 1 to 64; got "0"$/);
+    expect(() => loadConfig({ backends, workers: '0' })).toThrow(/^TICKETD_WORKERS must be an integer from 1 to 64; got "0"$/);
+    expect(() => loadConfig({ backends }, { maxCount: 'x', logLevel: 'loud' })).toThrow(/^--max-count must be .*; --log-level must be one of/);
+  });
+
   it('names the setting when a config file gives a value of the wrong type', () => {
     expect(() => loadConfig({}, {}, { backends, port: true as unknown as number })).toThrow(/^TICKETD_PORT: /);
   });

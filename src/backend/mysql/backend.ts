@@ -11,7 +11,7 @@ import { createSequence, readSequences } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
-export { serverAnswered } from './errors.js';
+export { isUnknownDatabase, serverAnswered } from './errors.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;

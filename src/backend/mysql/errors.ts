@@ -1,6 +1,7 @@
 /** MySQL's error numbers, told apart in one place and turned into ticketd's errors here only. */
 import { BackendAccessDeniedError, CounterOverflowError } from '../../errors.js';
 
+const ER_BAD_DB_ERROR = 1049;
 const ER_DUP_ENTRY = 1062;
 const ER_NO_SUCH_TABLE = 1146;
 const ER_LOCK_DEADLOCK = 1213;
@@ -28,6 +29,11 @@ export function isDuplicateKey(error: unknown): boolean {
 /** A table of a newer schema (or before init). */
 export function isNoSuchTable(error: unknown): boolean {
   return errnoOf(error) === ER_NO_SUCH_TABLE;
+}
+
+/** The server has no database of the URL's name (CREATE DATABASE was never run there). */
+export function isUnknownDatabase(error: unknown): boolean {
+  return errnoOf(error) === ER_BAD_DB_ERROR;
 }
 
 /** True when the server answered with an error (access denied, unknown database), rather than not answering. */
