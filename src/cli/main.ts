@@ -130,7 +130,7 @@ sequences
     });
   });
 
-addMigrateCommands(program, withService);
+addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
 
 program
   .command('ids')
@@ -175,7 +175,7 @@ program
     await runDev({
       port: flags.port ?? process.env.TICKETD_PORT,
       dataDir: flags.dataDir ?? process.env.TICKETD_DEV_DIR ?? '.ticketd-dev',
-      adminToken: process.env.TICKETD_ADMIN_TOKEN,
+      adminToken: process.env.TICKETD_ADMIN_TOKEN === '' ? undefined : process.env.TICKETD_ADMIN_TOKEN,
       logger,
       onShutdown: (close) => onShutdown(logger, close),
     });
@@ -191,7 +191,12 @@ function backendConfig(flags: { backends?: string | undefined; adminBackends?: s
   );
 }
 
-async function withService(flags: { backends?: string | undefined; adminBackends?: string | undefined }, fn: (a: Allocator, s: TicketService) => Promise<void>): Promise<void> {
+async function withService(
+  flags: { backends?: string | undefined; adminBackends?: string | undefined },
+  fn: (a: Allocator, s: TicketService) => Promise<void>,
+  options: { ifConfigured?: boolean } = {},
+): Promise<void> {
+  if (options.ifConfigured === true && [flags.backends, env.backends, fileInput().backends].every((b) => b === undefined || b === '')) return;
   const config = backendConfig(flags);
   const allocator = new Allocator({ backends: config.backends, adminBackends: config.adminBackends, logger: silentLogger });
   const service = new TicketService({ allocator, logger: silentLogger });

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
-import { assertSequenceName, parseUnsigned, type IdMode } from '../core/sequence.js';
+import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
 import { alterLegacy, connectLegacy, connectReadOnly, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
@@ -12,14 +12,18 @@ import { requireEveryBackend } from '../service/init.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { errorText } from '../util/error-text.js';
 
-/** Runs fn with an allocator and service on the configured backends, and closes them. */
+/**
+ * Runs fn with an allocator and service on the configured backends, and closes them. With
+ * `ifConfigured`, no backends configured is not an error: fn is then not called.
+ */
 export type WithService = (
   flags: { backends?: string | undefined; adminBackends?: string | undefined },
   fn: (a: Allocator, s: TicketService) => Promise<void>,
+  options?: { ifConfigured?: boolean },
 ) => Promise<void>;
 
 interface MigrateFlags {
-  source: string;
+  source?: string;
   table: string;
   column?: string;
   sequence?: string;
@@ -31,12 +35,17 @@ interface MigrateFlags {
   adminBackends?: string;
 }
 
-/** Adds the migrate commands to the program. */
-export function addMigrateCommands(program: Command, withService: WithService): void {
+/** Adds the migrate commands to the program; `sourceFromEnv` is TICKETD_SOURCE, used when --source is not given. */
+export function addMigrateCommands(program: Command, withService: WithService, sourceFromEnv: string | undefined): void {
+  const source = (flags: MigrateFlags): string => {
+    const given = flags.source ?? sourceFromEnv;
+    if (given === undefined || given === '') throw new ConfigError('--source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db');
+    return given;
+  };
   const migrate = program.command('migrate').description('move a legacy AUTO_INCREMENT table onto a ticketd sequence');
   const common = (command: Command): Command =>
     command
-      .requiredOption('--source <url>', 'the legacy database, mysql://user:pass@host:port/db')
+      .option('--source <url>', 'the legacy database, mysql://user:pass@host:port/db (TICKETD_SOURCE)')
       .requiredOption('--table <name>', 'the legacy table')
       .option('--column <name>', "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)")
       .option('--sequence <name>', 'the ticketd sequence (default: the table name)')
@@ -48,10 +57,15 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     .option('--block-size <n>', 'IDs per ticket (default 100 for columns of 32 bits or fewer, else 10000)')
     .option('--headroom <n>', 'IDs the legacy app may still take during the cut-over (default 10000)')
     .option('--json', 'print the plan as JSON')
+    .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists')
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
-      const plan = await withLegacy(flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
-      if (flags.json === true) console.log(JSON.stringify(planToJson(plan), null, 2));
-      else for (const line of formatPlan(plan, applyCommand(flags, plan))) console.log(line);
+      const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
+      const existing = await existingSequence(plan.settings.name, flags, withService);
+      if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing), null, 2));
+      else for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing })) console.log(line);
+      if (flags.source !== undefined && redact(flags.source) !== flags.source && flags.json !== true) {
+        console.log(`(*** stands for the password of --source; or export TICKETD_SOURCE='<the URL>' and leave --source out)`);
+      }
     });
 
   common(migrate.command('apply'))
@@ -62,18 +76,18 @@ export function addMigrateCommands(program: Command, withService: WithService): 
     .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once the app passes IDs)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
-    .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => runApply(flags, withService));
+    .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => runApply(source(flags), flags, withService));
 
   common(migrate.command('verify'))
     .description('check that every legacy ID above startAfter came from a block ticketd handed out; exit 1 otherwise')
     .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
-    .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(flags, withService));
+    .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(source(flags), flags, withService));
 }
 
 /** `migrate apply`: creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
-async function runApply(flags: MigrateFlags & { startAfter?: string; alter?: boolean }, withService: WithService): Promise<void> {
-  await withLegacy(flags, connectLegacy, async (conn, table) => {
+async function runApply(url: string, flags: MigrateFlags & { startAfter?: string; alter?: boolean }, withService: WithService): Promise<void> {
+  await withLegacy(url, flags, connectLegacy, async (conn, table) => {
     const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
     const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
     await withService(flags, async (allocator, service) => {
@@ -94,13 +108,13 @@ async function runApply(flags: MigrateFlags & { startAfter?: string; alter?: boo
 }
 
 /** `migrate verify`: every legacy ID above startAfter must lie in a block ticketd handed out. */
-async function runVerify(flags: MigrateFlags & { strict?: boolean }, withService: WithService): Promise<void> {
-  await withLegacy(flags, connectReadOnly, async (conn, table) => {
+async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }, withService: WithService): Promise<void> {
+  await withLegacy(url, flags, connectReadOnly, async (conn, table) => {
     const name = sequenceName(flags, table);
     await withService(flags, async (allocator, service) => {
       await requireEveryBackend(allocator, 'migrate');
       const settings = await service.settings(name).catch((error: unknown) => {
-        if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run migrate apply first`);
+        if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run npx ticketd migrate apply first`);
         throw error;
       });
       const report = await verifyMigration(conn, table, settings, allocator);
@@ -119,7 +133,7 @@ async function runVerify(flags: MigrateFlags & { strict?: boolean }, withService
         failed ||= flags.strict === true;
         console.log(
           `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
-            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: migrate apply --alter',
+            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: npx ticketd migrate apply --alter (with the same flags)',
         );
       }
       process.exitCode = failed ? 1 : 0;
@@ -127,8 +141,13 @@ async function runVerify(flags: MigrateFlags & { strict?: boolean }, withService
   });
 }
 
-async function withLegacy<T>(flags: MigrateFlags, connect: (a: BackendAddress) => Promise<LegacyConnection>, fn: (conn: LegacyConnection, table: LegacyTable) => Promise<T>): Promise<T> {
-  const source = parseBackendUrl(flags.source);
+async function withLegacy<T>(
+  url: string,
+  flags: MigrateFlags,
+  connect: (a: BackendAddress) => Promise<LegacyConnection>,
+  fn: (conn: LegacyConnection, table: LegacyTable) => Promise<T>,
+): Promise<T> {
+  const source = parseBackendUrl(url);
   if (typeof source === 'string') throw new ConfigError(`--source: ${source}`);
   const conn = await connect(source).catch((error: unknown) => {
     throw new MigrationRefusedError(`--source ${source.label} did not answer: ${errorText(error)}`, { cause: error });
@@ -161,13 +180,28 @@ function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: strin
   };
 }
 
-function applyCommand(flags: MigrateFlags, plan: MigrationPlan): string {
-  const source = redact(flags.source);
-  const s = plan.settings;
-  return `ticketd migrate apply --source '${source}' --table ${plan.table.name} --column ${plan.table.column} --sequence ${s.name} --block-size ${s.blockSize} --start-after ${s.startAfter}${s.ids === 'opaque' ? ' --ids opaque' : ''}`;
+/** `--source` as the printed commands repeat it: as given (password as ***), or nothing when TICKETD_SOURCE gave it. */
+function sourceArgument(flags: MigrateFlags): string {
+  return flags.source === undefined ? '' : ` --source '${redact(flags.source)}'`;
 }
 
-function planToJson(plan: MigrationPlan): Record<string, unknown> {
+/** The sequence as the backends hold it, when backends are configured and one has it. */
+async function existingSequence(name: string, flags: MigrateFlags, withService: WithService): Promise<SequenceSettings | undefined> {
+  let existing: SequenceSettings | undefined;
+  await withService(
+    flags,
+    async (_allocator, service) => {
+      existing = await service.settings(name).catch((error: unknown) => {
+        if (!(error instanceof SequenceNotFoundError)) console.error(`ticketd: warning: could not tell whether sequence ${name} exists: ${errorText(error)}`);
+        return undefined;
+      });
+    },
+    { ifConfigured: true },
+  );
+  return existing;
+}
+
+function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined): Record<string, unknown> {
   const t = plan.table;
   return {
     table: t.name,
@@ -186,5 +220,6 @@ function planToJson(plan: MigrationPlan): Record<string, unknown> {
     lastsSeconds: plan.lastsSeconds ?? null,
     alterStatement: plan.alterStatement,
     insertStatement: plan.insertStatement,
+    exists: existing !== undefined,
   };
 }

@@ -88,12 +88,20 @@ function insertStatementFor(table: LegacyTable): string {
   return `INSERT INTO ${quoteIdentifier(table.name)} (${columns.map(quoteIdentifier).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
 }
 
+/** What the printed next steps need besides the plan. */
+export interface NextSteps {
+  /** ` --source '…'` as the commands should repeat it, or '' when TICKETD_SOURCE gave it. */
+  readonly sourceArgument: string;
+  /** The sequence as the backends already hold it (apply has run), if they do. */
+  readonly existing?: SequenceSettings | undefined;
+}
+
 /** The plan as the lines `migrate plan` prints. */
-export function formatPlan(plan: MigrationPlan, applyCommand: string): string[] {
+export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
   const { table, settings } = plan;
   const growth = table.growth;
   const row = (label: string, value: string): string => `${`${label}:`.padEnd(16)}${value}`;
-  return [
+  const head = [
     row('table', `${table.name}, column ${table.column} ${table.columnType}${table.hasAutoIncrement ? ' AUTO_INCREMENT' : ''}`),
     row('maxId', `${table.maxId} (largest value of ${table.columnType})`),
     row(`MAX(${table.column})`, String(table.maxExisting)),
@@ -104,6 +112,25 @@ export function formatPlan(plan: MigrationPlan, applyCommand: string): string[] 
         ? `unknown (${table.timestampColumn === undefined ? 'no DATETIME or TIMESTAMP column' : `${table.timestampColumn} spans no time in the latest rows`})`
         : `${formatRate(growth.idsPerSecond)} IDs/s over the latest ${growth.rows} rows (${growth.from} to ${growth.to}, by ${table.timestampColumn})`,
     ),
+  ];
+  const common = `${next.sourceArgument} --table ${table.name} --column ${table.column} --sequence ${settings.name}`;
+  const verify = `npx ticketd migrate verify${common} --strict`;
+  const alter = table.hasAutoIncrement
+    ? ['once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
+    : [];
+  const switchApp = [`in the app, take IDs from ticketd (sequence ${settings.name}) and pass them:`, `     ${plan.insertStatement}`];
+  if (next.existing !== undefined) {
+    const e = next.existing;
+    return [
+      ...head,
+      row('sequence', `${e.name} exists (blockSize=${e.blockSize} startAfter=${e.startAfter} maxId=${e.maxId} ids=${e.ids}): migrate apply has run`),
+      '',
+      'next:',
+      ...numbered([switchApp, alter, [verify]]),
+    ];
+  }
+  return [
+    ...head,
     row('startAfter', `${settings.startAfter} = ${plan.legacyHigh} + headroom ${plan.headroom}`),
     row('blockSize', String(settings.blockSize)),
     row('IDs left', String(table.maxId - settings.startAfter)),
@@ -115,13 +142,20 @@ export function formatPlan(plan: MigrationPlan, applyCommand: string): string[] 
     ),
     '',
     'next:',
-    `  1. ${applyCommand}`,
-    `  2. in the app, take IDs from ticketd (sequence ${settings.name}) and pass them:`,
-    `       ${plan.insertStatement}`,
-    '  3. once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):',
-    `       ${plan.alterStatement}`,
-    `  4. ticketd migrate verify --source … --table ${table.name} --sequence ${settings.name} --strict`,
+    ...numbered([
+      [`npx ticketd migrate apply${common} --block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'opaque' ? ' --ids opaque' : ''}`],
+      switchApp,
+      alter,
+      [verify],
+    ]),
   ];
+}
+
+/** Steps as `  1. first line` with their further lines indented below; empty steps are left out. */
+function numbered(steps: readonly (readonly string[])[]): string[] {
+  return steps
+    .filter((lines) => lines.length > 0)
+    .flatMap(([first, ...rest], i) => [`  ${i + 1}. ${first}`, ...rest.map((line) => `  ${line}`)]);
 }
 
 function formatRate(perSecond: number): string {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import mysql from 'mysql2/promise';
 import { createTicketClient } from 'ticketd';
 import { CREATE_ORDERS_TABLE, placeOrder, placeOrderLegacy } from '../../examples/legacy-app/orders.js';
@@ -29,7 +30,7 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
 
     const plan = runCli(['migrate', 'plan', ...flags(), '--headroom', '1000'], env());
     expect(plan.status).toBe(0);
-    const apply = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(plan.stdout)![1]!;
+    const apply = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(plan.stdout)![1]!;
     const startAfter = /--start-after (\d+)/.exec(apply)![1]!;
 
     // The app still inserts through AUTO_INCREMENT while apply runs: the headroom covers it.
@@ -52,6 +53,15 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
     const strict = runCli(['migrate', 'verify', ...flags(), '--strict'], env());
     expect(strict.stdout).toMatch(/^ok: 1000 IDs above startAfter/);
     expect(strict.status).toBe(0);
+    // Planning again says the sequence exists and prints what is left, which runs as printed.
+    const again = runCli(['migrate', 'plan', ...flags()], env());
+    expect(again.stdout).toMatch(/^sequence: +order_ids exists \(blockSize=100 startAfter=\d+ maxId=2147483647 ids=ordered\): migrate apply has run$/m);
+    expect(again.stdout).not.toMatch(/start-after|ALTER/);
+    const verify = /^ {2}2\. (npx ticketd migrate verify .*)$/m.exec(again.stdout)![1]!;
+    expect(verify).toBe(`npx ticketd migrate verify --source '${legacy.url}' --table orders --column id --sequence order_ids --strict`);
+    const printed = spawnSync('bash', ['-c', verify], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env() } });
+    expect(printed.stdout).toMatch(/^ok: 1000 IDs above startAfter/);
+    expect(printed.status).toBe(0);
     // With AUTO_INCREMENT gone, an insert that forgot its ID fails instead of taking one of ticketd's.
     await expect(placeOrderLegacy(db, { customer: 'old code path', totalCents: 1 })).rejects.toThrow(/doesn't have a default value/);
   });

@@ -78,10 +78,10 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     expect(text.stdout).toMatch(/^lasts: +[0-9.]+ years at that rate/m);
     expect(text.stdout).toContain(`--start-after ${p.startAfter}`);
 
-    // The apply command the plan printed runs as it is (with `ticketd` being the built CLI).
-    const printed = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
+    // The apply command the plan printed runs as it is, in this checkout.
+    const printed = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
     expect(printed).toContain(`--block-size ${blockSize} --start-after ${p.startAfter}`);
-    const applied = spawnSync('bash', ['-c', `ticketd() { node dist/cli/main.js "$@"; }\n${printed}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
+    const applied = spawnSync('bash', ['-c', printed], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
     expect(applied.stderr).toBe('');
     expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${maxId}`));
     // Apply twice is safe; a conflicting apply is refused.
@@ -122,9 +122,9 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     await legacyTable(table, 'INT', 4096);
     const text = runCli(['migrate', 'plan', ...source(), '--table', table, '--ids', 'opaque'], env());
     expect(text.stderr).toBe('');
-    const printed = /^ {2}1\. (ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
+    const printed = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
     expect(printed).toMatch(/ --ids opaque$/);
-    const applied = spawnSync('bash', ['-c', `ticketd() { node dist/cli/main.js "$@"; }\n${printed}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
+    const applied = spawnSync('bash', ['-c', printed], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
     expect(applied.stderr).toBe('');
     const startAfter = BigInt(/--start-after (\d+)/.exec(printed)![1]!);
     expect(runCli(['sequences', 'list'], env()).stdout).toMatch(new RegExp(`^${table}\\t.*\\tids=opaque\\t`, 'm'));

@@ -55,7 +55,7 @@ describe('a migration plan', () => {
     expect(planMigration(table(), { sequence: 'orders' }).lastsSeconds).toBeCloseTo((2147483647 - 15200) / 10);
     const unknown = planMigration(table({ growth: undefined }), { sequence: 'orders' });
     expect(unknown.lastsSeconds).toBeUndefined();
-    expect(formatPlan(unknown, 'apply')).toContain('lasts:          unknown (no growth rate)');
+    expect(formatPlan(unknown, { sourceArgument: '' })).toContain('lasts:          unknown (no growth rate)');
   });
 
   it('refuses a column with no room left above the legacy IDs', () => {
@@ -67,6 +67,29 @@ describe('a migration plan', () => {
     const plan = planMigration(table({ name: 'we`ird', comment: "it's" }), { sequence: 'orders' });
     expect(plan.alterStatement).toBe("ALTER TABLE `we``ird` MODIFY `id` int(11) NOT NULL COMMENT 'it''s'");
     expect(plan.insertStatement).toBe('INSERT INTO `we``ird` (`id`, `customer`) VALUES (?, ?)');
+  });
+
+  it('prints next steps that run as printed, and once the sequence exists only what is left', () => {
+    const plan = planMigration(table(), { sequence: 'orders' });
+    const steps = formatPlan(plan, { sourceArgument: " --source 'mysql://app@db:3306/shop'" });
+    expect(steps.slice(steps.indexOf('next:'))).toEqual([
+      'next:',
+      "  1. npx ticketd migrate apply --source 'mysql://app@db:3306/shop' --table orders --column id --sequence orders --block-size 100 --start-after 15200",
+      '  2. in the app, take IDs from ticketd (sequence orders) and pass them:',
+      '       INSERT INTO `orders` (`id`, `customer`) VALUES (?, ?)',
+      '  3. once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):',
+      '       ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL',
+      "  4. npx ticketd migrate verify --source 'mysql://app@db:3306/shop' --table orders --column id --sequence orders --strict",
+    ]);
+    const existing = { ...plan.settings, startAfter: 9000n };
+    const after = formatPlan(planMigration(table({ hasAutoIncrement: false }), { sequence: 'orders' }), { sourceArgument: '', existing });
+    expect(after).toContain('sequence:       orders exists (blockSize=100 startAfter=9000 maxId=2147483647 ids=ordered): migrate apply has run');
+    expect(after.slice(after.indexOf('next:'))).toEqual([
+      'next:',
+      '  1. in the app, take IDs from ticketd (sequence orders) and pass them:',
+      '       INSERT INTO `orders` (`id`, `customer`) VALUES (?, ?)',
+      '  2. npx ticketd migrate verify --table orders --column id --sequence orders --strict',
+    ]);
   });
 
   it('formats durations in a readable unit', () => {
