@@ -1,10 +1,10 @@
 /**
- * The client as its own package: `npm pack` it, install the tarball into a throwaway project (no
+ * The client as its own package: `npm pack` it (from a copy never built), install the tarball into a throwaway project (no
  * registry needed: it depends on nothing), and lease IDs from a running ticketd through both its
  * ESM and CommonJS entry points, with its types checked by tsc.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { useSharedServer } from '../support/ticketd.js';
@@ -27,9 +27,16 @@ describe('ticketd-client installed on its own', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('installs with no dependency, and leases IDs through ESM and CommonJS, typed', async () => {
-    const packed = await run('npm', ['pack', resolve('packages/client'), '--pack-destination', dir, '--json'], process.cwd());
+    // Packed from a copy that was never built: prepack builds it, and README and LICENSE go along.
+    const source = join(dir, 'client');
+    cpSync(resolve('packages/client'), source, { recursive: true, filter: (path) => !path.includes(`${join('client', 'dist')}`) && !path.includes('node_modules') });
+    expect(existsSync(join(source, 'dist'))).toBe(false);
+    symlinkSync(resolve('node_modules'), join(source, 'node_modules'));
+    const packed = await run('npm', ['pack', '--pack-destination', dir, '--json'], source);
     expect(packed.status).toBe(0);
-    const tarball = join(dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
+    const manifest = (JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[])[0]!;
+    expect(manifest.files.map((f) => f.path)).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/package.json']));
+    const tarball = join(dir, manifest.filename);
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
     const installed = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);

@@ -42,7 +42,7 @@ describe('client tokens, rate limit and request limits', () => {
     expect(new Set(ids).size).toBe(150);
     await withToken.close();
     const without = createTicketClient({ urls: [server.url], sequence: 'guarded' });
-    await expect(without.next()).rejects.toThrow(/: 401 sequence guarded needs a client token/);
+    await expect(without.next()).rejects.toThrow(/: 401 Unauthorized: sequence guarded needs a client token/);
     await without.close();
   });
 

@@ -22,19 +22,46 @@ export async function askInTurn<T>(urls: readonly string[], start: number, failu
       errors.push(`${url}: ${answer.error}`);
       if (answer.final) break;
     } catch (error) {
-      errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
+      errors.push(`${url}: ${networkReason(error)}`);
     }
   }
   throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`);
 }
 
-/** The JSON body of a 200 that `complete` accepts; otherwise the status and the problem's detail. */
+/** Hints for the network errors a newcomer meets first, by Node's error code. */
+const NETWORK_HINTS: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  ECONNREFUSED: 'nothing listens there: is ticketd running on that port?',
+  ECONNRESET: 'the connection was closed while asking',
+};
+
+/** Why a request got no answer, with its cause (fetch's own message is only "fetch failed"). */
+export function networkReason(error: unknown): string {
+  // Read by shape, not instanceof: fetch's errors may come from another realm (a VM context, a worker).
+  const { name, message, cause } = (typeof error === 'object' && error !== null ? error : {}) as { name?: unknown; message?: unknown; cause?: { message?: unknown; code?: unknown } };
+  if (typeof message !== 'string') return String(error);
+  if (name === 'TimeoutError') return 'no answer in time (timeoutMs)';
+  if (typeof cause?.message !== 'string') return message;
+  const hint = typeof cause.code === 'string' ? NETWORK_HINTS[cause.code] : undefined;
+  return `${message}: ${cause.message}${hint === undefined ? '' : ` (${hint})`}`;
+}
+
+/** The JSON body of a 200 that `complete` accepts; otherwise the status, the problem's title and its detail. */
 export async function getJson<T>(url: string, init: RequestInit, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
   const res = await fetch(url, init);
-  const body = (await res.json()) as Partial<T> & { detail?: string };
-  if (res.status === 200 && complete(body)) return { ok: true, value: body as T };
+  const text = await res.text();
+  let body: (Partial<T> & { title?: unknown; detail?: unknown }) | undefined;
+  try {
+    body = JSON.parse(text) as Partial<T> & { title?: unknown; detail?: unknown };
+  } catch {
+    body = undefined;
+  }
+  if (res.status === 200 && body !== undefined && complete(body)) return { ok: true, value: body as T };
+  const title = typeof body?.title === 'string' ? body.title : res.statusText;
+  const detail = typeof body?.detail === 'string' ? body.detail : body === undefined ? `not JSON: ${JSON.stringify(text.slice(0, 80))}` : '';
   // A 4xx (unknown sequence, bad name, exhausted, no token) is the same everywhere: do not fail over.
-  return { ok: false, error: `${res.status} ${body.detail ?? ''}`.trim(), final: res.status < 500 };
+  return { ok: false, error: `${res.status} ${title}${detail === '' ? '' : `: ${detail}`}`, final: res.status < 500 };
 }
 
 /** Headers and timeout of every request a client makes. */
