@@ -5,6 +5,7 @@
  * are read and its counter compared with them; the lane's step says what to advance, and when it
  * may serve.
  */
+import { backendIndexOf, backendLetter } from '../backend/backend-address.js';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { highestUsed } from '../core/claims.js';
 import type { Refusal, RegressionPolicy } from '../core/counters.js';
@@ -88,12 +89,16 @@ export class Rejoin {
    * a counter still below a used ticket is advanced past every used ticket first. Every peer must
    * answer, or nothing changes.
    */
-  async release(label: string, settings: SequenceSettings): Promise<ReleaseResult> {
+  async release(given: string, settings: SequenceSettings): Promise<ReleaseResult> {
     const name = settings.name;
-    const slot = this.#ctx.slots.find((s) => s.label === label);
+    // A letter names a backend by its place in TICKETD_BACKENDS, as `ticketd dev` calls them: A, B, …
+    const index = backendIndexOf(given);
+    const slot = index === undefined ? this.#ctx.slots.find((s) => s.label === given) : this.#ctx.slots[index];
     if (slot === undefined) {
-      throw new UnknownBackendError(`backend ${label} is not configured; configured: ${this.#ctx.slots.map((s) => s.label).join(', ')}`);
+      const configured = this.#ctx.slots.map((s, i) => `${backendLetter(i)} = ${s.label}`).join(', ');
+      throw new UnknownBackendError(`backend ${given} is not configured; configured: ${configured}`);
     }
+    const label = slot.label;
     slot.backend.forgetVerifiedConnections();
     await slot.backend.settings();
     const stripe = this.#stripe(slot);

@@ -50,3 +50,13 @@ export function parseBackendUrl(text: string): BackendAddress | string {
 export function redact(text: string): string {
   return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
+
+/** A backend's letter by its place in TICKETD_BACKENDS, as `ticketd dev` and the status page name them: A is the first. */
+export function backendLetter(index: number): string {
+  return index < 26 ? String.fromCharCode(65 + index) : `#${index + 1}`;
+}
+
+/** The place in TICKETD_BACKENDS a letter names (`A` or `a` is 0), or undefined for anything else. */
+export function backendIndexOf(letter: string): number | undefined {
+  return /^[A-Z]$/i.test(letter) ? letter.toUpperCase().charCodeAt(0) - 65 : undefined;
+}

@@ -212,7 +212,7 @@ export const openApiDocument = Object.freeze({
           content: json({
             type: 'object',
             required: ['backend'],
-            properties: { backend: { type: 'string', description: 'The backend as GET /v1/sequences/{name} names it: mysql://host:port/db.' } },
+            properties: { backend: { type: 'string', description: 'The backend as GET /v1/sequences/{name} names it (mysql://host:port/db), or its letter by its place in TICKETD_BACKENDS (A is the first), as ticketd dev names them.' } },
           }),
         },
         responses: {

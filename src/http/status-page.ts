@@ -4,6 +4,7 @@
  * inline SVG, no script; it refreshes itself.
  */
 import type { BackendStatus } from '../allocator/allocator.js';
+import { backendLetter } from '../backend/backend-address.js';
 import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { countedFor, type Counted } from './visibility.js';
@@ -27,20 +28,28 @@ export interface StatusPageInfo {
 /** The overall state: every backend usable, some not (still issuing), or none and no cache. */
 export type OverallState = 'ok' | 'degraded' | 'down';
 
-/** The overall state and the sentence that explains it. */
+/**
+ * The overall state and the one sentence that explains it: a clause per backend with a problem
+ * (named by its letter, as `ticketd dev` and the backends table name them), counting sequences
+ * rather than listing them, so it stays one sentence however many there are.
+ */
 export function overallState(service: TicketService): { state: OverallState; words: string } {
   if (!service.ready) return { state: 'down', words: 'Down: no backend can issue tickets and no IDs are cached. Requests get 503 until a backend answers.' };
   const backends = service.backendStatus();
-  const out = backends.filter((b) => b.state !== 'up' && b.state !== 'unknown');
-  const quarantined = service.servedSequences().flatMap((name) => service.backendsFor(name).filter((s) => s.quarantined !== null).map((s) => `${s.backend} for ${name}`));
-  const unclaimed = service.servedSequences().flatMap((name) => service.backendsFor(name).filter((s) => s.unclaimed).map((s) => `${s.backend} for ${name}`));
-  const problems = [
-    ...out.map((b) => `${b.backend} is ${b.state === 'down' ? 'failing' : 'down'}`),
-    ...quarantined.map((q) => `${q} is quarantined`),
-    ...unclaimed.map((u) => `tickets of ${u} find no peer to claim them`),
-  ];
-  if (problems.length === 0) return { state: 'ok', words: `OK: all ${plural(backends.length, 'backend')} answer; IDs are issued.` };
-  return { state: 'degraded', words: `Degraded: ${problems.join('; ')}. IDs are still issued from the others.` };
+  const lanes = service.servedSequences().map((name) => service.backendsFor(name));
+  const clauses = backends.flatMap((b, i) => {
+    const name = `backend ${backendLetter(i)}`;
+    const mine = lanes.map((list) => list.find((l) => l.backend === b.backend));
+    const quarantined = mine.filter((l) => l !== undefined && l.quarantined !== null).length;
+    const unclaimed = mine.filter((l) => l?.unclaimed === true).length;
+    return [
+      ...(b.state === 'down' ? [`${name} is failing`] : b.state === 'open' || b.state === 'half-open' ? [`${name} is down`] : []),
+      ...(quarantined > 0 ? [`${name} is quarantined for ${plural(quarantined, 'sequence')}`] : []),
+      ...(unclaimed > 0 ? [`no other backend can record ${name}'s tickets for ${plural(unclaimed, 'sequence')}`] : []),
+    ];
+  });
+  if (clauses.length === 0) return { state: 'ok', words: `OK: all ${plural(backends.length, 'backend')} answer; IDs are issued.` };
+  return { state: 'degraded', words: `Degraded: ${inWords(clauses)}; IDs are still issued.` };
 }
 
 /** Renders the page; every value shown is escaped. */
@@ -67,9 +76,9 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <p class="muted">up ${escapeHtml(formatSpan(Math.max(0, Math.round((info.now - info.startedAt) / 1000))))} · ${escapeHtml(new Date(info.now).toISOString())} · refreshes every ${STATUS_REFRESH_SECONDS} s ·
 <a href="/metrics">metrics</a> · <a href="/readyz">readiness</a> · <a href="/openapi.json">API (OpenAPI)</a></p>
 <h2>Backends</h2>
-<table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket</th><th>last error</th></tr>${backends}</table>
+<table id="backends"><tr><th>backend</th><th>address</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
-<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>issued here</th><th>cached</th><th>IDs/s (all processes)</th><th>maxId used</th><th>runs out</th><th>state</th></tr>${sequences}</table>
+<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process</th><th>IDs cached in this process</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
 <h2>IDs of ordered sequences issued per second by this process</h2>
 ${renderChart(activity)}
@@ -81,7 +90,7 @@ ${renderChart(activity)}
 function backendRows(service: TicketService, served: readonly string[]): string {
   return service
     .backendStatus()
-    .map((b) => {
+    .map((b, i) => {
       const tickets = served
         .map((name) => [name, service.backendsFor(name).find((s) => s.backend === b.backend)?.lastTicket] as const)
         .filter(([, t]) => t !== null && t !== undefined)
@@ -89,7 +98,7 @@ function backendRows(service: TicketService, served: readonly string[]): string 
         .join(', ');
       const up = b.state === 'up' || b.state === 'half-open';
       return row(
-        [b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
+        [backendLetter(i), b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
         up ? 'up' : b.state === 'unknown' ? '' : 'down',
       );
     })
@@ -180,6 +189,11 @@ function formatRate(perSecond: number): string {
 function group(value: number | bigint | string): string {
   const text = String(value);
   return /^[0-9]+$/.test(text) ? text.replace(/\B(?=(\d{3})+(?!\d))/g, ',') : text;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function inWords(parts: readonly string[]): string {
+  return parts.length <= 1 ? (parts[0] ?? '') : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
 }
 
 function plural(n: number, word: string): string {

@@ -79,9 +79,8 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
       await page.goto(`${server.url}/`);
       const overall = page.locator('#overall');
       expect(await overall.getAttribute('class')).toBe('degraded');
-      const [a, b] = server.service.backendStatus().map((s) => s.backend) as [string, string];
       // B is down, and A's tickets have no peer left to claim them (served on the marks: the default).
-      expect(await overall.innerText()).toBe(`Degraded: ${b} is down; tickets of ${a} for default find no peer to claim them. IDs are still issued from the others.`);
+      expect(await overall.innerText()).toBe("Degraded: no other backend can record backend A's tickets for 1 sequence and backend B is down; IDs are still issued.");
       await page.screenshot({ path: `${ARTIFACT_DIR}/status-page-degraded.png`, fullPage: true });
       await page.close();
     } finally {

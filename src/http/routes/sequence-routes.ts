@@ -74,7 +74,7 @@ function addAdminRoutes(route: Route, service: TicketService, admin: RequestHand
       handler: async (req, res) => {
         const body = req.body as { backend?: unknown } | undefined;
         if (typeof body?.backend !== 'string' || body.backend === '') {
-          throw new BadRequestError('body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db)');
+          throw new BadRequestError('body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db), or its letter in TICKETD_BACKENDS (A, B, …)');
         }
         res.json(await service.release(req.params.name as string, body.backend));
       },
