@@ -1,61 +1,68 @@
 /** `ticketd dev`: two local backends plus the HTTP server, for trying ticketd on one machine. */
-import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_PORT, loadConfig } from '../config.js';
+import { parseSequenceSettings } from '../core/sequence.js';
 import { acquireDevLock } from '../launcher/dev-lock.js';
+import { DEV_STATE_FILE, portIfFree, readDevState, writeDevState, type DevState } from '../launcher/dev-state.js';
 import type { Logger } from '../logger.js';
 import { startLocalPair, type LocalPair } from '../launcher/local-pair.js';
 import { assertPortFree, startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { TicketService } from '../service/ticket-service.js';
 
+/** The demo's opaque sequence, made at start with the settings the README's PUT gives it. */
+export const DEMO_OPAQUE_SEQUENCE = 'invoices';
+const DEMO_OPAQUE_SETTINGS = { blockSize: 10_000, ids: 'opaque' };
+
 /** Settings of a dev run. */
 export interface DevOptions {
   readonly port: string | undefined;
   readonly dataDir: string;
+  /** From TICKETD_ADMIN_TOKEN: wins over the stored one. */
   readonly adminToken: string | undefined;
   readonly logger: Logger;
   readonly onShutdown: (close: () => Promise<void>) => void;
 }
 
-/** Starts (or restarts, reusing their data) backends A and B, runs init, then serves. */
+/** Starts (or restarts, reusing their data, ports and tokens) backends A and B, runs init, then serves. */
 export async function runDev(options: DevOptions): Promise<void> {
   const dir = resolve(options.dataDir);
-  const adminToken = options.adminToken ?? randomBytes(18).toString('base64url');
+  const isNew = !existsSync(dir);
+  // A taken port is said at once, before anything is made on disk or any server starts.
+  const port = Number(options.port ?? DEFAULT_PORT);
+  if (Number.isInteger(port) && port > 0) await assertPortFree(port);
   const lock = acquireDevLock(dir);
-  const pair = await startPairOnFreePort(dir, options.port).catch((error: unknown) => {
+  const forget = (): void => {
     lock.release();
+    if (isNew) rmSync(dir, { recursive: true, force: true });
+  };
+  const stored = readDevState(dir);
+  const ports = { a: await portIfFree(stored.ports.a), b: await portIfFree(stored.ports.b) };
+  const pair = await startLocalPair(dir, undefined, ports).catch((error: unknown) => {
+    forget();
     throw error;
   });
   try {
-    const config = loadConfig({ backends: pair.backendsUrl, port: options.port, adminToken });
+    const state: DevState = { ...stored, ports: { a: pair.a.port, b: pair.b.port } };
+    writeDevState(dir, state);
+    const adminToken = options.adminToken ?? state.adminToken;
+    const config = loadConfig({ backends: pair.backendsUrl, port: options.port, adminToken, clientTokens: `${DEMO_OPAQUE_SEQUENCE}:${state.clientToken}` });
     const allocator = new Allocator({ backends: config.backends, logger: options.logger });
     const setup = new TicketService({ allocator, logger: options.logger });
-    await initBackends(allocator, setup).finally(() => setup.close());
+    await initBackends(allocator, setup)
+      .then(() => setup.createSequence(parseSequenceSettings(DEMO_OPAQUE_SEQUENCE, DEMO_OPAQUE_SETTINGS)))
+      .finally(() => setup.close());
     const running = await startTicketd({ config, logger: options.logger, processMetrics: true });
     options.onShutdown(async () => {
       await running.close();
       await pair.stop();
       lock.release();
     });
-    const base = `http://localhost:${running.port}`;
-    console.log(`
-ticketd dev is running on ${base}
-  backend A (odd tickets):  ${pair.a.url}   data in ${pair.a.dir}
-  backend B (even tickets): ${pair.b.url}   data in ${pair.b.dir}
-  admin token: ${adminToken}${options.adminToken === undefined ? ' (random; set TICKETD_ADMIN_TOKEN to choose it)' : ' (from TICKETD_ADMIN_TOKEN)'}
-
-For ticketd check, sequences, migrate and the README's examples, in another shell:
-  export TICKETD_BACKENDS=${pair.backendsUrl} TICKETD_ADMIN_TOKEN=${adminToken}
-
-Try:
-  curl -X POST '${base}/v1/sequences/default/ids?count=3'
-  curl ${base}/v1/sequences/default/next
-  curl -X PUT ${base}/v1/sequences/orders -H "Authorization: Bearer $TICKETD_ADMIN_TOKEN" -H 'Content-Type: application/json' -d '{"blockSize":100}'
-
-Ctrl-C stops ticketd and both servers; running it again reuses their data.
-`);
+    const moved = (['a', 'b'] as const).filter((n) => stored.ports[n] !== undefined && stored.ports[n] !== state.ports[n]);
+    const stateFile = join(options.dataDir, DEV_STATE_FILE);
+    console.log(banner({ httpPort: running.port, pair, state, adminToken, tokenFromEnv: options.adminToken !== undefined, moved, stateFile }));
   } catch (error) {
     await pair.stop();
     lock.release();
@@ -63,9 +70,40 @@ Ctrl-C stops ticketd and both servers; running it again reuses their data.
   }
 }
 
-/** Starts the pair, after making sure the HTTP port is free: said at once, not after the servers' start-up. */
-async function startPairOnFreePort(dir: string, portSetting: string | undefined): Promise<LocalPair> {
-  const port = Number(portSetting ?? DEFAULT_PORT);
-  if (Number.isInteger(port) && port > 0) await assertPortFree(port);
-  return startLocalPair(dir);
+interface BannerFacts {
+  readonly httpPort: number;
+  readonly pair: LocalPair;
+  readonly state: DevState;
+  readonly adminToken: string;
+  readonly tokenFromEnv: boolean;
+  readonly moved: readonly ('a' | 'b')[];
+  /** Where the ports and tokens are kept, as the data folder was given. */
+  readonly stateFile: string;
+}
+
+/** What the demo prints once it serves: where everything is, the line to paste, and commands that run as printed. */
+function banner(f: BannerFacts): string {
+  const host = `localhost:${f.httpPort}`;
+  const movedNote = f.moved.map((n) => `\n  backend ${n.toUpperCase()}'s port from the last run was taken, so it moved: paste the export line below again`).join('');
+  return `
+ticketd dev is running on http://${host}
+  backend A (odd tickets):  ${f.pair.a.url}   data in ${f.pair.a.dir}
+  backend B (even tickets): ${f.pair.b.url}   data in ${f.pair.b.dir}${movedNote}
+  admin token: ${f.adminToken} (${f.tokenFromEnv ? 'from TICKETD_ADMIN_TOKEN' : `kept in ${f.stateFile}; set TICKETD_ADMIN_TOKEN to choose it`})
+  opaque sequence ${DEMO_OPAQUE_SEQUENCE}: issues only to its client token ${f.state.clientToken}
+
+In another shell in this folder, for npx ticketd, the README's examples and the SDK:
+  export TICKETD_BACKENDS=${f.pair.backendsUrl} TICKETD_ADMIN_TOKEN=${f.adminToken} INVOICES_TOKEN=${f.state.clientToken}${
+    f.httpPort === DEFAULT_PORT ? '' : ` TICKETD_URL=http://${host}`
+  }
+
+Try:
+  curl -X POST '${host}/v1/sequences/default/ids?count=3'
+  curl ${host}/v1/sequences/default/next
+  curl -X POST '${host}/v1/sequences/${DEMO_OPAQUE_SEQUENCE}/ids?count=3' -H "Authorization: Bearer $INVOICES_TOKEN"
+  npx ticketd check
+  npx ticketd sequences list
+
+Ctrl-C stops ticketd and both servers; running it again reuses their data, ports and tokens.
+`;
 }

@@ -24,7 +24,7 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
       return;
     }
     if (!isOneOf(token, allowed)) {
-      next(new ForbiddenError(`the client token is not one of sequence ${name}'s`));
+      next(new ForbiddenError(`this token is not one of the client tokens of sequence ${name}`));
       return;
     }
     next();
@@ -33,7 +33,7 @@ export function requireClientToken(tokens: ReadonlyMap<string, readonly string[]
 
 /**
  * Throws unless the request carries one of the tokens configured for sequence `name` itself (not
- * `*`): what an opaque sequence asks before it hands out ordered blocks or its key (README, "Opaque IDs").
+ * `*`): what an opaque sequence asks before it hands out ordered blocks or its key (docs/opaque-ids.md, "In use").
  */
 export function ownTokenCheck(tokens: ReadonlyMap<string, readonly string[]>): (req: Request, name: string, what: string) => void {
   const digests = new Map([...tokens].filter(([sequence]) => sequence !== ANY_SEQUENCE).map(([sequence, list]) => [sequence, list.map(digest)]));

@@ -12,11 +12,14 @@ export interface LocalPair {
   stop(): Promise<void>;
 }
 
-/** Starts backends A and B under `dir` (dir/a, dir/b), reusing data directories found there. */
-export async function startLocalPair(dir: string, binary?: ServerBinary): Promise<LocalPair> {
+/**
+ * Starts backends A and B under `dir` (dir/a, dir/b), reusing data directories found there, on
+ * the ports given by name (`a`, `b`) or on free ones.
+ */
+export async function startLocalPair(dir: string, binary?: ServerBinary, ports: Readonly<Record<string, number | undefined>> = {}): Promise<LocalPair> {
   const server = binary ?? findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
   const started = await Promise.allSettled(
-    ['a', 'b'].map((name) => startLocalServer({ name, optionFile: backendOptionFile(name), dir: join(dir, name), binary: server })),
+    ['a', 'b'].map((name) => startLocalServer({ name, optionFile: backendOptionFile(name), dir: join(dir, name), binary: server, ...(ports[name] !== undefined && { port: ports[name] }) })),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
