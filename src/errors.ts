@@ -1,6 +1,6 @@
 /**
  * Every failure ticketd reports has a literal `code`, and nothing else of HTTP: the HTTP layer
- * maps codes to statuses and problem types in one table (src/http/problem.ts); the README lists
+ * maps codes to statuses and problem types in one table (src/http/problem.ts); docs/reference.md lists
  * every code.
  */
 export abstract class TicketdError extends Error {

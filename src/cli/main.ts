@@ -246,7 +246,7 @@ function onShutdown(log: Logger, close: () => Promise<void>): void {
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  // One line per problem, naming the setting or the backend, with the code the README lists;
+  // One line per problem, naming the setting or the backend, with the code docs/reference.md lists;
   // the stack only for what we did not expect.
   if (error instanceof TicketdError) for (const line of error.message.split('\n')) console.error(`ticketd: ${line} (${error.code})`);
   else console.error(`ticketd: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

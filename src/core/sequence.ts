@@ -13,7 +13,7 @@ export const DEFAULT_BLOCK_SIZE = 10_000n;
 /** Upper bound on a block size, so that a block is a sensible unit of caching and leasing. */
 export const MAX_BLOCK_SIZE = 1_000_000_000n;
 
-/** How a sequence's IDs look: consecutive numbers, or a keyed permutation of them (README, "Opaque IDs"). */
+/** How a sequence's IDs look: consecutive numbers, or a keyed permutation of them (docs/opaque-ids.md, "In use"). */
 export type IdMode = 'ordered' | 'opaque';
 const ID_MODES: readonly IdMode[] = ['ordered', 'opaque'];
 const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids'];

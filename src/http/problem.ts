@@ -2,7 +2,7 @@
 import type { Response } from 'express';
 import { BackendsUnavailableError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
 
-/** Problem type URIs are relative references under this path; the README documents each one. */
+/** Problem type URIs are relative references under this path; docs/reference.md documents each one. */
 export const PROBLEM_TYPE_BASE = '/problems/';
 
 /** A problem document. */

@@ -1,5 +1,5 @@
 /**
- * What a request may see of a sequence's volume and order (README, "Who sees what"). The admin
+ * What a request may see of a sequence's volume and order (docs/opaque-ids.md, "In use"). The admin
  * sees everything. Anyone else sees an ordered sequence as before, and of an opaque one only its
  * settings and state: no ticket, ordered ID, frontier, issued or cached count, or rate, on any
  * route. An opaque sequence exists to hide those; its IDs alone would be no use if ticketd's own

@@ -20,7 +20,7 @@ export interface PlanOptions {
   readonly headroom?: bigint | undefined;
   /** A startAfter chosen earlier (by a plan): apply then only checks that it still holds. */
   readonly startAfter?: bigint | undefined;
-  /** Ordered (default) or opaque IDs (README, "Opaque IDs"). */
+  /** Ordered (default) or opaque IDs (docs/opaque-ids.md, "In use"). */
   readonly ids?: IdMode | undefined;
 }
 

@@ -1,4 +1,4 @@
-/** The client's errors: a literal `code` each, as the server's (README, "Errors"). */
+/** The client's errors: a literal `code` each, as the server's (docs/reference.md, "Errors"). */
 
 /** Base of the client's errors. */
 export abstract class TicketClientError extends Error {
