@@ -4,7 +4,7 @@ import { createTicketClient } from 'ticketd';
 import { CREATE_ORDERS_TABLE, placeOrder, placeOrderLegacy } from '../../examples/legacy-app/orders.js';
 import { runCli, sharedBackends, spawnTicketd, startLegacyServer, type ChildTicketd } from '../support/ticketd.js';
 
-// The README walkthrough "Migrating an existing table", step by step, on real servers.
+// The walkthrough in docs/migrating.md, step by step, on real servers.
 describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
   let legacy: Awaited<ReturnType<typeof startLegacyServer>>;
   let ticketd: ChildTicketd;
