@@ -133,7 +133,9 @@ async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }
         failed ||= flags.strict === true;
         console.log(
           `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
-            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs: npx ticketd migrate apply --alter (with the same flags)',
+            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs, drop it: ' +
+            `npx ticketd migrate apply${sourceArgument(flags)} --table ${table.name} --column ${table.column} --sequence ${name} ` +
+            `--block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'opaque' ? ' --ids opaque' : ''} --alter`,
         );
       }
       process.exitCode = failed ? 1 : 0;

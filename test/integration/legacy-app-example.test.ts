@@ -48,8 +48,14 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
     const [count] = await db.query<mysql.RowDataPacket[]>('SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM orders');
     expect(count[0]).toEqual({ n: '1350', d: '1350' });
 
-    expect(runCli(['migrate', 'verify', ...flags()], env()).status).toBe(0);
-    expect(runCli(['migrate', 'apply', ...flags(), '--block-size', '100', '--start-after', startAfter, '--alter'], env()).status).toBe(0);
+    const verified = runCli(['migrate', 'verify', ...flags()], env());
+    expect(verified.status).toBe(0);
+    // verify warns while AUTO_INCREMENT is on, and prints the command that drops it, which runs as printed.
+    const alter = /Once the app passes IDs, drop it: (npx ticketd migrate apply .* --alter)$/m.exec(verified.stdout)![1]!;
+    expect(alter).toBe(`npx ticketd migrate apply --source '${legacy.url}' --table orders --column id --sequence order_ids --block-size 100 --start-after ${startAfter} --alter`);
+    const altered = spawnSync('bash', ['-c', alter], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env() } });
+    expect(altered.stdout).toMatch(/^ran: ALTER TABLE `orders` MODIFY `id` int\(11\) NOT NULL$/m);
+    expect(altered.status).toBe(0);
     const strict = runCli(['migrate', 'verify', ...flags(), '--strict'], env());
     expect(strict.stdout).toMatch(/^ok: 1000 IDs above startAfter/);
     expect(strict.status).toBe(0);
