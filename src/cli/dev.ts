@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_PORT, loadConfig } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
+import { SequenceConflictError } from '../errors.js';
 import { acquireDevLock } from '../launcher/dev-lock.js';
 import { DEV_STATE_FILE, portIfFree, readDevState, writeDevState, type DevState } from '../launcher/dev-state.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +54,11 @@ export async function runDev(options: DevOptions): Promise<void> {
     const setup = new TicketService({ allocator, logger: options.logger });
     await initBackends(allocator, setup)
       .then(() => setup.createSequence(parseSequenceSettings(DEMO_OPAQUE_SEQUENCE, DEMO_OPAQUE_SETTINGS)))
+      .catch((error: unknown) => {
+        // Data of one's own with another `invoices`: the demo serves it as it is.
+        if (!(error instanceof SequenceConflictError)) throw error;
+        options.logger.warn({ sequence: DEMO_OPAQUE_SEQUENCE, err: error.message }, 'the demo sequence exists with other settings; left as it is');
+      })
       .finally(() => setup.close());
     const running = await startTicketd({ config, logger: options.logger, processMetrics: true });
     options.onShutdown(async () => {

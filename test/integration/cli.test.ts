@@ -12,6 +12,9 @@ describe('the ticketd command', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n')).toHaveLength(1);
     expect(bad.stderr).toBe('ticketd: --port must be an integer from 0 to 65535; got "x" (TICKETD_CONFIG_INVALID)');
+    const source = ticketd(['migrate', 'plan', '--table', 'orders']);
+    expect(source.status).toBe(2);
+    expect(source.stderr).toBe('ticketd: --source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db (TICKETD_CONFIG_INVALID)');
     const workers = ticketd(['serve', '--workers', '0'], { TICKETD_BACKENDS: 'mysql://h/db' });
     expect(workers.stderr).toBe('ticketd: --workers must be an integer from 1 to 64; got "0" (TICKETD_CONFIG_INVALID)');
   });
