@@ -124,7 +124,7 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
     // A server that answers with an error is not called silent.
     const wrongDb = runCli(['check'], { TICKETD_BACKENDS: pair.backendsUrl.replace(/\/ticketd,/, '/no_such_db,') });
     expect(wrongDb.status).toBe(1);
-    expect(wrongDb.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:\d+\/no_such_db refused the connection: Unknown database 'no_such_db'/);
+    expect(wrongDb.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:\d+\/no_such_db has no database no_such_db: create it \(CREATE DATABASE\), then run npx ticketd init\n/);
   });
 
   it('reports a backend with the schema of ticketd 0.2 (no claim tables); init upgrades it and turns its marks into floors', async () => {
@@ -136,7 +136,7 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
     );
     const old = runCli(['check'], env);
     expect(old.status).toBe(1);
-    expect(old.stdout).toMatch(/problem: backend mysql:\/\/\S+ lacks ticketd_claims, ticketd_claim_floors \(schema of an older ticketd\); run ticketd init/);
+    expect(old.stdout).toMatch(/problem: backend mysql:\/\/\S+ lacks ticketd_claims, ticketd_claim_floors \(schema of an older ticketd\); run npx ticketd init/);
     expect(runCli(['init'], env).status).toBe(0);
     expect(runCli(['check'], env).status).toBe(0);
     const conn = await mysql.createConnection(pair.b.url);
