@@ -1,42 +1,73 @@
 /**
  * IDs leave ticketd as decimal strings. Formatting is the hot path of batch requests: every ID is
- * written as ASCII digits straight into the response's bytes from its two 32-bit halves, with no
- * BigInt (whose toString costs as much as the rest of a request, on every opaque ID of a 64-bit
- * domain) and no string per ID (measured slower than these bytes even for small ordered IDs).
+ * written as ASCII digits straight into the response's bytes (util/decimal.ts), with no string per
+ * ID (measured slower than these bytes even for small ordered IDs). Opaque IDs mostly arrive
+ * written already, by the encoder thread: they are copied.
  */
-import type { IssuedIds } from '../service/opaque-ids.js';
+import type { IssuedIds, QuotedRun } from '../service/opaque-ids.js';
+import { forEachHalves, MAX_DIGITS, writeUint64 } from '../util/decimal.js';
 
 const TWO_32 = 4294967296;
-/** "00", "01", … "99" as ASCII: two digits per lookup. */
-const PAIRS = new Uint8Array(200);
-for (let i = 0; i < 100; i++) {
-  PAIRS[2 * i] = 48 + Math.floor(i / 10);
-  PAIRS[2 * i + 1] = 48 + (i % 10);
-}
 const QUOTE = 34;
 const COMMA = 44;
 const NEWLINE = 10;
-/** Longest decimal uint64 (18446744073709551615). */
-const MAX_DIGITS = 20;
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** The body of `POST …/ids` as JSON: `{"sequence":…,"ids":["…",…]}`. */
 export function idsAsJson(sequence: string, ids: IssuedIds): Buffer {
-  return writeIds(ids, `{"sequence":"${sequence}","ids":[`, ']}', true);
+  const head = `{"sequence":"${sequence}","ids":[`;
+  return isQuoted(ids) ? copyQuoted(ids, head, ']}') : writeIds(ids, head, ']}', true);
 }
 
 /** One ID per line, each line ending in a newline. */
 export function idsAsLines(ids: IssuedIds): Buffer {
-  return writeIds(ids, '', '', false);
+  return isQuoted(ids) ? quotedAsLines(ids) : writeIds(ids, '', '', false);
 }
 
 /** The first ID, as a decimal string. */
 export function firstId(ids: IssuedIds): string {
+  if (isQuoted(ids)) {
+    const first = ids.parts[0]!;
+    return Buffer.from(first.buffer, first.byteOffset + 1, first.indexOf(QUOTE, 1) - 1).toString('latin1');
+  }
   return ids instanceof BigUint64Array ? ids[0]!.toString() : ids[0]!.first.toString();
 }
 
+function isQuoted(ids: IssuedIds): ids is QuotedRun {
+  return 'parts' in ids;
+}
+
+/** `head`, the quoted IDs without their last comma, then `tail`. */
+function copyQuoted(ids: QuotedRun, head: string, tail: string): Buffer {
+  let length = 0;
+  for (const part of ids.parts) length += part.length;
+  const out = Buffer.allocUnsafe(head.length * 3 + length + tail.length);
+  let pos = out.write(head, 0);
+  for (const part of ids.parts) {
+    out.set(part, pos);
+    pos += part.length;
+  }
+  if (ids.count > 0) pos--; // the last comma
+  pos += out.write(tail, pos);
+  return out.subarray(0, pos);
+}
+
+/** The quoted IDs one per line: quotes dropped, each comma a newline. */
+function quotedAsLines(ids: QuotedRun): Buffer {
+  let length = 0;
+  for (const part of ids.parts) length += part.length;
+  const out = Buffer.allocUnsafe(length);
+  let pos = 0;
+  for (const part of ids.parts) {
+    for (const byte of part) {
+      if (byte === COMMA) out[pos++] = NEWLINE;
+      else if (byte !== QUOTE) out[pos++] = byte;
+    }
+  }
+  return out.subarray(0, pos);
+}
+
 /** `head`, the IDs (quoted and comma-separated for JSON, else one per line), then `tail`, as bytes. */
-function writeIds(ids: IssuedIds, head: string, tail: string, json: boolean): Buffer {
+function writeIds(ids: Exclude<IssuedIds, QuotedRun>, head: string, tail: string, json: boolean): Buffer {
   const count = ids instanceof BigUint64Array ? ids.length : ids.reduce((n, r) => n + Number(r.last - r.first + 1n), 0);
   const out = Buffer.allocUnsafe(head.length * 3 + count * (MAX_DIGITS + 3) + tail.length);
   let pos = out.write(head, 0);
@@ -51,9 +82,7 @@ function writeIds(ids: IssuedIds, head: string, tail: string, json: boolean): Bu
     }
   };
   if (ids instanceof BigUint64Array) {
-    const words = new Uint32Array(ids.buffer, ids.byteOffset, ids.length * 2);
-    const [lo, hi] = LITTLE_ENDIAN ? [0, 1] : [1, 0];
-    for (let k = 0; k < ids.length; k++) put(words[2 * k + hi]!, words[2 * k + lo]!);
+    forEachHalves(ids, put);
   } else {
     for (const r of ids) {
       let hi = Number(r.first >> 32n);
@@ -70,74 +99,4 @@ function writeIds(ids: IssuedIds, head: string, tail: string, json: boolean): Bu
   if (json && count > 0) pos--; // the last comma
   pos += out.write(tail, pos);
   return out.subarray(0, pos);
-}
-
-/**
- * Writes hi·2^32 + lo in decimal at `pos`; returns the position after it. The value is split
- * into limbs below 10^8 with exact double arithmetic (every intermediate stays below 2^53, each
- * quotient corrected by its remainder); the limbs are written two digits at a time.
- */
-export function writeUint64(out: Uint8Array, pos: number, hi: number, lo: number): number {
-  if (hi < 0x200000) {
-    // Below 2^53: the value itself is an exact double.
-    const n = hi * TWO_32 + lo;
-    if (n < 1e8) return writeSmall(out, pos, n);
-    const top = quotient(n, 1e8);
-    pos = writeSmall(out, pos, top);
-    write8(out, pos, n - top * 1e8);
-    return pos + 8;
-  }
-  // 2^32 = 4294·10^6 + 967296, so the value is (hi·4294 + c)·10^6 + r, where hi·967296 + lo = c·10^6 + r.
-  const low = hi * 967296 + lo;
-  const carry = quotient(low, 1e6);
-  const high = hi * 4294 + carry;
-  const top = quotient(high, 1e8);
-  pos = writeSmall(out, pos, top);
-  write8(out, pos, high - top * 1e8);
-  const rest = low - carry * 1e6;
-  const r1 = (rest / 10000) | 0;
-  const r23 = rest - r1 * 10000;
-  const r2 = (r23 / 100) | 0;
-  write2(out, pos + 8, r1);
-  write2(out, pos + 10, r2);
-  write2(out, pos + 12, r23 - r2 * 100);
-  return pos + 14;
-}
-
-/** ⌊n / d⌋ for integers n < 2^53: the division's rounding corrected by the remainder. */
-function quotient(n: number, d: number): number {
-  const q = Math.floor(n / d);
-  const r = n - q * d;
-  return r < 0 ? q - 1 : r >= d ? q + 1 : q;
-}
-
-/** n (0 ≤ n < 10^8) without leading zeros. */
-function writeSmall(out: Uint8Array, pos: number, n: number): number {
-  const digits = n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : 8;
-  let at = pos + digits;
-  while (n >= 10) {
-    const q = (n / 10) | 0;
-    out[--at] = 48 + n - q * 10;
-    n = q;
-  }
-  out[--at] = 48 + n;
-  return pos + digits;
-}
-
-/** n (0 ≤ n < 10^8) in exactly 8 digits at pos. */
-function write8(out: Uint8Array, pos: number, n: number): void {
-  const a = (n / 10000) | 0;
-  const b = n - a * 10000;
-  const a1 = (a / 100) | 0;
-  const b1 = (b / 100) | 0;
-  write2(out, pos, a1);
-  write2(out, pos + 2, a - a1 * 100);
-  write2(out, pos + 4, b1);
-  write2(out, pos + 6, b - b1 * 100);
-}
-
-/** n (0 ≤ n < 100) in exactly 2 digits at pos. */
-function write2(out: Uint8Array, pos: number, n: number): void {
-  out[pos] = PAIRS[n << 1]!;
-  out[pos + 1] = PAIRS[(n << 1) + 1]!;
 }

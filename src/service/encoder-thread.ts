@@ -1,34 +1,17 @@
 /**
- * A worker thread that applies opaque sequences' permutations, so the thread answering requests
- * only formats the IDs it hands out: the permutation costs about nine AES blocks per ID, as much as
- * the rest of a batch request. One thread per process, started on first use and shared by every
- * opaque sequence. It computes P and nothing else: which ordered IDs it gets, and where the
- * results go, stays with the caller (opaque-ids.ts), so it cannot hand an ID out twice.
+ * A worker thread that applies opaque sequences' permutations and writes the results as JSON
+ * strings, so the thread answering requests only copies the IDs it hands out: the permutation
+ * costs about nine AES blocks per ID, and writing 20 digits as much again, together more than the
+ * rest of a batch request. One thread per process, started on first use and shared by every opaque
+ * sequence. It computes and writes P and nothing else (encoder-worker.ts): which ordered IDs it
+ * gets, and where the results go, stays with the caller (opaque-ids.ts), so it cannot hand an ID
+ * out twice.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { IdDomain, PermutationScheme } from 'ticketd-client';
 import type { IdRange } from '../core/blocks.js';
-
-/** The worker's code: CommonJS, loading the client package's build by its absolute path. */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { IdPermutation } = require(workerData.client);
-const permutations = new Map();
-parentPort.on('message', (m) => {
-  if (m.kind === 'permutation') {
-    permutations.set(m.name, new IdPermutation(m.key, m.domain, m.scheme));
-    return;
-  }
-  const out = new BigUint64Array(m.total);
-  let at = 0;
-  for (const [first, count] of m.runs) {
-    permutations.get(m.name).encodeRun(first, count, out, at);
-    at += count;
-  }
-  parentPort.postMessage({ id: m.id, out }, [out.buffer]);
-});
-`;
+import type { QuotedIds } from '../util/decimal.js';
+import type { EncodedMessage, EncodeMessage, PermutationMessage } from './encoder-worker.js';
 
 /** What the thread needs of a sequence: its key, domain and scheme. */
 export interface Permutable {
@@ -44,7 +27,7 @@ export class EncoderThread {
   #failed: Error | undefined;
   #closed = false;
   #nextId = 0;
-  readonly #pending = new Map<number, { resolve(out: BigUint64Array): void; reject(error: Error): void }>();
+  readonly #pending = new Map<number, { resolve(out: QuotedIds): void; reject(error: Error): void }>();
   readonly #known = new Set<string>();
   readonly #onFailure: (error: Error) => void;
 
@@ -53,8 +36,8 @@ export class EncoderThread {
     this.#onFailure = onFailure;
   }
 
-  /** P of every ID of the ranges, in order, computed on the thread. */
-  encode(sequence: Permutable, ranges: readonly IdRange[]): Promise<BigUint64Array> {
+  /** P of every ID of the ranges, in order, computed and written as JSON strings on the thread. */
+  encode(sequence: Permutable, ranges: readonly IdRange[]): Promise<QuotedIds> {
     if (this.#failed !== undefined) return Promise.reject(this.#failed);
     const runs = ranges.map((r) => [r.first, Number(r.last - r.first + 1n)] as const);
     const total = runs.reduce((n, [, count]) => n + count, 0);
@@ -63,12 +46,14 @@ export class EncoderThread {
       try {
         const worker = this.#start();
         if (!this.#known.has(sequence.name)) {
-          worker.postMessage({ kind: 'permutation', name: sequence.name, key: sequence.key, domain: sequence.domain, scheme: sequence.scheme });
+          const permutation: PermutationMessage = { kind: 'permutation', name: sequence.name, key: sequence.key, domain: sequence.domain, scheme: sequence.scheme };
+          worker.postMessage(permutation);
           this.#known.add(sequence.name);
         }
         const id = this.#nextId++;
         this.#pending.set(id, { resolve, reject });
-        worker.postMessage({ kind: 'encode', id, name: sequence.name, runs, total });
+        const message: EncodeMessage = { kind: 'encode', id, name: sequence.name, runs, total };
+        worker.postMessage(message);
       } catch (error) {
         this.#fail(error instanceof Error ? error : new Error(String(error)));
         reject(this.#failed);
@@ -86,13 +71,13 @@ export class EncoderThread {
 
   #start(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { client: clientBuild() } });
+    const worker = new Worker(workerFile());
     // It must not keep a process alive that has nothing else to do.
     worker.unref();
-    worker.on('message', (m: { id: number; out: BigUint64Array }) => {
+    worker.on('message', (m: EncodedMessage) => {
       const waiting = this.#pending.get(m.id);
       this.#pending.delete(m.id);
-      waiting?.resolve(m.out);
+      waiting?.resolve({ bytes: m.bytes, starts: m.starts });
     });
     worker.on('error', (error) => this.#fail(error));
     worker.on('exit', (code) => this.#fail(new Error(`the encoder thread exited with code ${code}`)));
@@ -110,10 +95,10 @@ export class EncoderThread {
 }
 
 /**
- * The client package's CommonJS build, which the thread loads. Under jest, whose resolver maps the
- * package to its TypeScript source, that is the build beside the source.
+ * The worker's built module beside this one. Under jest, which runs this file from its TypeScript
+ * source, that is the build in dist/ (npm test builds first): a thread cannot run TypeScript.
  */
-function clientBuild(): string {
-  const resolved = createRequire(import.meta.url).resolve('ticketd-client');
-  return resolved.endsWith('.ts') ? resolved.replace(/src[\\/]index\.ts$/, 'dist/cjs/index.js') : resolved;
+function workerFile(): URL {
+  const url = new URL('./encoder-worker.js', import.meta.url);
+  return url.pathname.includes('/src/service/') ? new URL(url.href.replace('/src/service/', '/dist/service/')) : url;
 }

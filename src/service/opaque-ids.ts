@@ -2,8 +2,9 @@
  * The IDs of an opaque sequence: P(ordered ID) for every ID its cache hands out. IDs are encoded
  * ahead, a few thousand at a time, for requests of up to SMALL_REQUEST_IDS: each AES call of the
  * permutation has a fixed cost of microseconds, so one pass costs about as much for one ID as for
- * hundreds. With an encoder thread (encoder-thread.ts), the next IDs are encoded there while these
- * are handed out, and this thread encodes only when the thread has fallen behind.
+ * hundreds. They are kept written as JSON strings (util/decimal.ts), so a request copies them. With
+ * an encoder thread (encoder-thread.ts), the next IDs are encoded and written there while these are
+ * handed out, and this thread encodes only when the thread has fallen behind.
  *
  * IDs encoded ahead, or on their way to and from the thread, belong to this process exactly as its
  * cached ranges do: each range is taken from the cache once, encoded once and its IDs handed out
@@ -11,6 +12,7 @@
  */
 import type { IdPermutation } from 'ticketd-client';
 import type { IdRange } from '../core/blocks.js';
+import { quoteIds, type QuotedIds } from '../util/decimal.js';
 
 /** IDs encoded ahead at a time on this thread. */
 export const ENCODED_AHEAD = 4096;
@@ -25,14 +27,20 @@ export const BATCHES_IN_FLIGHT = 4;
 /** Requests of up to this many IDs are served from the IDs encoded ahead; larger ones encode their own. */
 export const SMALL_REQUEST_IDS = 1024;
 
-/** IDs as the HTTP layer formats them: ordered ranges, or opaque IDs one by one. */
-export type IssuedIds = readonly IdRange[] | BigUint64Array;
+/** Opaque IDs written already, as JSON strings each followed by a comma (`"7","12",`), in parts. */
+export interface QuotedRun {
+  readonly count: number;
+  readonly parts: readonly Uint8Array[];
+}
+
+/** IDs as the HTTP layer formats them: ordered ranges, opaque IDs one by one, or opaque IDs written already. */
+export type IssuedIds = readonly IdRange[] | BigUint64Array | QuotedRun;
 
 /** Ordered ranges taken from a cache without waiting, or undefined when it holds too few. */
 export type TakeRanges = (count: number) => IdRange[] | undefined;
 
-/** Encodes ranges elsewhere (the encoder thread); rejects when it cannot. */
-export type EncodeElsewhere = (ranges: readonly IdRange[]) => Promise<BigUint64Array>;
+/** Encodes ranges elsewhere (the encoder thread) and writes them as JSON strings; rejects when it cannot. */
+export type EncodeElsewhere = (ranges: readonly IdRange[]) => Promise<QuotedIds>;
 
 /** Opaque IDs of one sequence. */
 export class OpaqueIds {
@@ -40,8 +48,8 @@ export class OpaqueIds {
   readonly #permutation: IdPermutation;
   readonly #take: TakeRanges;
   #elsewhere: EncodeElsewhere | undefined;
-  /** Encoded IDs not handed out yet, oldest first; #next indexes the first array. */
-  readonly #queue: BigUint64Array[] = [];
+  /** Encoded IDs not handed out yet, oldest first; #next indexes the first batch's IDs. */
+  readonly #queue: QuotedIds[] = [];
   #next = 0;
   #queued = 0;
   /** IDs taken from the cache and on their way through the encoder thread, in how many batches. */
@@ -66,7 +74,7 @@ export class OpaqueIds {
   }
 
   /** `count` opaque IDs without waiting, or undefined when the cache cannot cover them. */
-  tryTake(count: number): BigUint64Array | undefined {
+  tryTake(count: number): QuotedRun | BigUint64Array | undefined {
     if (count <= SMALL_REQUEST_IDS) {
       // Without a thread, encode ahead here; with one, leave the cache's IDs to it and encode only what this request needs.
       if (this.#queued < count && this.#elsewhere === undefined) this.#encodeAhead();
@@ -95,28 +103,20 @@ export class OpaqueIds {
     return out;
   }
 
-  /** The next `count` queued IDs (there are at least that many). */
-  #dequeue(count: number): BigUint64Array {
-    const head = this.#queue[0]!;
-    let ids: BigUint64Array;
-    if (head.length - this.#next >= count) {
-      // A view, not a copy: queued arrays are never written again once pushed.
-      ids = head.subarray(this.#next, this.#next + count);
-      this.#next += count;
-    } else {
-      ids = new BigUint64Array(count);
-      for (let at = 0; at < count; ) {
-        const first = this.#queue[0]!;
-        const n = Math.min(count - at, first.length - this.#next);
-        ids.set(first.subarray(this.#next, this.#next + n), at);
-        at += n;
-        this.#next += n;
-        if (this.#next === first.length) this.#shift();
-      }
+  /** The next `count` queued IDs (there are at least that many): views of the queued bytes, not copies. */
+  #dequeue(count: number): QuotedRun {
+    const parts: Uint8Array[] = [];
+    for (let left = count; left > 0; ) {
+      const head = this.#queue[0]!;
+      const n = Math.min(left, idCount(head) - this.#next);
+      // Views: queued batches are never written again once pushed.
+      parts.push(head.bytes.subarray(head.starts[this.#next], head.starts[this.#next + n]));
+      this.#next += n;
+      left -= n;
+      if (this.#next === idCount(head)) this.#shift();
     }
-    if (this.#queue.length > 0 && this.#next === this.#queue[0]!.length) this.#shift();
     this.#queued -= count;
-    return ids;
+    return { count, parts };
   }
 
   #shift(): void {
@@ -128,7 +128,7 @@ export class OpaqueIds {
   #encodeAhead(): void {
     const ranges = this.#take(ENCODED_AHEAD);
     if (ranges === undefined) return;
-    this.#push(this.encode(ranges));
+    this.#push(quoteIds(this.encode(ranges)));
   }
 
   /**
@@ -159,9 +159,13 @@ export class OpaqueIds {
     );
   }
 
-  #push(ids: BigUint64Array): void {
-    if (ids.length === 0) return;
+  #push(ids: QuotedIds): void {
+    if (idCount(ids) === 0) return;
     this.#queue.push(ids);
-    this.#queued += ids.length;
+    this.#queued += idCount(ids);
   }
+}
+
+function idCount(ids: QuotedIds): number {
+  return ids.starts.length - 1;
 }

@@ -29,13 +29,16 @@ interface Demo {
 /** Starts `ticketd dev` and waits for its whole banner. */
 async function startDemo(dir: string, port: number): Promise<Demo> {
   const child: ChildProcess = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', String(port), '--data-dir', dir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const printed: string[] = [];
+  let errors = '';
+  child.stderr!.on('data', (c: Buffer) => (errors += c.toString()));
   await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`dev did not start in 90 s; printed:\n${printed.join('\n')}`)), 90_000);
+    const timer = setTimeout(() => fail(new Error(`dev did not start in 90 s; printed:\n${printed.join('\n')}\n${errors}`)), 90_000);
+    void exited.then((code) => fail(new Error(`dev exited with ${code} before it served: ${errors}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       printed.push(line);
       if (LAST_LINE.test(line)) {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { idsAsJson, idsAsLines, writeUint64 } from '../../src/http/format-ids.js';
+import { firstId, idsAsJson, idsAsLines } from '../../src/http/format-ids.js';
+import { quoteIds, writeUint64 } from '../../src/util/decimal.js';
 import { MAX_UINT64 } from '../../src/core/blocks.js';
 
 const text = (body: string | Buffer): string => (typeof body === 'string' ? body : body.toString('latin1'));
@@ -18,6 +19,19 @@ describe('ID formatting', () => {
     expect(JSON.parse(text(idsAsJson('s', new BigUint64Array(0))))).toEqual({ sequence: 's', ids: [] });
     expect(text(idsAsLines([{ first: 1n, last: 3n }]))).toBe('1\n2\n3\n');
     expect(text(idsAsLines(BigUint64Array.from([1n, 10n ** 19n, MAX_UINT64])))).toBe('1\n10000000000000000000\n18446744073709551615\n');
+  });
+
+  it('copies IDs written ahead as JSON strings, also when a request spans two written batches', () => {
+    const first = quoteIds(BigUint64Array.from([7n, MAX_UINT64, 10n ** 19n]));
+    const second = quoteIds(BigUint64Array.from([42n, 1n]));
+    expect(text(Buffer.from(first.bytes))).toBe('"7","18446744073709551615","10000000000000000000",');
+    expect([...first.starts]).toEqual([0, 4, 27, 50]);
+    // IDs 1..2 of the first batch and 0 of the second, as OpaqueIds hands them out: views of both.
+    const run = { count: 3, parts: [first.bytes.subarray(first.starts[1], first.starts[3]), second.bytes.subarray(second.starts[0], second.starts[1])] };
+    expect(text(idsAsJson('s', run))).toBe('{"sequence":"s","ids":["18446744073709551615","10000000000000000000","42"]}');
+    expect(text(idsAsLines(run))).toBe('18446744073709551615\n10000000000000000000\n42\n');
+    expect(firstId(run)).toBe('18446744073709551615');
+    expect(firstId({ count: 1, parts: [second.bytes.subarray(second.starts[1], second.starts[2])] })).toBe('1');
   });
 
   it('writes every uint64 as BigInt would: powers of ten and two, their neighbours, and random values', () => {

@@ -3,9 +3,10 @@ import { Allocator } from '../../src/allocator/allocator.js';
 import { parseSequenceSettings, withKey } from '../../src/core/sequence.js';
 import { BackendsUnavailableError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
-import { ENCODED_AHEAD, ENCODED_IN_BACKGROUND, OpaqueIds } from '../../src/service/opaque-ids.js';
+import { ENCODED_AHEAD, ENCODED_IN_BACKGROUND, OpaqueIds, type QuotedRun } from '../../src/service/opaque-ids.js';
 import { TicketService } from '../../src/service/ticket-service.js';
 import { fakeServers } from '../support/fake-backend.js';
+import { quoteIds, type QuotedIds } from '../../src/util/decimal.js';
 
 const OPAQUE = parseSequenceSettings('secret', { blockSize: 100, ids: 'opaque' });
 
@@ -110,8 +111,18 @@ describe('opaque IDs encoded ahead', () => {
     };
   }
 
+  /** The IDs as numbers: written ones (JSON strings, each with a comma) read back. */
+  function valuesOf(ids: QuotedRun | BigUint64Array): bigint[] {
+    if (ids instanceof BigUint64Array) return [...ids];
+    const text = Buffer.concat(ids.parts).toString('latin1');
+    const values = (JSON.parse(`[${text.slice(0, -1)}]`) as string[]).map(BigInt);
+    expect(values).toHaveLength(ids.count);
+    return values;
+  }
+
   /** Records the ordered ID behind each of `ids`; throws on one handed out before. Returns how many. */
-  function recordOnce(seen: Set<bigint>, ids: BigUint64Array): number {
+  function recordOnce(seen: Set<bigint>, given: QuotedRun | BigUint64Array): number {
+    const ids = valuesOf(given);
     for (const id of ids) {
       const ordered = permutation.decode(id);
       if (seen.has(ordered)) throw new Error(`ordered ID ${ordered} handed out twice`);
@@ -144,7 +155,7 @@ describe('opaque IDs encoded ahead', () => {
     let calls = 0;
     const lost: bigint[] = [];
     // Answers after a few requests, several batches at once; the 4th batch fails (its IDs are a gap), after which none is asked for.
-    const elsewhere = async (ranges: readonly { first: bigint; last: bigint }[]): Promise<BigUint64Array> => {
+    const elsewhere = async (ranges: readonly { first: bigint; last: bigint }[]): Promise<QuotedIds> => {
       const call = ++calls;
       await new Promise((r) => setTimeout(r, 1));
       if (call === 4) {
@@ -157,7 +168,7 @@ describe('opaque IDs encoded ahead', () => {
         permutation.encodeRun(r.first, Number(r.last - r.first + 1n), out, at);
         at += Number(r.last - r.first + 1n);
       }
-      return out;
+      return quoteIds(out);
     };
     const opaque = new OpaqueIds(permutation, cache.take, elsewhere);
     const seen = new Set<bigint>();
