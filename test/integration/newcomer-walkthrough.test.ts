@@ -37,7 +37,11 @@ async function startDemo(dir: string, port: number): Promise<Demo> {
   let errors = '';
   child.stderr!.on('data', (c: Buffer) => (errors += c.toString()));
   await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`dev did not start in 90 s; printed:\n${printed.join('\n')}\n${errors}`)), 90_000);
+    const timer = setTimeout(() => {
+      // Ctrl-C, so that it stops its servers too, rather than leave them running.
+      child.kill('SIGINT');
+      fail(new Error(`dev did not start in 90 s; printed:\n${printed.join('\n')}\n${errors}`));
+    }, 90_000);
     void exited.then((code) => fail(new Error(`dev exited with ${code} before it served: ${errors}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       printed.push(line);
