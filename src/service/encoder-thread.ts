@@ -99,6 +99,6 @@ export class EncoderThread {
  * source, that is the build in dist/ (npm test builds first): a thread cannot run TypeScript.
  */
 function workerFile(): URL {
-  const url = new URL('./encoder-worker.js', import.meta.url);
-  return url.pathname.includes('/src/service/') ? new URL(url.href.replace('/src/service/', '/dist/service/')) : url;
+  const here = import.meta.url;
+  return here.endsWith('.ts') ? new URL(here.replace(/\/src\/service\/encoder-thread\.ts$/, '/dist/service/encoder-worker.js')) : new URL('./encoder-worker.js', here);
 }
