@@ -14,7 +14,7 @@ import { initBackends } from '../service/init.js';
 import { TicketService } from '../service/ticket-service.js';
 
 /** The demo's opaque sequence, made at start with the settings the README's PUT gives it. */
-export const DEMO_OPAQUE_SEQUENCE = 'invoices';
+const DEMO_OPAQUE_SEQUENCE = 'invoices';
 const DEMO_OPAQUE_SETTINGS = { blockSize: 10_000, ids: 'opaque' };
 
 /** Settings of a dev run. */

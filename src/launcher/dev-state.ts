@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { portIsFree } from './local-mysql.js';
 
 /** The state file's name inside the data folder. */
 export const DEV_STATE_FILE = 'ticketd-dev.json';
@@ -22,7 +22,7 @@ export interface DevState {
 }
 
 /** A new random token: 24 characters, URL-safe. */
-export function newToken(): string {
+function newToken(): string {
   return randomBytes(18).toString('base64url');
 }
 
@@ -48,12 +48,7 @@ export function writeDevState(dir: string, state: DevState): void {
 
 /** The stored port when it is still free on 127.0.0.1, else undefined (the launcher then picks one). */
 export async function portIfFree(port: number | undefined): Promise<number | undefined> {
-  if (port === undefined) return undefined;
-  return new Promise((done) => {
-    const probe = createServer();
-    probe.once('error', () => done(undefined));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => done(port)));
-  });
+  return port !== undefined && (await portIsFree(port, '127.0.0.1')) ? port : undefined;
 }
 
 function isToken(value: unknown): value is string {

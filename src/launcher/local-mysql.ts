@@ -241,6 +241,15 @@ function stopStaleServer(pidFile: string, dataDir: string): void {
   for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) spawnSync('sleep', ['0.05']);
 }
 
+/** True when nothing listens on the port at `host` (every address when omitted) a moment ago. */
+export function portIsFree(port: number, host?: string): Promise<boolean> {
+  return new Promise((done) => {
+    const probe = createServer();
+    probe.once('error', () => done(false));
+    probe.listen(port, host, () => probe.close(() => done(true)));
+  });
+}
+
 /** A port that was free on 127.0.0.1 a moment ago. */
 export function freePort(): Promise<number> {
   return new Promise((done, fail) => {

@@ -8,10 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../src/launcher/local-mysql.js';
+import { freePort, portIsFree } from '../../src/launcher/local-mysql.js';
 import { runCliAsync } from '../support/ticketd.js';
 
 /** The port the README's examples name. */
@@ -96,7 +95,8 @@ describe('a newcomer follows the README and what the programs print', () => {
   it('runs the demo, its printed commands and the README examples verbatim, twice around a restart, with no ID repeated', async () => {
     // Verbatim means port 8080; where something else holds it, the one change is the port (said once).
     let port = README_PORT;
-    if (!(await isFree(README_PORT))) {
+    // Every address, as the demo will listen.
+    if (!(await portIsFree(README_PORT))) {
       port = await freePort();
       // The demo's export line then sets TICKETD_URL, which examples/sdk reads.
       console.log(`newcomer walkthrough: port ${README_PORT} is taken on this machine; the README's examples run with port ${port} instead`);
@@ -170,15 +170,6 @@ describe('a newcomer follows the README and what the programs print', () => {
     rmSync(app, { recursive: true, force: true });
   });
 });
-
-/** True when nothing listens on the port (on every address, as the demo will). */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const probe = createServer();
-    probe.once('error', () => done(false));
-    probe.listen(port, () => probe.close(() => done(true)));
-  });
-}
 
 /** A second dev on the same folder is refused in one line, and leaves the first one's servers alone. */
 async function secondDemoIsRefused(data: string, port: number): Promise<void> {
