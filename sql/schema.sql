@@ -23,6 +23,30 @@ CREATE TABLE IF NOT EXISTS ticketd_sequence_keys (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 
+-- Sequences that ticketd 0.5 and older must not serve (opaque ones, and whatever a later version
+-- adds): their settings are here, with the oldest ticketd that understands them. Their row in
+-- ticketd_sequences is a decoy with max_id 0, which those versions cannot issue from. When init gates
+-- a sequence an older version made, it also renames its ticket table's stub column, so an old process
+-- that had loaded it fails on its next REPLACE (src/core/versions.ts).
+CREATE TABLE IF NOT EXISTS ticketd_gated_sequences (
+  name          VARCHAR(48)     NOT NULL,
+  block_size    BIGINT UNSIGNED NOT NULL,
+  start_after   BIGINT UNSIGNED NOT NULL,
+  max_id        BIGINT UNSIGNED NOT NULL,
+  needs_version VARCHAR(16)     NOT NULL,
+  created_at    TIMESTAMP(3)    NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
+-- The oldest ticketd that may use this backend at all. Every ticketd since 0.6 reads it on each new
+-- connection and refuses the backend when it is older; init only ever raises it.
+CREATE TABLE IF NOT EXISTS ticketd_schema (
+  singleton     TINYINT UNSIGNED NOT NULL,
+  needs_version VARCHAR(16)      NOT NULL,
+  updated_at    TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (singleton)
+) ENGINE=InnoDB;
+
 -- This backend's identity, written once by `init`. MySQL has @@server_uuid, MariaDB has none,
 -- and a restored backup or a cloned data directory must not pass for another backend.
 CREATE TABLE IF NOT EXISTS ticketd_backend (

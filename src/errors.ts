@@ -92,6 +92,24 @@ export class BackendMisconfiguredError extends TicketdError {
 }
 
 /**
+ * This ticketd is older than what a backend or a sequence needs (core/versions.ts): it refuses them
+ * rather than guess, and the message names the version needed.
+ */
+export class UpgradeRequiredError extends TicketdError {
+  readonly code = 'TICKETD_UPGRADE_REQUIRED';
+}
+
+/** A backend's schema is older than this ticketd needs for what was asked; `ticketd init` upgrades it. */
+export class SchemaOutdatedError extends TicketdError {
+  readonly code = 'TICKETD_SCHEMA_OUTDATED';
+}
+
+/** True for the errors that refuse a backend outright (its breaker opens at once) rather than a failed call. */
+export function refusesBackend(error: unknown): boolean {
+  return error instanceof BackendMisconfiguredError || error instanceof UpgradeRequiredError;
+}
+
+/**
  * A peer refused a ticket's claim: the ticket was claimed before (a counter went back and issued it
  * again), or it lies at or below the floor of pruned claims. Nothing from the ticket is served.
  */

@@ -5,14 +5,15 @@
  */
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
-import type { Inspection, TicketBackend } from '../backend/ticket-backend.js';
+import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, SequenceConflictError, TicketdError, UnknownBackendError } from '../errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
+import { THIS_VERSION, understands } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
@@ -130,6 +131,9 @@ export class Allocator {
       knownIdentity: slot.identity,
     });
     if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
+    if (settings.needsVersion !== undefined && !understands(settings.needsVersion)) {
+      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${settings.needsVersion} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`);
+    }
     if (verdict.identityChanged) {
       // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
       this.#logger.error({ backend: label, was: slot.identity, now: settings.identity }, 'backend identity changed');
@@ -163,7 +167,7 @@ export class Allocator {
           this.#health.recordSuccess(slot);
           return { backend, ok: true, value };
         } catch (error) {
-          if (!(error instanceof TicketdError) || error instanceof BackendMisconfiguredError) this.#health.recordFailure(slot, error);
+          if (!(error instanceof TicketdError) || refusesBackend(error)) this.#health.recordFailure(slot, error);
           return { backend, ok: false, error };
         }
       }),
@@ -191,7 +195,7 @@ export class Allocator {
       try {
         this.#checkConnection(a.backend, a.value.settings);
       } catch (error) {
-        if (!(error instanceof BackendMisconfiguredError)) throw error;
+        if (!refusesBackend(error)) throw error;
       }
     }
     return answers;
@@ -238,10 +242,10 @@ export class Allocator {
     await this.#onEvery((b) => b.prepareSequence(name, firstTicket));
   }
 
-  /** Applies the schema on every backend; returns each one's identity, in configured order. */
-  async applySchema(): Promise<{ backend: string; identity: string }[]> {
-    const identities = await this.#onEvery((b) => b.applySchema());
-    return identities.map((identity, i) => ({ backend: this.#slots[i]!.label, identity }));
+  /** Applies the schema on every backend; returns what it did on each, in configured order. */
+  async applySchema(): Promise<({ backend: string } & SchemaApplied)[]> {
+    const applied = await this.#onEvery((b) => b.applySchema());
+    return applied.map((a, i) => ({ backend: this.#slots[i]!.label, ...a }));
   }
 
   /** Every backend's residue class, read afresh, in configured order (migrate verify). */

@@ -2,7 +2,7 @@
  * Backend health: every call's outcome goes to the backend's circuit breaker, state changes are
  * logged once with their reason, and an open breaker is probed in the background until it closes.
  */
-import { BackendMisconfiguredError } from '../errors.js';
+import { refusesBackend, type TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendSlot } from './backend-slot.js';
 import type { Clock } from './breaker.js';
@@ -40,8 +40,8 @@ export class BackendHealth {
   recordFailure(slot: BackendSlot, error: unknown): void {
     const previous = slot.recordFailure(error);
     const message = errorText(error);
-    if (error instanceof BackendMisconfiguredError) {
-      this.#logger.error({ backend: slot.label, code: error.code }, message);
+    if (refusesBackend(error)) {
+      this.#logger.error({ backend: slot.label, code: (error as TicketdError).code }, message);
     } else {
       // One line per outage: a failed probe (half-open back to open) is the same outage going on.
       const changed = previous !== slot.state && previous !== 'half-open';

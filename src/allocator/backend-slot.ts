@@ -6,7 +6,7 @@
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
 import type { ServerSettings, Stripe } from '../core/stripes.js';
-import { BackendMisconfiguredError, BackendsUnavailableError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { BackendsUnavailableError, refusesBackend, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
 
 /** Whether a backend has a sequence (with the same settings), and when that was last asked. */
@@ -172,7 +172,7 @@ export class BackendSlot {
     this.#failures++;
     this.#allStale();
     const previous = this.#breaker.state;
-    if (error instanceof BackendMisconfiguredError) this.#breaker.trip(error);
+    if (refusesBackend(error)) this.#breaker.trip(error);
     else this.#breaker.recordFailure(error);
     return previous;
   }

@@ -33,6 +33,13 @@ export interface Inspection {
   readonly missingTables: readonly string[];
 }
 
+/** What `applySchema` did on one backend. */
+export interface SchemaApplied {
+  readonly identity: string;
+  /** Sequences stored gated by this call (they were readable by ticketd 0.5 and older). */
+  readonly gated: readonly string[];
+}
+
 /** A ticket server as the allocator uses it. */
 export interface TicketBackend {
   /** `mysql://host:port/db`: safe to log. */
@@ -74,8 +81,11 @@ export interface TicketBackend {
    * does not check: it only reports, for the checks to judge; nothing is fetched or served on it.
    */
   inspect(): Promise<Inspection>;
-  /** Applies the schema and writes this backend's identity if it has none; returns the identity. */
-  applySchema(): Promise<string>;
+  /**
+   * Applies the schema, writes this backend's identity if it has none, and stores every sequence that
+   * older ticketd must not serve gated (core/versions.ts); returns the identity and the names gated now.
+   */
+  applySchema(): Promise<SchemaApplied>;
   /** Closes every connection. */
   close(): Promise<void>;
 }

@@ -87,7 +87,10 @@ program
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
   .action(async (flags: { backends?: string; adminBackends?: string }) => {
     await withService(flags, async (allocator, service) => {
-      for (const r of await initBackends(allocator, service)) console.log(`${r.backend}: schema ready, identity ${r.identity}`);
+      for (const r of await initBackends(allocator, service)) {
+        const gated = r.gated.length === 0 ? '' : `; now out of reach of ticketd 0.5 and older: ${r.gated.join(', ')}`;
+        console.log(`${r.backend}: schema ready, identity ${r.identity}${gated}`);
+      }
       console.log('sequence default ready (blockSize 10000)');
     });
   });

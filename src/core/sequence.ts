@@ -29,11 +29,24 @@ export interface SequenceSettings extends BlockSettings {
   readonly key?: Uint8Array;
   /** An opaque sequence's permutation scheme, stored with its key; it never changes. */
   readonly scheme?: PermutationScheme;
+  /**
+   * The oldest ticketd that understands the sequence, when it is stored gated (core/versions.ts);
+   * undefined for a sequence every ticketd since 0.2 reads right, or one not gated yet.
+   */
+  readonly needsVersion?: string;
 }
 
 /** The settings with the opaque sequence's key (non-enumerable) and scheme attached. */
 export function withKey(settings: SequenceSettings, key: Uint8Array, scheme: PermutationScheme): SequenceSettings {
-  const copy = { name: settings.name, blockSize: settings.blockSize, startAfter: settings.startAfter, maxId: settings.maxId, ids: settings.ids, scheme };
+  const copy = {
+    name: settings.name,
+    blockSize: settings.blockSize,
+    startAfter: settings.startAfter,
+    maxId: settings.maxId,
+    ids: settings.ids,
+    scheme,
+    ...(settings.needsVersion === undefined ? {} : { needsVersion: settings.needsVersion }),
+  };
   Object.defineProperty(copy, 'key', { value: key, enumerable: false });
   return Object.freeze(copy);
 }

@@ -25,6 +25,8 @@ export interface ServerSettings extends Stripe {
   readonly galeraAutoIncrementControl: boolean;
   /** The identity `ticketd init` wrote, or undefined before init. */
   readonly identity: string | undefined;
+  /** The oldest ticketd that may use the backend (ticketd_schema), or undefined before a 0.6 init. */
+  readonly needsVersion?: string | undefined;
 }
 
 /** Fatal problems refuse the backend; warnings are logged (unsafe durability allowed for demos). */

@@ -1,4 +1,5 @@
 /** The OpenAPI 3.1 description of the HTTP API, served at /openapi.json. Keep it in step with app.ts. */
+import { THIS_VERSION } from '../core/versions.js';
 
 const idString = { type: 'string', pattern: '^[0-9]+$', description: 'A decimal integer up to 2^64−1.' };
 const problem = { $ref: '#/components/schemas/Problem' };
@@ -19,14 +20,14 @@ const issueErrors = {
   '429': problemResponse('Over TICKETD_RATE_LIMIT for this token or address; see Retry-After.'),
   '404': problemResponse('Unknown sequence.'),
   '409': problemResponse('The sequence has reached its maxId (type /problems/sequence-exhausted).'),
-  '503': problemResponse('No backend answered and the cache is empty; see Retry-After.'),
+  '503': problemResponse('No backend answered and the cache is empty (see Retry-After), or the sequence needs a newer ticketd (type /problems/upgrade-required).'),
 };
 const json = (schema: object): object => ({ 'application/json': { schema } });
 
 /** The document. */
 export const openApiDocument = Object.freeze({
   openapi: '3.1.0',
-  info: { title: 'ticketd', version: '0.4.0', description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  info: { title: 'ticketd', version: THIS_VERSION, description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
   components: {
     securitySchemes: {
       admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' },

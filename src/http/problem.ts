@@ -43,6 +43,8 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_BACKENDS_UNAVAILABLE: { status: 503, slug: 'backends-unavailable' },
   TICKETD_RATE_LIMITED: { status: 429, slug: 'rate-limited' },
   TICKETD_BACKEND_MISCONFIGURED: { status: 503, slug: 'backend-misconfigured' },
+  TICKETD_UPGRADE_REQUIRED: { status: 503, slug: 'upgrade-required' },
+  TICKETD_SCHEMA_OUTDATED: { status: 503, slug: 'schema-outdated' },
   TICKETD_TICKET_CLAIMED_BEFORE: { status: 503, slug: 'ticket-claimed-before' },
   TICKETD_COUNTER_OVERFLOW: { status: 409, slug: 'counter-overflow' },
   TICKETD_BACKEND_ACCESS_DENIED: { status: 503, slug: 'backend-access-denied' },

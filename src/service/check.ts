@@ -8,6 +8,7 @@ import type { Inspection } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
 import { TicketdError } from '../errors.js';
+import { gateFor, THIS_VERSION, understands } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 
 /**
@@ -69,6 +70,9 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
     } else {
       identities.set(identity, o.label);
     }
+    if (o.settings.needsVersion !== undefined && !understands(o.settings.needsVersion)) {
+      findings.push({ kind: 'misconfigured', message: `backend ${o.label} needs ticketd ${o.settings.needsVersion} or later; this is ${THIS_VERSION}` });
+    }
     if (o.missingTables.length > 0) {
       // A backend initialised by an older ticketd: it cannot hold claims until init adds the tables.
       findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run npx ticketd init` });
@@ -109,6 +113,12 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
       }
     }
     for (const h of holders) {
+      if (h.s.needsVersion === undefined && gateFor(h.s.ids) !== undefined) {
+        findings.push({ kind: 'incomplete', message: `sequence ${name} on backend ${h.label} is not gated: ticketd 0.3 and older would serve its IDs unpermuted; run npx ticketd init` });
+      }
+      if (h.s.needsVersion !== undefined && !understands(h.s.needsVersion)) {
+        findings.push({ kind: 'warning', message: `sequence ${name} needs ticketd ${h.s.needsVersion} or later; this ticketd (${THIS_VERSION}) refuses it` });
+      }
       if (!h.engines.has(name)) findings.push({ kind: 'incomplete', message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}` });
     }
   }

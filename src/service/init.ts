@@ -9,6 +9,8 @@ import { errorText } from '../util/error-text.js';
 export interface InitResult {
   readonly backend: string;
   readonly identity: string;
+  /** Sequences stored gated now, out of reach of ticketd 0.5 and older (core/versions.ts). */
+  readonly gated: readonly string[];
 }
 
 /** Connects to every backend (checking its settings); throws naming the first that failed. */

@@ -6,7 +6,8 @@ import { assertSequenceName, conflictOf, describeSettings, type IdMode, type Seq
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { errorText } from '../util/error-text.js';
-import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, UpgradeRequiredError, type TicketdError } from '../errors.js';
+import { THIS_VERSION, understands } from '../core/versions.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import { EncoderThread } from './encoder-thread.js';
@@ -56,8 +57,11 @@ export class TicketService {
   readonly #encoder = new EncoderThread((error) => this.#logger.warn({ err: errorText(error) }, 'the encoder thread failed: opaque IDs are encoded on the request thread from now on'));
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
-  /** Names no backend had, and when that was found: a burst of requests for them asks MySQL once. */
-  readonly #unknown = new Map<string, number>();
+  /**
+   * Names refused on loading, when and why: no backend had them, or they need a newer ticketd. A
+   * burst of requests for them asks MySQL once.
+   */
+  readonly #refused = new Map<string, { readonly at: number; readonly error: TicketdError }>();
 
   constructor(options: TicketServiceOptions) {
     this.#allocator = options.allocator;
@@ -116,10 +120,8 @@ export class TicketService {
     const known = this.#entries.get(name);
     if (known !== undefined) return known;
     assertSequenceName(name);
-    const missedAt = this.#unknown.get(name);
-    if (missedAt !== undefined && this.#clock() - missedAt < UNKNOWN_SEQUENCE_TTL_MS) {
-      return Promise.reject(new SequenceNotFoundError(`sequence ${name} does not exist`));
-    }
+    const refused = this.#refused.get(name);
+    if (refused !== undefined && this.#clock() - refused.at < UNKNOWN_SEQUENCE_TTL_MS) return Promise.reject(refused.error);
     const pending = this.#resolving.get(name);
     if (pending !== undefined) return pending;
     const resolving = this.#load(name).finally(() => this.#resolving.delete(name));
@@ -138,15 +140,22 @@ export class TicketService {
           cause: failed[0]?.error,
         });
       }
+      const unknown = new SequenceNotFoundError(`sequence ${name} does not exist`);
       // Remembered only when every backend said so: one that did not answer may have it.
-      if (failed.length === 0) this.#rememberUnknown(name);
-      throw new SequenceNotFoundError(`sequence ${name} does not exist`);
+      if (failed.length === 0) this.#remember(name, unknown);
+      throw unknown;
     }
     for (const other of found) {
       const conflict = conflictOf(other.settings, first.settings);
       if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
     }
     const settings = first.settings;
+    const needs = found.find((f) => f.settings.needsVersion !== undefined && !understands(f.settings.needsVersion));
+    if (needs !== undefined) {
+      const tooOld = new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs.settings.needsVersion} or later; this process is ${THIS_VERSION}: ask another, or upgrade this one (docs/operating.md, "Upgrades and rollbacks")`);
+      this.#remember(name, tooOld);
+      throw tooOld;
+    }
     const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
       this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${settings.maxId} used`),
     );
@@ -168,11 +177,11 @@ export class TicketService {
     return entry;
   }
 
-  #rememberUnknown(name: string): void {
-    this.#unknown.delete(name);
+  #remember(name: string, error: TicketdError): void {
+    this.#refused.delete(name);
     // Oldest first: a flood of random names cannot grow this without bound.
-    if (this.#unknown.size >= MAX_UNKNOWN_SEQUENCES) this.#unknown.delete(this.#unknown.keys().next().value!);
-    this.#unknown.set(name, this.#clock());
+    if (this.#refused.size >= MAX_UNKNOWN_SEQUENCES) this.#refused.delete(this.#refused.keys().next().value!);
+    this.#refused.set(name, { at: this.#clock(), error });
   }
 
   /** Fetches ranges for a sequence and keeps its capacity view up to date. */
@@ -203,7 +212,7 @@ export class TicketService {
    * created anywhere now, false when every backend already had it.
    */
   async createSequence(requested: SequenceSettings): Promise<boolean> {
-    this.#unknown.delete(requested.name);
+    this.#refused.delete(requested.name);
     return this.#allocator.createSequence(requested);
   }
 

@@ -83,7 +83,7 @@ export class FakeServer {
       readSequences: async () => (enter(), server.readSequences()),
       createSequence: async (settings, first) => (enter(), server.createSequence(settings, first)),
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
-      applySchema: async () => (enter(), server.identity),
+      applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {
         server.#enter();
         return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [] };

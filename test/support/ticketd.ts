@@ -61,9 +61,9 @@ export interface ChildTicketd {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `ticketd serve` on a free port and resolves once it listens. */
-export function spawnTicketd(backends: string, extraEnv: Record<string, string> = {}): Promise<ChildTicketd> {
-  const child = spawn(process.execPath, ['dist/cli/main.js', 'serve', '--port', '0'], {
+/** Spawns `ticketd serve` on a free port and resolves once it listens; `main` may be an earlier release's CLI. */
+export function spawnTicketd(backends: string, extraEnv: Record<string, string> = {}, main = 'dist/cli/main.js'): Promise<ChildTicketd> {
+  const child = spawn(process.execPath, [main, 'serve', '--port', '0'], {
     env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...extraEnv },
     stdio: ['ignore', 'pipe', 'ignore'],
   });

@@ -3,11 +3,11 @@ import type { ClassClaims } from '../../core/claims.js';
 import type { SequenceSettings } from '../../core/sequence.js';
 import type { ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
-import type { Claim, Inspection, TicketBackend, TicketBatch } from '../ticket-backend.js';
+import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch } from '../ticket-backend.js';
 import { claimTickets, pruneClaims, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
-import { createSequence, readSequences } from './sequence-sql.js';
+import { createSequence, gateSequences, readSequences } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
@@ -54,8 +54,9 @@ export class Backend implements TicketBackend {
     };
   }
 
-  applySchema(): Promise<string> {
-    return applySchema(this.#pools);
+  async applySchema(): Promise<SchemaApplied> {
+    const identity = await applySchema(this.#pools);
+    return { identity, gated: await gateSequences(this.#pools, this.#tickets) };
   }
 
   claimTickets(claim: Claim): Promise<ClassClaims[]> {

@@ -97,7 +97,7 @@ export class Pools implements Db {
     this.#verified = new WeakSet();
   }
 
-  /** The session's stripe, the server's durability and Galera settings, and the identity init wrote. */
+  /** The session's stripe, the server's durability and Galera settings, and what init wrote: identity and the version needed. */
   async readSession(conn: Connection): Promise<ServerSettings> {
     const timeout = this.options.queryTimeoutMs;
     const [rows] = await conn.query<RowDataPacket[]>({
@@ -122,6 +122,7 @@ export class Pools implements Db {
       logBin: Number(row.log_bin) === 1,
       galeraAutoIncrementControl: on('wsrep_on') && on('wsrep_auto_increment_control'),
       identity: await readIdentity(conn, timeout),
+      needsVersion: await readNeedsVersion(conn, timeout),
     };
   }
 
@@ -138,6 +139,18 @@ export async function readIdentity(conn: Connection, timeout: number): Promise<s
     const [rows] = await conn.query<RowDataPacket[]>({ sql: 'SELECT backend_id FROM ticketd_backend WHERE singleton = 1', timeout });
     const id = rows[0]?.backend_id;
     return typeof id === 'string' ? id : undefined;
+  } catch (error) {
+    if (isNoSuchTable(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The oldest ticketd that may use this backend (core/versions.ts), or undefined before a 0.6 init. */
+export async function readNeedsVersion(conn: Connection, timeout: number): Promise<string | undefined> {
+  try {
+    const [rows] = await conn.query<RowDataPacket[]>({ sql: 'SELECT needs_version FROM ticketd_schema WHERE singleton = 1', timeout });
+    const needs = rows[0]?.needs_version;
+    return typeof needs === 'string' ? needs : undefined;
   } catch (error) {
     if (isNoSuchTable(error)) return undefined;
     throw error;

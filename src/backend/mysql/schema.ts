@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { RowDataPacket } from 'mysql2/promise';
 import { assertSequenceName } from '../../core/sequence.js';
 import { SQL_DIR } from '../../paths.js';
-import { readIdentity, type Db } from './pool.js';
+import { BACKEND_NEEDS_VERSION, laterVersion } from '../../core/versions.js';
+import { readIdentity, readNeedsVersion, type Db } from './pool.js';
 
 /** The quoted ticket table of a sequence. The name is checked against the pattern first. */
 export function ticketTable(sequence: string): string {
@@ -29,11 +30,19 @@ export function createTicketTableStatement(sequence: string): string {
   return template[0].replaceAll('{{table}}', ticketTable(sequence));
 }
 
-/** Applies sql/schema.sql and writes this backend's identity if it has none. Idempotent. */
+/**
+ * Applies sql/schema.sql, writes this backend's identity if it has none, and raises the version it
+ * needs to this one's (never lowers it: a later ticketd's init may have raised it further). Idempotent.
+ */
 export function applySchema(db: Db): Promise<string> {
   return db.withAdminConnection(async (conn) => {
     for (const statement of schemaStatements()) await conn.query({ sql: statement, timeout: db.options.ddlTimeoutMs });
     await conn.query('INSERT IGNORE INTO ticketd_backend (singleton, backend_id) VALUES (1, UUID())');
+    const held = await readNeedsVersion(conn, db.options.queryTimeoutMs);
+    const needs = held === undefined ? BACKEND_NEEDS_VERSION : laterVersion(held, BACKEND_NEEDS_VERSION);
+    if (needs !== held) {
+      await conn.query('INSERT INTO ticketd_schema (singleton, needs_version) VALUES (1, ?) ON DUPLICATE KEY UPDATE needs_version = VALUES(needs_version)', [needs]);
+    }
     const identity = await readIdentity(conn, db.options.queryTimeoutMs);
     if (identity === undefined) throw new Error(`backend ${db.label} has no identity row after init`);
     return identity;

@@ -1,33 +1,40 @@
-/** Sequence rows and opaque sequences' keys. */
+/** Sequence rows, opaque sequences' keys, and gated sequences' settings (core/versions.ts). */
 import type { RowDataPacket } from 'mysql2/promise';
 import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
-import { SequenceConflictError } from '../../errors.js';
+import { DECOY_SETTINGS, GATE_VERSION, gateFor, understands } from '../../core/versions.js';
+import { SchemaOutdatedError, SequenceConflictError } from '../../errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
-import type { Db } from './pool.js';
+import type { Connection, Db } from './pool.js';
 import type { TicketSql } from './ticket-sql.js';
 
 const COLUMNS = 's.name, s.block_size, s.start_after, s.max_id';
+const KEYS = 'k.scheme, k.id_key';
+const GATED = 'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
 
-/** Sequence rows (one, or all) with their keys; a backend whose schema predates keys has ordered sequences only. */
+/**
+ * Sequence rows (one, or all) with their keys and gated settings. A backend of an older schema
+ * lacks the later tables: without ticketd_sequence_keys it holds ordered sequences only, and
+ * without ticketd_gated_sequences none is gated yet.
+ */
 export async function readSequences(db: Db, name?: string): Promise<SequenceSettings[]> {
   const where = name === undefined ? '' : ' WHERE s.name = ?';
-  const values = name === undefined ? [] : [name];
-  const timeout = db.options.queryTimeoutMs;
-  try {
-    const [rows] = await db.withConnection((conn) =>
-      conn.query<RowDataPacket[]>({
-        sql: `SELECT ${COLUMNS}, k.scheme, k.id_key FROM ticketd_sequences s LEFT JOIN ticketd_sequence_keys k ON k.name = s.name${where} ORDER BY s.name`,
-        values,
-        timeout,
-      }),
-    );
-    return rows.map((row) => rowToSettings(row, db.label));
-  } catch (error) {
-    if (!isNoSuchTable(error)) throw error;
-    const [rows] = await db.withConnection((conn) => conn.query<RowDataPacket[]>({ sql: `SELECT ${COLUMNS} FROM ticketd_sequences s${where} ORDER BY s.name`, values, timeout }));
-    return rows.map((row) => rowToSettings(row, db.label));
+  const keys = ' LEFT JOIN ticketd_sequence_keys k ON k.name = s.name';
+  const gated = ' LEFT JOIN ticketd_gated_sequences g ON g.name = s.name';
+  const queries = [
+    `SELECT ${COLUMNS}, ${KEYS}, ${GATED} FROM ticketd_sequences s${keys}${gated}${where} ORDER BY s.name`,
+    `SELECT ${COLUMNS}, ${KEYS} FROM ticketd_sequences s${keys}${where} ORDER BY s.name`,
+    `SELECT ${COLUMNS} FROM ticketd_sequences s${where} ORDER BY s.name`,
+  ];
+  for (const [i, sql] of queries.entries()) {
+    try {
+      const [rows] = await db.withConnection((conn) => conn.query<RowDataPacket[]>({ sql, values: name === undefined ? [] : [name], timeout: db.options.queryTimeoutMs }));
+      return rows.map((row) => rowToSettings(row, db.label));
+    } catch (error) {
+      if (!isNoSuchTable(error) || i === queries.length - 1) throw error;
+    }
   }
+  return [];
 }
 
 /**
@@ -41,21 +48,21 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
     return false;
   }
   await tickets.prepareSequence(settings.name, firstTicket);
+  // A new gated sequence keeps its stub column: no older ticketd can have loaded it, and one that
+  // loads it now reads the decoy and takes no ticket, so its breakers stay closed for the others.
+  const needsVersion = gateFor(settings.ids);
   try {
     await db.withAdminConnection(async (conn) => {
-      // The key and the row in one transaction: an opaque sequence is never seen without its key.
+      // Key, gated settings and row in one transaction: an opaque sequence is never seen without its
+      // key, nor by an older ticketd with settings it could issue from.
       await conn.beginTransaction();
       try {
         if (settings.ids === 'opaque') {
           if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key and scheme`);
           await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, settings.scheme, Buffer.from(settings.key)]);
         }
-        await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', [
-          settings.name,
-          String(settings.blockSize),
-          String(settings.startAfter),
-          String(settings.maxId),
-        ]);
+        if (needsVersion !== undefined) await insertGated(conn, settings, needsVersion);
+        await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', rowValues(settings.name, needsVersion === undefined ? settings : DECOY_SETTINGS));
         await conn.commit();
       } catch (error) {
         await conn.rollback().catch(() => undefined);
@@ -64,6 +71,7 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
     });
     return true;
   } catch (error) {
+    if (isNoSuchTable(error)) throw new SchemaOutdatedError(`backend ${db.label} has the schema of a ticketd older than ${GATE_VERSION}, which cannot keep sequence ${settings.name} from it; run npx ticketd init, then repeat`, { cause: error });
     if (!isDuplicateKey(error)) throw error;
     // Another process created it between our read and insert.
     const raced = (await readSequences(db, settings.name))[0];
@@ -78,18 +86,60 @@ function assertSame(label: string, existing: SequenceSettings, wanted: SequenceS
   if (conflict !== undefined) throw new SequenceConflictError(`sequence ${wanted.name} exists on ${label} with ${conflict}`);
 }
 
+/**
+ * Stores an ungated sequence gated (init, core/versions.ts): first its ticket table's stub column is
+ * renamed, so a ticketd 0.5 or older that loaded it can take no more tickets; then its settings move
+ * to ticketd_gated_sequences and its row becomes the decoy, in one transaction. Returns the names gated.
+ */
+export async function gateSequences(db: Db, tickets: TicketSql): Promise<string[]> {
+  const gated: string[] = [];
+  for (const settings of await readSequences(db)) {
+    const needsVersion = gateFor(settings.ids);
+    if (needsVersion === undefined || settings.needsVersion !== undefined) continue;
+    await tickets.gateTicketTable(settings.name);
+    await db.withAdminConnection(async (conn) => {
+      await conn.beginTransaction();
+      try {
+        await insertGated(conn, settings, needsVersion);
+        await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [...rowValues(settings.name, DECOY_SETTINGS).slice(1), settings.name]);
+        await conn.commit();
+      } catch (error) {
+        await conn.rollback().catch(() => undefined);
+        throw error;
+      }
+    });
+    gated.push(settings.name);
+  }
+  return gated;
+}
+
+async function insertGated(conn: Connection, settings: SequenceSettings, needsVersion: string): Promise<void> {
+  await conn.query('INSERT INTO ticketd_gated_sequences (name, block_size, start_after, max_id, needs_version) VALUES (?, ?, ?, ?, ?)', [...rowValues(settings.name, settings), needsVersion]);
+}
+
+function rowValues(name: string, s: { readonly blockSize: bigint; readonly startAfter: bigint; readonly maxId: bigint }): string[] {
+  return [name, String(s.blockSize), String(s.startAfter), String(s.maxId)];
+}
+
 function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
+  const gated = row.gated_block_size !== null && row.gated_block_size !== undefined;
+  const name = String(row.name);
   const settings: SequenceSettings = Object.freeze({
-    name: String(row.name),
-    blockSize: BigInt(String(row.block_size)),
-    startAfter: BigInt(String(row.start_after)),
-    maxId: BigInt(String(row.max_id)),
+    name,
+    blockSize: BigInt(String(gated ? row.gated_block_size : row.block_size)),
+    startAfter: BigInt(String(gated ? row.gated_start_after : row.start_after)),
+    maxId: BigInt(String(gated ? row.gated_max_id : row.max_id)),
     ids: row.id_key === null || row.id_key === undefined ? 'ordered' : 'opaque',
+    ...(gated ? { needsVersion: String(row.needs_version) } : {}),
   });
-  if (settings.ids === 'ordered') return settings;
+  if (!gated && settings.maxId <= settings.startAfter) {
+    throw new SequenceConflictError(`sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`);
+  }
+  // A later ticketd's sequence is refused by name and version when it is used (service), not misread here.
+  if (settings.ids === 'ordered' || (settings.needsVersion !== undefined && !understands(settings.needsVersion))) return settings;
   // A key written by a later ticketd under another scheme must not be read as one this one knows.
   if (!isPermutationScheme(row.scheme)) {
-    throw new SequenceConflictError(`sequence ${settings.name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
+    throw new SequenceConflictError(`sequence ${name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
   }
   return withKey(settings, new Uint8Array(row.id_key as Buffer), row.scheme);
 }

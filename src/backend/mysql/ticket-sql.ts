@@ -2,6 +2,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
 import { MAX_UINT64 } from '../../core/blocks.js';
+import { GATED_STUB_COLUMN } from '../../core/versions.js';
 import type { TicketBatch } from '../ticket-backend.js';
 import { isDeadlock, overflowError } from './errors.js';
 import type { Connection, Db } from './pool.js';
@@ -54,7 +55,8 @@ export class TicketSql {
 
   async #replace(conn: Connection, table: string): Promise<bigint> {
     const [result] = await conn.query<ResultSetHeader>({
-      sql: `REPLACE INTO ${table} (stub) VALUES ('a')`,
+      // By position, not by column name: init renames the stub column of a sequence it gates (core/versions.ts).
+      sql: `REPLACE INTO ${table} VALUES (NULL, 'a')`,
       timeout: this.#db.options.queryTimeoutMs,
     });
     // insertId is read from this statement's own OK packet, on the connection that ran it.
@@ -69,6 +71,23 @@ export class TicketSql {
     return this.#db.withAdminConnection(async (conn) => {
       await conn.query({ sql: createTicketTableStatement(name), timeout: this.#db.options.ddlTimeoutMs });
       await this.#advance(conn, ticketTable(name), firstTicket);
+    });
+  }
+
+  /**
+   * Renames the ticket table's `stub` column, once (core/versions.ts): from then on a ticketd 0.5 or
+   * older that loaded the sequence earlier cannot take another ticket from it. The counter is kept.
+   */
+  gateTicketTable(name: string): Promise<void> {
+    const table = ticketTable(name);
+    return this.#db.withAdminConnection(async (conn) => {
+      const [rows] = await conn.query<RowDataPacket[]>({
+        sql: "SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = 'stub'",
+        values: [`tickets_${name}`],
+        timeout: this.#db.options.queryTimeoutMs,
+      });
+      if (rows.length === 0) return;
+      await conn.query({ sql: `ALTER TABLE ${table} RENAME COLUMN stub TO ${GATED_STUB_COLUMN}`, timeout: this.#db.options.ddlTimeoutMs });
     });
   }
 
