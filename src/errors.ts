@@ -162,6 +162,11 @@ export class PortInUseError extends TicketdError {
 // The client's errors live in ticketd-client (which depends on nothing); re-exported here.
 export { LeaseFailedError, NoBufferedIdsError } from 'ticketd-client';
 
+/** `ticketd fence` would move a sequence's counters past its maxId: it changes nothing and names the sequence. */
+export class FenceRefusedError extends TicketdError {
+  readonly code = 'TICKETD_FENCE_REFUSED';
+}
+
 /** `ticketd migrate`: the legacy table or the backends do not allow the migration as asked. */
 export class MigrationRefusedError extends TicketdError {
   readonly code = 'TICKETD_MIGRATION_REFUSED';

@@ -9,6 +9,7 @@ import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import type { ClaimsPolicy } from '../core/claims.js';
+import type { ClaimHistory } from '../core/fence.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
@@ -251,6 +252,16 @@ export class Allocator {
   /** Every backend's residue class, read afresh, in configured order (migrate verify). */
   stripes(): Promise<Stripe[]> {
     return this.#onEvery((b) => b.settings());
+  }
+
+  /** Every backend's next ticket of a sequence and its kept claims' histories, in configured order (fence). */
+  fenceReadings(name: string): Promise<{ nextTicket: bigint; histories: ClaimHistory[] }[]> {
+    return this.#onEvery(async (b) => ({ nextTicket: await b.nextTicket(name), histories: await b.readClaimHistory(name) }));
+  }
+
+  /** Advances a sequence's counter on every backend so that its next ticket is ≥ minTicket (fence). Never lowers one. */
+  async advanceEverywhere(name: string, minTicket: bigint): Promise<void> {
+    await this.#onEvery((b) => b.advanceCounter(name, minTicket));
   }
 
   /** Every backend's last ticket of a sequence, in configured order (migrate verify). */

@@ -4,6 +4,7 @@
  */
 import type { SequenceSettings } from '../core/sequence.js';
 import type { ClassClaims } from '../core/claims.js';
+import type { ClaimHistory } from '../core/fence.js';
 import type { ServerSettings, Stripe } from '../core/stripes.js';
 
 export type { ClassClaims } from '../core/claims.js';
@@ -31,6 +32,8 @@ export interface Inspection {
   readonly engines: ReadonlyMap<string, string>;
   /** Tables of sql/schema.sql the backend lacks. */
   readonly missingTables: readonly string[];
+  /** Milliseconds since the newest claim it holds, by its own clock; undefined when it holds none. */
+  readonly newestClaimAgeMs: number | undefined;
 }
 
 /** What `applySchema` did on one backend. */
@@ -57,6 +60,8 @@ export interface TicketBackend {
   claimTickets(claim: Claim): Promise<ClassClaims[]>;
   /** Highest claim and floor per residue class of a sequence. */
   readClaims(sequence: string): Promise<ClassClaims[]>;
+  /** The kept claims of a sequence per residue class, with their times (fence). */
+  readClaimHistory(sequence: string): Promise<ClaimHistory[]>;
   /** Keeps the newest `keep` claims of the stripe's class; returns the new floor, if it pruned. */
   pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined>;
   /** The last ticket issued for the sequence (0 when none). */

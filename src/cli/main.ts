@@ -14,6 +14,7 @@ import { runChecks } from '../service/check.js';
 import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
+import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
 import { errorText } from '../util/error-text.js';
 
@@ -134,6 +135,7 @@ sequences
   });
 
 addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
+addFleetCommands(program, withService);
 
 program
   .command('ids')

@@ -23,6 +23,9 @@ export interface Finding {
   readonly message: string;
 }
 
+/** How old the newest claim on every backend must be for check to mention the fence. */
+export const STALE_CLAIMS_MS = 3_600_000;
+
 type Observed = Inspection & { readonly label: string };
 
 /** Runs every check against every backend, through the allocator; never throws for what it finds. */
@@ -46,6 +49,7 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
   }
   checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);
   checkSequences(up, findings);
+  checkRestoredEverywhere(up, allocator.backendCount, findings);
   return findings;
 }
 
@@ -86,6 +90,22 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
       }
     }
   }
+}
+
+/**
+ * Every backend restored from backups looks like this from inside: the newest claim anywhere is
+ * old. An idle fleet looks the same, so it is a warning that names the runbook, not a refusal.
+ */
+function checkRestoredEverywhere(up: Observed[], backendCount: number, findings: Finding[]): void {
+  if (up.length < backendCount) return;
+  const ages = up.flatMap((o) => (o.newestClaimAgeMs === undefined ? [] : [o.newestClaimAgeMs]));
+  if (ages.length === 0) return;
+  const newest = Math.min(...ages);
+  if (newest < STALE_CLAIMS_MS) return;
+  findings.push({
+    kind: 'warning',
+    message: `the newest claim on any backend is ${(newest / 3_600_000).toFixed(1)} h old: if every backend was restored from backups, run npx ticketd fence before serving (docs/operating.md, "Restoring every backend")`,
+  });
 }
 
 function checkSequences(up: Observed[], findings: Finding[]): void {

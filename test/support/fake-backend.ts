@@ -75,6 +75,7 @@ export class FakeServer {
       },
       claimTickets: async (claim) => (enter(), server.claimTickets(claim)),
       readClaims: async (sequence) => (enter(), server.readClaims(sequence)),
+      readClaimHistory: async () => (enter(), []),
       pruneClaims: async (sequence, stripe, keep) => (enter(), server.pruneClaims(sequence, stripe, keep)),
       lastTicket: async (sequence) => (enter(), server.lastTicket(sequence)),
       nextTicket: async (sequence) => (enter(), server.nextTicket(sequence)),
@@ -86,7 +87,7 @@ export class FakeServer {
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {
         server.#enter();
-        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [] };
+        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined };
       },
       close: async () => undefined,
     };

@@ -1,10 +1,11 @@
 /** One MySQL ticket server, as the allocator uses it: the pieces of this folder behind TicketBackend. */
 import type { ClassClaims } from '../../core/claims.js';
+import type { ClaimHistory } from '../../core/fence.js';
 import type { SequenceSettings } from '../../core/sequence.js';
 import type { ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
 import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch } from '../ticket-backend.js';
-import { claimTickets, pruneClaims, readClaims } from './claim-sql.js';
+import { claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import { createSequence, gateSequences, readSequences } from './sequence-sql.js';
@@ -51,6 +52,7 @@ export class Backend implements TicketBackend {
       sequences: initialised ? await readSequences(db) : [],
       engines: await ticketTableEngines(db),
       missingTables: initialised ? await missingSchemaTables(db) : [],
+      newestClaimAgeMs: initialised ? await newestClaimAgeMs(db).catch(() => undefined) : undefined,
     };
   }
 
@@ -65,6 +67,10 @@ export class Backend implements TicketBackend {
 
   readClaims(sequence: string): Promise<ClassClaims[]> {
     return readClaims(this.#pools, sequence);
+  }
+
+  readClaimHistory(sequence: string): Promise<ClaimHistory[]> {
+    return readClaimHistory(this.#pools, sequence);
   }
 
   pruneClaims(sequence: string, stripe: Stripe, keep: number): Promise<bigint | undefined> {

@@ -1,6 +1,7 @@
 /** Claims and their floors (core/claims.ts says what they mean). */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { ClassClaims } from '../../core/claims.js';
+import type { ClaimHistory } from '../../core/fence.js';
 import { residueOf, type Stripe } from '../../core/stripes.js';
 import { TicketClaimedBeforeError } from '../../errors.js';
 import type { Claim } from '../ticket-backend.js';
@@ -62,6 +63,39 @@ export async function readClaims(db: Db, sequence: string): Promise<ClassClaims[
     byClass.set(key, { ...c, highest: known?.highest ?? c.highest, floor: known?.floor ?? c.floor });
   }
   return [...byClass.values()];
+}
+
+/** The kept claims of a sequence per residue class: their tickets' range, and their times by this server's clock. */
+export async function readClaimHistory(db: Db, sequence: string): Promise<ClaimHistory[]> {
+  const [rows] = await db.withConnection((conn) =>
+    conn.query<RowDataPacket[]>({
+      sql:
+        'SELECT stripe_increment AS inc, stripe_residue AS residue, MIN(ticket) AS lowest, MAX(ticket) AS highest, COUNT(*) AS claims, ' +
+        'TIMESTAMPDIFF(MICROSECOND, MIN(claimed_at), MAX(claimed_at)) AS span_us, TIMESTAMPDIFF(MICROSECOND, MAX(claimed_at), NOW(3)) AS age_us ' +
+        'FROM ticketd_claims WHERE sequence = ? GROUP BY stripe_increment, stripe_residue',
+      values: [sequence],
+      timeout: db.options.queryTimeoutMs,
+    }),
+  );
+  return rows.map((r) => ({
+    increment: BigInt(String(r.inc)),
+    residue: BigInt(String(r.residue)),
+    lowest: BigInt(String(r.lowest)),
+    highest: BigInt(String(r.highest)),
+    claims: Number(r.claims),
+    spanMs: Number(r.span_us) / 1000,
+    // A claim "in the future" (a clock set back since) counts as just made.
+    ageMs: Math.max(0, Number(r.age_us) / 1000),
+  }));
+}
+
+/** Milliseconds since the newest claim of any sequence, by this server's clock; undefined when it holds none. */
+export async function newestClaimAgeMs(db: Db): Promise<number | undefined> {
+  const [rows] = await db.withConnection((conn) =>
+    conn.query<RowDataPacket[]>({ sql: 'SELECT TIMESTAMPDIFF(MICROSECOND, MAX(claimed_at), NOW(3)) AS age_us FROM ticketd_claims', timeout: db.options.queryTimeoutMs }),
+  );
+  const age = rows[0]?.age_us;
+  return age === null || age === undefined ? undefined : Math.max(0, Number(age) / 1000);
 }
 
 /**
