@@ -167,6 +167,11 @@ export class FenceRefusedError extends TicketdError {
   readonly code = 'TICKETD_FENCE_REFUSED';
 }
 
+/** `ticketd backends add|remove`: a step asked for before the steps it needs are done, or a fleet that does not answer. */
+export class FleetChangeRefusedError extends TicketdError {
+  readonly code = 'TICKETD_FLEET_CHANGE_REFUSED';
+}
+
 /** `ticketd migrate`: the legacy table or the backends do not allow the migration as asked. */
 export class MigrationRefusedError extends TicketdError {
   readonly code = 'TICKETD_MIGRATION_REFUSED';

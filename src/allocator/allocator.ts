@@ -8,11 +8,11 @@ import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
-import type { ClaimsPolicy } from '../core/claims.js';
+import type { ClaimsPolicy, ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
+import { judgeConnection, type ResidueClass, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
 import { THIS_VERSION, understands } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
@@ -264,17 +264,63 @@ export class Allocator {
     await this.#onEvery((b) => b.advanceCounter(name, minTicket));
   }
 
+  /** The schema on one backend only (a backend joining the fleet); returns what it did there. */
+  async applySchemaOn(label: string): Promise<SchemaApplied> {
+    return this.#onOne(label, (b) => b.applySchema());
+  }
+
+  /**
+   * The highest ticket of a sequence any backend has issued, claimed or left below a floor, in any
+   * class; backends that lack the sequence count as 0. Needs every backend (a backend joining).
+   */
+  async highestTicketUsed(name: string): Promise<bigint> {
+    const highest = await this.#onEvery(async (b) => {
+      if ((await b.readSequence(name)) === undefined) return 0n;
+      let top = (await b.nextTicket(name)) - 1n;
+      for (const c of await b.readClaims(name)) for (const t of [c.highest, c.floor]) if (t !== undefined && t > top) top = t;
+      return top;
+    });
+    return highest.reduce((m, t) => (t > m ? t : m), 0n);
+  }
+
+  /** Every backend's highest claim and floor per residue class of a sequence (backends that lack it hold none). */
+  async claimsEverywhere(name: string): Promise<ClassClaims[]> {
+    const claims = await this.#onEvery(async (b) => ((await b.readSequence(name)) === undefined ? [] : b.readClaims(name)));
+    return claims.flat();
+  }
+
+  /** Advances a sequence's counter on one backend only (a backend joining). Never lowers it. */
+  async advanceOn(label: string, name: string, minTicket: bigint): Promise<void> {
+    await this.#onOne(label, (b) => b.advanceCounter(name, minTicket));
+  }
+
+  /** One backend's next ticket of a sequence (a backend joining or leaving). */
+  nextTicketOn(label: string, name: string): Promise<bigint> {
+    return this.#onOne(label, (b) => b.nextTicket(name));
+  }
+
+  /** Writes a claim floor of a residue class on every backend but `except` (a backend leaving: its class is never reused below it). */
+  async addFloorEverywhereBut(except: string, name: string, cls: ResidueClass, floor: bigint): Promise<void> {
+    const answers = await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), { includeOpen: true });
+    const failed = answers.find((a) => !a.ok);
+    if (failed !== undefined && !failed.ok) throw failed.error;
+  }
+
+  async #onOne<T>(label: string, operation: (backend: TicketBackend) => Promise<T>): Promise<T> {
+    const [answer] = await this.#everywhere(operation, { includeOpen: true, only: label });
+    if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
+    if (!answer.ok) throw answer.error;
+    return answer.value;
+  }
+
   /** Every backend's last ticket of a sequence, in configured order (migrate verify). */
   lastTickets(name: string): Promise<bigint[]> {
     return this.#onEvery((b) => b.lastTicket(name));
   }
 
   /** One backend's last ticket of a sequence (decode); throws what the backend answered when it failed. */
-  async lastTicketOn(label: string, name: string): Promise<bigint> {
-    const [answer] = await this.#everywhere((b) => b.lastTicket(name), { includeOpen: true, only: label });
-    if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
-    if (!answer.ok) throw answer.error;
-    return answer.value;
+  lastTicketOn(label: string, name: string): Promise<bigint> {
+    return this.#onOne(label, (b) => b.lastTicket(name));
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */

@@ -5,7 +5,7 @@
  */
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
-import type { ServerSettings, Stripe } from '../core/stripes.js';
+import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, refusesBackend, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
 
@@ -112,7 +112,10 @@ export class BackendSlot {
   noteConnection(settings: ServerSettings, identityChanged: boolean, hasWarnings: boolean): boolean {
     if (identityChanged) this.#allStale();
     this.#identity = settings.identity;
-    this.#stripe = { increment: settings.increment, offset: settings.offset };
+    const stripe = { increment: settings.increment, offset: settings.offset };
+    // Re-striped into a narrower class (the guard allowed it): the pin stays the wider class until a
+    // restart, since this process's older sessions may still issue tickets anywhere in it.
+    if (identityChanged || this.#stripe === undefined || !isWithin(stripe, this.#stripe)) this.#stripe = stripe;
     const warnNow = hasWarnings && !this.#warned;
     if (warnNow) this.#warned = true;
     return warnNow;

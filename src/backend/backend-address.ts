@@ -51,6 +51,11 @@ export function redact(text: string): string {
   return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
+/** The backend's URL with its account and the password as ***, for commands printed to be run again. */
+export function displayUrl(address: BackendAddress): string {
+  return `mysql://${encodeURIComponent(address.user)}${address.password === '' ? '' : ':***'}@${address.label.slice('mysql://'.length)}`;
+}
+
 /** A backend's letter by its place in TICKETD_BACKENDS, as `ticketd dev` and the status page name them: A is the first. */
 export function backendLetter(index: number): string {
   return index < 26 ? String.fromCharCode(65 + index) : `#${index + 1}`;

@@ -5,7 +5,7 @@
 import type { SequenceSettings } from '../core/sequence.js';
 import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
-import type { ServerSettings, Stripe } from '../core/stripes.js';
+import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
 
 export type { ClassClaims } from '../core/claims.js';
 
@@ -60,6 +60,8 @@ export interface TicketBackend {
   claimTickets(claim: Claim): Promise<ClassClaims[]>;
   /** Highest claim and floor per residue class of a sequence. */
   readClaims(sequence: string): Promise<ClassClaims[]>;
+  /** Adds a claim floor for a residue class: every ticket of it at or below is refused from now on (a backend leaving). */
+  addFloor(sequence: string, cls: ResidueClass, floor: bigint): Promise<void>;
   /** The kept claims of a sequence per residue class, with their times (fence). */
   readClaimHistory(sequence: string): Promise<ClaimHistory[]>;
   /** Keeps the newest `keep` claims of the stripe's class; returns the new floor, if it pruned. */

@@ -1,5 +1,13 @@
-/** Commands for changes to the fleet itself (docs/operating.md): `fence` after every backend was restored. */
+/**
+ * Commands for changes to the fleet itself (docs/operating.md): `fence` after every backend was
+ * restored, `backends add|remove` to grow and shrink it.
+ */
 import type { Command } from 'commander';
+import { Allocator } from '../allocator/allocator.js';
+import { backendLetter, displayUrl, parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
+import type { Config } from '../config.js';
+import { silentLogger } from '../logger.js';
+import { planAdd, planRemove, retireLeaving, seedJoining, type FleetStep } from '../service/fleet-changes.js';
 import { DEFAULT_FENCE_MARGIN } from '../core/fence.js';
 import { parseUnsigned } from '../core/sequence.js';
 import { ConfigError } from '../errors.js';
@@ -14,8 +22,54 @@ interface FenceFlags {
   adminBackends?: string;
 }
 
-/** Adds `fence` to the program. */
-export function addFleetCommands(program: Command, withService: WithService): void {
+interface BackendsFlags {
+  increment?: string;
+  seed?: boolean;
+  apply?: boolean;
+  backends?: string;
+  adminBackends?: string;
+}
+
+/** The configured backends (TICKETD_BACKENDS, flags, config file). */
+export type FleetConfig = (flags: { backends?: string | undefined; adminBackends?: string | undefined }) => Config;
+
+/** Adds `fence` and `backends add|remove` to the program. */
+export function addFleetCommands(program: Command, withService: WithService, fleetConfig: FleetConfig): void {
+  const backends = program.command('backends').description('grow or shrink the fleet, step by step (docs/operating.md)');
+  backends
+    .command('add <url>')
+    .description('the steps of adding a backend, each marked done or to do; --seed does the seeding step')
+    .option('--increment <n>', 'the auto_increment_increment every backend moves to (default: the current one if it leaves room, else 16)')
+    .option('--seed', 'create the schema and every sequence on it, its counters above every ticket used anywhere')
+    .option('--backends <urls>', 'the fleet as it is now (TICKETD_BACKENDS)')
+    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
+    .action(async (url: string, flags: BackendsFlags) => {
+      const increment = flags.increment === undefined ? undefined : parsePositive(flags.increment, '--increment');
+      await withFleet(fleetConfig(flags), url, async (allocator, letter, urls) => {
+        let plan = await planAdd(allocator, increment, urls);
+        if (flags.seed === true) {
+          for (const s of await seedJoining(allocator, plan)) console.log(`seeded ${s.sequence}: next ticket ${s.nextTicket}`);
+          plan = await planAdd(allocator, plan.increment, urls);
+        }
+        console.log(`adding ${urls[urls.length - 1]} as backend ${letter}: auto_increment_increment=${plan.increment}, auto_increment_offset=${plan.offset}`);
+        printSteps(plan.steps);
+      });
+    });
+  backends
+    .command('remove <url>')
+    .description('the steps of removing a backend; --apply writes its floors on the others (after the front ends stopped using it)')
+    .option('--apply', 'write floors of its class on every other backend at its counters')
+    .option('--backends <urls>', 'the fleet as it is now (TICKETD_BACKENDS)')
+    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
+    .action(async (url: string, flags: BackendsFlags) => {
+      await withFleet(fleetConfig(flags), url, async (allocator, _letter, urls) => {
+        if (flags.apply === true) for (const f of await retireLeaving(allocator)) console.log(`floor of ${f.sequence} at ticket ${f.floor} on every other backend`);
+        const plan = await planRemove(allocator, urls);
+        console.log(`removing ${urls[urls.length - 1]}`);
+        printSteps(flags.apply === true ? plan.steps.map((s, i) => (i === 1 ? { ...s, state: 'done', how: [] } : s)) : plan.steps);
+      });
+    });
+
   program
     .command('fence')
     .description('after every backend was restored from backups: move every counter past anything issued since (plans; --apply moves them)')
@@ -39,6 +93,38 @@ export function addFleetCommands(program: Command, withService: WithService): vo
         console.log(`fenced ${fences.length} ${fences.length === 1 ? 'sequence' : 'sequences'}: every backend's counter is at or past the next ticket above; start the front ends`);
       });
     });
+}
+
+/** Runs fn on an allocator holding the fleet with `url` last (joining or leaving) and its letter there. */
+async function withFleet(config: Config, url: string, fn: (allocator: Allocator, letter: string, urls: string[]) => Promise<void>): Promise<void> {
+  const parsed = parseBackendUrl(url);
+  if (typeof parsed === 'string') throw new ConfigError(`backend ${parsed}`);
+  const others = (list: readonly BackendAddress[]): BackendAddress[] => list.filter((b) => b.label !== parsed.label);
+  const fleet = [...others(config.backends), parsed];
+  const admin = config.adminBackends.length === 0 ? undefined : [...others(config.adminBackends), parsed];
+  const allocator = new Allocator({ backends: fleet, ...(admin !== undefined && { adminBackends: admin }), logger: silentLogger });
+  try {
+    await fn(allocator, backendLetter(fleet.length - 1), fleet.map(displayUrl));
+  } finally {
+    await allocator.close();
+  }
+}
+
+function printSteps(steps: readonly FleetStep[]): void {
+  steps.forEach((step, i) => {
+    console.log(`${i + 1}. [${step.state}] ${step.title}`);
+    for (const line of step.how) console.log(`     ${line}`);
+  });
+}
+
+function parsePositive(text: string, flag: string): bigint {
+  try {
+    const n = parseUnsigned(text, flag);
+    if (n > 0n) return n;
+  } catch {
+    // worded below
+  }
+  throw new ConfigError(`${flag} must be a positive integer; got ${JSON.stringify(text)}`);
 }
 
 function parseTickets(text: string): bigint {

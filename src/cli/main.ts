@@ -135,7 +135,7 @@ sequences
   });
 
 addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
-addFleetCommands(program, withService);
+addFleetCommands(program, withService, backendConfig);
 
 program
   .command('ids')

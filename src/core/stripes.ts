@@ -63,6 +63,9 @@ function gcd(a: bigint, b: bigint): bigint {
 /**
  * Returns why `candidate` (the settings a connection to backend `label` reports) cannot join the
  * backends already pinned, or undefined when it can. `backendCount` is how many are configured.
+ * Classes must be pairwise disjoint; they share an increment except while the fleet is re-striped
+ * (docs/operating.md, "Growing and shrinking the fleet"), when a backend may move into a narrower
+ * class inside the one it had (2/1 → 4/1), never into a wider or another one.
  */
 export function stripeProblem(label: string, candidate: Stripe, pinned: ReadonlyMap<string, Stripe>, backendCount: number): string | undefined {
   const { increment, offset } = candidate;
@@ -74,19 +77,21 @@ export function stripeProblem(label: string, candidate: Stripe, pinned: Readonly
     return `backend ${label} has auto_increment_increment=${increment}, smaller than the ${backendCount} backends configured`;
   }
   const own = pinned.get(label);
-  if (own !== undefined && (own.increment !== increment || own.offset !== offset)) {
+  if (own !== undefined && !isWithin(candidate, own)) {
     return `backend ${label} now has auto_increment_increment=${increment}, auto_increment_offset=${offset}; it had ${own.increment}/${own.offset}`;
   }
   for (const [other, stripe] of pinned) {
-    if (other === label) continue;
-    if (stripe.increment !== increment) {
-      return `backend ${label} has auto_increment_increment=${increment}, but ${other} has ${stripe.increment}`;
-    }
-    if (stripe.offset % increment === offset % increment) {
-      return `backend ${label} has auto_increment_offset=${offset}, same as ${other}`;
-    }
+    if (other === label || !classesOverlap({ increment: stripe.increment, residue: residueOf(stripe) }, candidate)) continue;
+    return stripe.increment === increment
+      ? `backend ${label} has auto_increment_offset=${offset}, same as ${other}`
+      : `backend ${label} has auto_increment_increment=${increment}, auto_increment_offset=${offset}, whose tickets overlap those of ${other} (${stripe.increment}/${stripe.offset})`;
   }
   return undefined;
+}
+
+/** True when every ticket of `narrow`'s class lies in `wide`'s: the increment a multiple, the residue the same modulo the wider one. */
+export function isWithin(narrow: Stripe, wide: Stripe): boolean {
+  return narrow.increment % wide.increment === 0n && residueOf(narrow) % wide.increment === residueOf(wide);
 }
 
 /** Checks one server's own settings; the cross-backend checks are stripeProblem's. */

@@ -55,6 +55,7 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_PORT_IN_USE: { status: 500, slug: 'port-in-use' },
   TICKETD_MIGRATION_REFUSED: { status: 409, slug: 'migration-refused' },
   TICKETD_FENCE_REFUSED: { status: 409, slug: 'fence-refused' },
+  TICKETD_FLEET_CHANGE_REFUSED: { status: 409, slug: 'fleet-change-refused' },
 });
 
 /** Builds the problem document for an error (unknown errors become an opaque 500). */

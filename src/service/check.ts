@@ -54,6 +54,12 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
 }
 
 function checkServers(up: Observed[], backendCount: number, allowUnsafeDurability: boolean, findings: Finding[]): void {
+  const increments = [...new Set(up.map((o) => o.settings.increment))];
+  if (increments.length > 1) {
+    // Disjoint classes are safe, but a fleet half re-striped has no room for the backend it is growing for.
+    const widest = increments.reduce((m, i) => (i > m ? i : m), 0n);
+    findings.push({ kind: 'warning', message: `backends have different auto_increment_increment values (${increments.join(', ')}): finish moving every backend to ${widest} (docs/operating.md, "Growing and shrinking the fleet")` });
+  }
   const pinned = new Map<string, Stripe>();
   const identities = new Map<string, string>();
   for (const o of up) {

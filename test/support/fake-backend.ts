@@ -76,6 +76,7 @@ export class FakeServer {
       claimTickets: async (claim) => (enter(), server.claimTickets(claim)),
       readClaims: async (sequence) => (enter(), server.readClaims(sequence)),
       readClaimHistory: async () => (enter(), []),
+      addFloor: async () => enter(),
       pruneClaims: async (sequence, stripe, keep) => (enter(), server.pruneClaims(sequence, stripe, keep)),
       lastTicket: async (sequence) => (enter(), server.lastTicket(sequence)),
       nextTicket: async (sequence) => (enter(), server.nextTicket(sequence)),

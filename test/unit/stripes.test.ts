@@ -1,4 +1,4 @@
-import { judgeConnection, stripeProblem, type ServerSettings } from '../../src/core/stripes.js';
+import { isWithin, judgeConnection, stripeProblem, type ServerSettings } from '../../src/core/stripes.js';
 
 const s = (increment: bigint, offset: bigint) => ({ increment, offset });
 
@@ -15,8 +15,31 @@ describe('stripeProblem', () => {
     );
   });
 
-  it('refuses a different increment', () => {
-    expect(stripeProblem('mysql://b:3306/t', s(3n, 2n), pinnedA, 2)).toMatch(/auto_increment_increment=3, but mysql:\/\/a:3306\/t has 2/);
+  it('refuses a different increment whose class overlaps another backend\'s', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(3n, 2n), pinnedA, 2)).toBe(
+      'backend mysql://b:3306/t has auto_increment_increment=3, auto_increment_offset=2, whose tickets overlap those of mysql://a:3306/t (2/1)',
+    );
+  });
+
+  it('accepts a different increment while re-striping when the classes stay disjoint (4/2 beside 2/1)', () => {
+    expect(stripeProblem('mysql://b:3306/t', s(4n, 2n), pinnedA, 2)).toBeUndefined();
+    expect(stripeProblem('mysql://c:3306/t', s(4n, 3n), pinnedA, 3)).toMatch(/overlap those of mysql:\/\/a:3306\/t \(2\/1\)/);
+  });
+
+  it('lets a pinned backend move into a narrower class inside its own, never a wider or another one', () => {
+    expect(stripeProblem('mysql://a:3306/t', s(4n, 1n), pinnedA, 2)).toBeUndefined();
+    expect(stripeProblem('mysql://a:3306/t', s(16n, 1n), pinnedA, 2)).toBeUndefined();
+    expect(stripeProblem('mysql://a:3306/t', s(4n, 3n), pinnedA, 2)).toBeUndefined();
+    expect(stripeProblem('mysql://a:3306/t', s(6n, 1n), new Map([['mysql://a:3306/t', s(4n, 1n)]]), 2)).toMatch(/now has auto_increment_increment=6, auto_increment_offset=1; it had 4\/1/);
+    expect(stripeProblem('mysql://a:3306/t', s(2n, 1n), new Map([['mysql://a:3306/t', s(4n, 1n)]]), 2)).toMatch(/it had 4\/1/);
+    expect(stripeProblem('mysql://a:3306/t', s(4n, 2n), pinnedA, 2)).toMatch(/it had 2\/1/);
+  });
+
+  it('isWithin: residue and increment', () => {
+    expect(isWithin(s(16n, 16n), s(2n, 2n))).toBe(true);
+    expect(isWithin(s(16n, 2n), s(2n, 2n))).toBe(true);
+    expect(isWithin(s(16n, 1n), s(2n, 2n))).toBe(false);
+    expect(isWithin(s(3n, 1n), s(2n, 1n))).toBe(false);
   });
 
   it('refuses an offset above the increment, which MySQL would silently ignore', () => {

@@ -2,10 +2,10 @@
 import type { ClassClaims } from '../../core/claims.js';
 import type { ClaimHistory } from '../../core/fence.js';
 import type { SequenceSettings } from '../../core/sequence.js';
-import type { ServerSettings, Stripe } from '../../core/stripes.js';
+import type { ResidueClass, ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
 import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch } from '../ticket-backend.js';
-import { claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
+import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import { createSequence, gateSequences, readSequences } from './sequence-sql.js';
@@ -67,6 +67,10 @@ export class Backend implements TicketBackend {
 
   readClaims(sequence: string): Promise<ClassClaims[]> {
     return readClaims(this.#pools, sequence);
+  }
+
+  addFloor(sequence: string, cls: ResidueClass, floor: bigint): Promise<void> {
+    return addFloor(this.#pools, sequence, cls, floor);
   }
 
   readClaimHistory(sequence: string): Promise<ClaimHistory[]> {

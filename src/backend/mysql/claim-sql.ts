@@ -2,7 +2,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { ClassClaims } from '../../core/claims.js';
 import type { ClaimHistory } from '../../core/fence.js';
-import { residueOf, type Stripe } from '../../core/stripes.js';
+import { residueOf, type ResidueClass, type Stripe } from '../../core/stripes.js';
 import { TicketClaimedBeforeError } from '../../errors.js';
 import type { Claim } from '../ticket-backend.js';
 import { isDuplicateKey } from './errors.js';
@@ -63,6 +63,17 @@ export async function readClaims(db: Db, sequence: string): Promise<ClassClaims[
     byClass.set(key, { ...c, highest: known?.highest ?? c.highest, floor: known?.floor ?? c.floor });
   }
   return [...byClass.values()];
+}
+
+/** Adds a floor for a residue class of a sequence; a lower floor already there stays, and the class's floor is the MAX. */
+export async function addFloor(db: Db, sequence: string, cls: ResidueClass, floor: bigint): Promise<void> {
+  await db.withConnection((conn) =>
+    conn.query({
+      sql: 'INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket) VALUES (?, ?, ?, ?)',
+      values: [sequence, String(cls.increment), String(cls.residue), String(floor)],
+      timeout: db.options.queryTimeoutMs,
+    }),
+  );
 }
 
 /** The kept claims of a sequence per residue class: their tickets' range, and their times by this server's clock. */
