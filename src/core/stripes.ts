@@ -23,6 +23,14 @@ export interface ServerSettings extends Stripe {
   readonly logBin: boolean;
   /** Galera with wsrep_auto_increment_control, which rewrites increment and offset per node. */
   readonly galeraAutoIncrementControl: boolean;
+  /** A Galera node (wsrep_on): one node of a cluster may be one backend (docs/operating.md, "Topologies"). */
+  readonly galera?: boolean;
+  /** This member's role in a running Group Replication group; undefined outside one. */
+  readonly groupReplication?: 'primary' | 'secondary' | 'multi-primary' | undefined;
+  /** read_only or super_read_only: a replica or a secondary, where no ticket can be taken. */
+  readonly readOnly?: boolean;
+  /** TiDB, whose AUTO_INCREMENT values come in batches per TiDB server, not in order. */
+  readonly tidb?: boolean;
   /** The identity `ticketd init` wrote, or undefined before init. */
   readonly identity: string | undefined;
   /** The oldest ticketd that may use the backend (ticketd_schema), or undefined before a 0.6 init. */
@@ -110,10 +118,27 @@ export function serverProblems(label: string, s: ServerSettings, allowUnsafeDura
     );
   }
   (allowUnsafeDurability ? warnings : fatal).push(...durability);
-  if (s.galeraAutoIncrementControl) {
-    fatal.push(`backend ${label} has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`);
-  }
+  fatal.push(...topologyProblems(label, s));
   return { fatal, warnings };
+}
+
+/** Clusters and products that rewrite the stripe or allocate out of order (docs/operating.md, "Topologies"). */
+function topologyProblems(label: string, s: ServerSettings): string[] {
+  const problems: string[] = [];
+  if (s.galeraAutoIncrementControl) {
+    problems.push(`backend ${label} has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`);
+  }
+  if (s.groupReplication === 'multi-primary') {
+    problems.push(`backend ${label} is a member of a multi-primary Group Replication group, which sets auto_increment_increment and offset per member; use single-primary mode and name the primary`);
+  } else if (s.groupReplication === 'secondary') {
+    problems.push(`backend ${label} is a Group Replication secondary (read-only); name the group's primary`);
+  } else if (s.readOnly === true) {
+    problems.push(`backend ${label} has read_only=ON (a replica?); name the writable server`);
+  }
+  if (s.tidb === true) {
+    problems.push(`backend ${label} is TiDB, which hands out AUTO_INCREMENT values in batches per TiDB server, not in order, so a counter that went back cannot be told apart; TiDB is not supported as a backend`);
+  }
+  return problems;
 }
 
 /** What a new connection's settings mean for a backend: a problem that refuses it, warnings, and whether another server now answers. */

@@ -97,7 +97,7 @@ export class Pools implements Db {
     this.#verified = new WeakSet();
   }
 
-  /** The session's stripe, the server's durability and Galera settings, and what init wrote: identity and the version needed. */
+  /** The session's stripe, the server's durability and topology, and what init wrote: identity and the version needed. */
   async readSession(conn: Connection): Promise<ServerSettings> {
     const timeout = this.options.queryTimeoutMs;
     const [rows] = await conn.query<RowDataPacket[]>({
@@ -108,12 +108,18 @@ export class Pools implements Db {
     });
     const row = rows[0];
     if (row === undefined) throw new Error(`backend ${this.label} returned no session settings`);
-    // MySQL without Galera has no wsrep_* variables at all; SHOW … WHERE works on both.
-    const [wsrep] = await conn.query<RowDataPacket[]>({
-      sql: "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_auto_increment_control')",
+    // Variables of one product only (wsrep_*, group_replication_*) are missing elsewhere; SHOW … WHERE works on all.
+    const [variables] = await conn.query<RowDataPacket[]>({
+      sql:
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_auto_increment_control', 'group_replication_group_name', " +
+        "'group_replication_single_primary_mode', 'read_only', 'super_read_only', 'version')",
       timeout,
     });
-    const on = (name: string): boolean => wsrep.some((r) => r.Variable_name === name && String(r.Value).toUpperCase() === 'ON');
+    const value = (name: string): string | undefined => {
+      const found = variables.find((r) => r.Variable_name === name)?.Value;
+      return found === undefined || found === null ? undefined : String(found);
+    };
+    const on = (name: string): boolean => ['ON', '1'].includes((value(name) ?? '').toUpperCase());
     return {
       increment: BigInt(String(row.inc)),
       offset: BigInt(String(row.off)),
@@ -121,6 +127,10 @@ export class Pools implements Db {
       syncBinlog: Number(row.sync_binlog),
       logBin: Number(row.log_bin) === 1,
       galeraAutoIncrementControl: on('wsrep_on') && on('wsrep_auto_increment_control'),
+      galera: on('wsrep_on'),
+      groupReplication: await groupReplicationRole(conn, timeout, value('group_replication_group_name'), on('group_replication_single_primary_mode')),
+      readOnly: on('read_only') || on('super_read_only'),
+      tidb: /tidb/i.test(value('version') ?? ''),
       identity: await readIdentity(conn, timeout),
       needsVersion: await readNeedsVersion(conn, timeout),
     };
@@ -143,6 +153,22 @@ export async function readIdentity(conn: Connection, timeout: number): Promise<s
     if (isNoSuchTable(error)) return undefined;
     throw error;
   }
+}
+
+/**
+ * This member's place in a running Group Replication group: undefined when the server is in none.
+ * The member table is read only when a group is named (performance_schema may be off elsewhere).
+ */
+async function groupReplicationRole(conn: Connection, timeout: number, group: string | undefined, singlePrimary: boolean): Promise<'primary' | 'secondary' | 'multi-primary' | undefined> {
+  if (group === undefined || group === '') return undefined;
+  const [rows] = await conn.query<RowDataPacket[]>({
+    sql: "SELECT MEMBER_ROLE AS role FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid AND MEMBER_STATE = 'ONLINE'",
+    timeout,
+  });
+  const role = rows[0]?.role;
+  if (role === undefined) return undefined;
+  if (!singlePrimary) return 'multi-primary';
+  return String(role).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
 }
 
 /** The oldest ticketd that may use this backend (core/versions.ts), or undefined before a 0.6 init. */
