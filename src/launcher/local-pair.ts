@@ -14,12 +14,13 @@ export interface LocalPair {
 
 /**
  * Starts backends A and B under `dir` (dir/a, dir/b), reusing data directories found there, on
- * the ports given by name (`a`, `b`) or on free ones.
+ * the ports given by name (`a`, `b`) or on free ones; `extraArgs` go to both servers after their
+ * option files (tests: another increment).
  */
-export async function startLocalPair(dir: string, binary?: ServerBinary, ports: Readonly<Record<string, number | undefined>> = {}): Promise<LocalPair> {
+export async function startLocalPair(dir: string, binary?: ServerBinary, ports: Readonly<Record<string, number | undefined>> = {}, extraArgs: readonly string[] = []): Promise<LocalPair> {
   const server = binary ?? findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
   const started = await Promise.allSettled(
-    ['a', 'b'].map((name) => startLocalServer({ name, optionFile: backendOptionFile(name), dir: join(dir, name), binary: server, ...(ports[name] !== undefined && { port: ports[name] }) })),
+    ['a', 'b'].map((name) => startLocalServer({ name, optionFile: backendOptionFile(name), dir: join(dir, name), binary: server, extraArgs, ...(ports[name] !== undefined && { port: ports[name] }) })),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');

@@ -35,18 +35,18 @@ describe('ticketd check and serve refuse misconfigured backends', () => {
       expected: /backend mysql:\/\/127\.0\.0\.1:\d+\/ticketd has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/ticketd/,
     },
     {
-      name: 'different increments',
+      name: 'different increments whose classes overlap',
       server: 'b',
       breaks: ['SET GLOBAL auto_increment_increment = 3'],
-      restores: ['SET GLOBAL auto_increment_increment = 2'],
-      expected: /has auto_increment_increment=3, but mysql:\/\/\S+ has 2/,
+      restores: ['SET GLOBAL auto_increment_increment = 16'],
+      expected: /has auto_increment_increment=3, auto_increment_offset=2, whose tickets overlap those of mysql:\/\/\S+ \(16\/1\)/,
     },
     {
       name: 'an offset greater than the increment',
       server: 'b',
-      breaks: ['SET GLOBAL auto_increment_offset = 3'],
+      breaks: ['SET GLOBAL auto_increment_offset = 17'],
       restores: ['SET GLOBAL auto_increment_offset = 2'],
-      expected: /has auto_increment_offset=3 > auto_increment_increment=2/,
+      expected: /has auto_increment_offset=17 > auto_increment_increment=16/,
     },
     {
       name: 'an increment smaller than the number of backends',

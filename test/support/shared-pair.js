@@ -12,6 +12,12 @@ import { startLocalPair } from '../../dist/launcher/local-pair.js';
 const RUNTIME_PROBE_MS = 5000;
 const MYSQL_IMAGE = 'mysql:8.4';
 const ROOT_PASSWORD = 'ticketd-test';
+/**
+ * The shared pair runs the option files at increment 2, as a fleet for a 32-bit legacy column would
+ * (docs/migrating.md): the edge tests then reach every ID up to maxId. Private pairs, the demo and
+ * docker run the shipped increment 16.
+ */
+const SHARED_PAIR_ARGS = ['--auto-increment-increment=2'];
 
 /** Starts the pair; resolves with its TICKETD_BACKENDS value, a stop function and what it is. */
 export async function startSharedPair() {
@@ -26,7 +32,7 @@ export async function startSharedPair() {
     console.log(`ticketd tests: no container runtime reachable (${runtime.reason}); backends come from the local launcher. Set TICKETD_TEST_RUNTIME=containers to require MySQL 8.4 containers.`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-shared-'));
-  const pair = await startLocalPair(dir);
+  const pair = await startLocalPair(dir, undefined, {}, SHARED_PAIR_ARGS);
   return {
     backendsUrl: pair.backendsUrl,
     description: 'local launcher',
@@ -60,6 +66,7 @@ async function startContainerPair() {
       .withRootPassword(ROOT_PASSWORD)
       // The same option files as the launcher and docker/compose.yml: one source for A and B.
       .withCopyFilesToContainer([{ source: join(SQL_DIR, `backend-${name}.cnf`), target: '/etc/mysql/conf.d/ticketd.cnf' }])
+      .withCommand(['mysqld', ...SHARED_PAIR_ARGS])
       .start();
   const containers = await Promise.all([start('a'), start('b')]);
   console.log(`ticketd tests: shared backends are ${MYSQL_IMAGE} containers (testcontainers)`);
