@@ -13,7 +13,7 @@ import type { ClaimHistory } from '../core/fence.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ResidueClass, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SchemaOutdatedError, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
 import { THIS_VERSION, understands } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
@@ -220,8 +220,9 @@ export class Allocator {
   async createSequence(requested: SequenceSettings): Promise<boolean> {
     const { settings, created } = requested.ids === 'opaque' ? await agreeOnKey((op) => this.#everywhere(op, { includeOpen: true }), requested) : { settings: requested, created: false };
     const answers = await this.#everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
-    const conflict = answers.find((a) => !a.ok && a.error instanceof SequenceConflictError);
-    if (conflict !== undefined && !conflict.ok) throw conflict.error;
+    // A conflict, or a schema too old to hold the sequence, is the answer: repeating will not help.
+    const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError));
+    if (refusal !== undefined && !refusal.ok) throw refusal.error;
     const failed: string[] = [];
     for (const a of answers) {
       if (a.ok) this.#slots.find((s) => s.label === a.backend)?.setMembership(settings.name, { kind: 'present', checkedAt: this.#clock() });

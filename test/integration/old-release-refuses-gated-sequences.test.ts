@@ -144,4 +144,30 @@ describe('an earlier release beside this one', () => {
     const status = (await (await fetch(`${fresh.url}/v1/sequences/default`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json()) as object;
     expect(JSON.stringify(status)).toContain('needs ticketd 9.0.0 or later');
   }, 60_000);
+
+  it('refuses to create an opaque sequence on a backend whose schema predates the gate, until init', async () => {
+    if ('unavailable' in built) return;
+    const older = await startPrivatePair();
+    try {
+      // The schema of 0.5: no ticketd_gated_sequences, no ticketd_schema.
+      for (const url of [older.a.url, older.b.url]) await sqlOn(url, 'DROP TABLE ticketd_gated_sequences', 'DROP TABLE ticketd_schema');
+      const fresh = await spawnTicketd(older.backendsUrl);
+      children.push(fresh);
+      const refused = await fetch(`${fresh.url}/v1/sequences/too_early`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(OPAQUE),
+      });
+      expect(refused.status).toBe(503);
+      const problem = (await refused.json()) as { code: string; detail: string };
+      expect(problem.code).toBe('TICKETD_SCHEMA_OUTDATED');
+      expect(problem.detail).toMatch(/has the schema of a ticketd older than 0\.6\.0, which cannot keep sequence too_early from it; run npx ticketd init, then repeat$/);
+      // Ordered sequences are created and served on such a backend as before.
+      expect(await putSequence(fresh.url, 'still_ordered', { blockSize: 10 })).toBe(201);
+      expect((await runCliAsync(['init'], { TICKETD_BACKENDS: older.backendsUrl })).status).toBe(0);
+      expect(await putSequence(fresh.url, 'too_early', OPAQUE)).toBe(201);
+    } finally {
+      await older.dispose();
+    }
+  }, 60_000);
 });

@@ -144,11 +144,21 @@ export class Pools implements Db {
 }
 
 /** The identity `init` wrote (MariaDB has no @@server_uuid), or undefined before init. */
-export async function readIdentity(conn: Connection, timeout: number): Promise<string | undefined> {
+export function readIdentity(conn: Connection, timeout: number): Promise<string | undefined> {
+  return readSingleton(conn, timeout, 'ticketd_backend', 'backend_id');
+}
+
+/** The oldest ticketd that may use this backend (core/versions.ts), or undefined before a 0.6 init. */
+export function readNeedsVersion(conn: Connection, timeout: number): Promise<string | undefined> {
+  return readSingleton(conn, timeout, 'ticketd_schema', 'needs_version');
+}
+
+/** A column of a one-row table init writes; undefined when the table or its row is not there yet. */
+async function readSingleton(conn: Connection, timeout: number, table: 'ticketd_backend' | 'ticketd_schema', column: 'backend_id' | 'needs_version'): Promise<string | undefined> {
   try {
-    const [rows] = await conn.query<RowDataPacket[]>({ sql: 'SELECT backend_id FROM ticketd_backend WHERE singleton = 1', timeout });
-    const id = rows[0]?.backend_id;
-    return typeof id === 'string' ? id : undefined;
+    const [rows] = await conn.query<RowDataPacket[]>({ sql: `SELECT ${column} AS value FROM ${table} WHERE singleton = 1`, timeout });
+    const value = rows[0]?.value;
+    return typeof value === 'string' ? value : undefined;
   } catch (error) {
     if (isNoSuchTable(error)) return undefined;
     throw error;
@@ -169,18 +179,6 @@ async function groupReplicationRole(conn: Connection, timeout: number, group: st
   if (role === undefined) return undefined;
   if (!singlePrimary) return 'multi-primary';
   return String(role).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
-}
-
-/** The oldest ticketd that may use this backend (core/versions.ts), or undefined before a 0.6 init. */
-export async function readNeedsVersion(conn: Connection, timeout: number): Promise<string | undefined> {
-  try {
-    const [rows] = await conn.query<RowDataPacket[]>({ sql: 'SELECT needs_version FROM ticketd_schema WHERE singleton = 1', timeout });
-    const needs = rows[0]?.needs_version;
-    return typeof needs === 'string' ? needs : undefined;
-  } catch (error) {
-    if (isNoSuchTable(error)) return undefined;
-    throw error;
-  }
 }
 
 function createPool(address: BackendAddress, options: BackendOptions, size: number): Pool {
