@@ -258,7 +258,7 @@ export const openApiDocument = Object.freeze({
           '401': problemResponse('No bearer token.'),
           '403': problemResponse('Wrong token, or admin API disabled.'),
           '409': problemResponse('Exists with other settings.'),
-          '503': problemResponse('A backend did not answer; repeat to complete.'),
+          '503': problemResponse('A backend did not answer (repeat to complete), or an opaque sequence meets a backend whose schema predates 0.6 (type /problems/schema-outdated: run npx ticketd init).'),
         },
       },
     },
