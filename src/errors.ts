@@ -97,6 +97,13 @@ export class BackendMisconfiguredError extends TicketdError {
  */
 export class UpgradeRequiredError extends TicketdError {
   readonly code = 'TICKETD_UPGRADE_REQUIRED';
+  /** `backend`: the whole backend is refused (its breaker opens); `sequence`: only that sequence. */
+  readonly scope: 'backend' | 'sequence';
+
+  constructor(message: string, scope: 'backend' | 'sequence' = 'sequence', options?: { cause?: unknown }) {
+    super(message, options);
+    this.scope = scope;
+  }
 }
 
 /** A backend's schema is older than this ticketd needs for what was asked; `ticketd init` upgrades it. */
@@ -106,7 +113,7 @@ export class SchemaOutdatedError extends TicketdError {
 
 /** True for the errors that refuse a backend outright (its breaker opens at once) rather than a failed call. */
 export function refusesBackend(error: unknown): boolean {
-  return error instanceof BackendMisconfiguredError || error instanceof UpgradeRequiredError;
+  return error instanceof BackendMisconfiguredError || (error instanceof UpgradeRequiredError && error.scope === 'backend');
 }
 
 /**

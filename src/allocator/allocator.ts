@@ -133,7 +133,7 @@ export class Allocator {
     });
     if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
     if (settings.needsVersion !== undefined && !understands(settings.needsVersion)) {
-      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${settings.needsVersion} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`);
+      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${settings.needsVersion} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`, 'backend');
     }
     if (verdict.identityChanged) {
       // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
@@ -220,8 +220,8 @@ export class Allocator {
   async createSequence(requested: SequenceSettings): Promise<boolean> {
     const { settings, created } = requested.ids === 'opaque' ? await agreeOnKey((op) => this.#everywhere(op, { includeOpen: true }), requested) : { settings: requested, created: false };
     const answers = await this.#everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
-    // A conflict, or a schema too old to hold the sequence, is the answer: repeating will not help.
-    const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError));
+    // A conflict, a schema too old to hold the sequence, or a sequence of a later ticketd is the answer: repeating will not help.
+    const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError || a.error instanceof UpgradeRequiredError));
     if (refusal !== undefined && !refusal.ok) throw refusal.error;
     const failed: string[] = [];
     for (const a of answers) {

@@ -7,7 +7,8 @@ import { KEY_BYTES, PERMUTATION_SCHEME } from 'ticketd-client';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
-import { BackendsUnavailableError, SequenceConflictError } from '../errors.js';
+import { newerNeeded, THIS_VERSION } from '../core/versions.js';
+import { BackendsUnavailableError, SequenceConflictError, UpgradeRequiredError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** One backend's answer, as the allocator's breakers saw it. */
@@ -30,6 +31,9 @@ export async function agreeOnKey(onEvery: OnEveryBackend, requested: SequenceSet
     throw new BackendsUnavailableError(`opaque sequence ${name} was not created: ${silent.join('; ')}; its key is made only once every backend has answered; repeat the request`);
   }
   const rows = answers.flatMap((a) => (a.ok ? [a.value] : []));
+  // A later ticketd's sequence carries a key this one does not read: making another would split it.
+  const newer = rows.find((r) => r.row !== undefined && newerNeeded(r.row) !== undefined);
+  if (newer !== undefined) throw new UpgradeRequiredError(`sequence ${name} on ${newer.backend.label} needs ticketd ${newerNeeded(newer.row!)} or later; this process is ${THIS_VERSION} and leaves it as it is`);
   const held = rows.find((r) => r.row?.key !== undefined)?.row;
   if (held?.key !== undefined) {
     // The scheme comes with the key: a sequence made by an older ticketd keeps its scheme.

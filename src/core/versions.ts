@@ -42,6 +42,11 @@ export function understands(needsVersion: string, thisVersion: string = THIS_VER
   return compareVersions(thisVersion, needsVersion) >= 0;
 }
 
+/** The version a sequence needs when this ticketd is older than that; undefined when it understands the sequence. */
+export function newerNeeded(settings: { readonly needsVersion?: string | undefined }): string | undefined {
+  return settings.needsVersion !== undefined && !understands(settings.needsVersion) ? settings.needsVersion : undefined;
+}
+
 /** The version a sequence of this mode needs, or undefined when every ticketd since 0.2 reads it right. */
 export function gateFor(ids: 'ordered' | 'opaque'): string | undefined {
   // 0.2 and 0.3 serve an opaque sequence's raw ordered IDs, which can equal its permuted ones.

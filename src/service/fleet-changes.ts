@@ -7,6 +7,7 @@ import type { Allocator } from '../allocator/allocator.js';
 import { backendLetter } from '../backend/backend-address.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { classesOverlap, residueOf, type ServerSettings } from '../core/stripes.js';
+import { newerNeeded } from '../core/versions.js';
 import { ConfigError, FleetChangeRefusedError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 
@@ -83,6 +84,8 @@ export async function seedJoining(allocator: Allocator, plan: AddPlan): Promise<
   }
   const readings = await readFleet(allocator);
   const joining = readings[readings.length - 1]!;
+  const newer = union(readings.slice(0, -1)).find((s) => newerNeeded(s) !== undefined);
+  if (newer !== undefined) throw new FleetChangeRefusedError(`sequence ${newer.name} needs ticketd ${newerNeeded(newer)} or later; seed the new backend with that version`);
   await allocator.applySchemaOn(joining.label);
   const seeded: { sequence: string; nextTicket: bigint }[] = [];
   for (const settings of union(readings.slice(0, -1))) {

@@ -7,7 +7,7 @@ import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { errorText } from '../util/error-text.js';
 import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, UpgradeRequiredError, type TicketdError } from '../errors.js';
-import { THIS_VERSION, understands } from '../core/versions.js';
+import { newerNeeded, THIS_VERSION } from '../core/versions.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import { EncoderThread } from './encoder-thread.js';
@@ -150,9 +150,9 @@ export class TicketService {
       if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
     }
     const settings = first.settings;
-    const needs = found.find((f) => f.settings.needsVersion !== undefined && !understands(f.settings.needsVersion));
+    const needs = found.map((f) => newerNeeded(f.settings)).find((v) => v !== undefined);
     if (needs !== undefined) {
-      const tooOld = new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs.settings.needsVersion} or later; this process is ${THIS_VERSION}: ask another, or upgrade this one (docs/operating.md, "Upgrades and rollbacks")`);
+      const tooOld = new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: ask another, or upgrade this one (docs/operating.md, "Upgrades and rollbacks")`);
       this.#remember(name, tooOld);
       throw tooOld;
     }

@@ -133,6 +133,12 @@ describe('an earlier release beside this one', () => {
     const problem = (await res.json()) as { code: string; detail: string };
     expect(problem.code).toBe('TICKETD_UPGRADE_REQUIRED');
     expect(problem.detail).toContain(`sequence invoices needs ticketd 9.0.0 or later; this process is ${THIS_VERSION}`);
+    // Nor does it create or re-key it (its key and settings may mean what this version cannot tell),
+    // and the backends stay in use for every other sequence.
+    const put = await fetch(`${fresh.url}/v1/sequences/invoices`, { method: 'PUT', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(OPAQUE) });
+    expect(put.status).toBe(503);
+    expect(((await put.json()) as { detail: string }).detail).toMatch(/^sequence invoices on mysql:\/\/\S+ needs ticketd 9\.0\.0 or later; this process is \d+\.\d+\.\d+ and leaves it as it is$/);
+    expect((await fetch(`${fresh.url}/v1/sequences/default/ids?count=5`, { method: 'POST' })).status).toBe(200);
 
     await sqlOn(pair.a.url, "UPDATE ticketd_schema SET needs_version = '9.0.0'");
     const check = await runCliAsync(['check'], { TICKETD_BACKENDS: pair.backendsUrl });

@@ -2,8 +2,8 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
-import { DECOY_SETTINGS, GATE_VERSION, gateFor, understands } from '../../core/versions.js';
-import { SchemaOutdatedError, SequenceConflictError } from '../../errors.js';
+import { DECOY_SETTINGS, GATE_VERSION, gateFor, newerNeeded, THIS_VERSION } from '../../core/versions.js';
+import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from '../../errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import type { TicketSql } from './ticket-sql.js';
@@ -44,6 +44,9 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
 export async function createSequence(db: Db, tickets: TicketSql, settings: SequenceSettings, firstTicket: bigint): Promise<boolean> {
   const existing = (await readSequences(db, settings.name))[0];
   if (existing !== undefined) {
+    const needs = newerNeeded(existing);
+    // Its settings may hold what this version cannot compare (a later mode, another key): never touch it.
+    if (needs !== undefined) throw new UpgradeRequiredError(`sequence ${settings.name} on ${db.label} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`);
     assertSame(db.label, existing, settings);
     return false;
   }
@@ -136,7 +139,7 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     throw new SequenceConflictError(`sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`);
   }
   // A later ticketd's sequence is refused by name and version when it is used (service), not misread here.
-  if (settings.ids === 'ordered' || (settings.needsVersion !== undefined && !understands(settings.needsVersion))) return settings;
+  if (settings.ids === 'ordered' || newerNeeded(settings) !== undefined) return settings;
   // A key written by a later ticketd under another scheme must not be read as one this one knows.
   if (!isPermutationScheme(row.scheme)) {
     throw new SequenceConflictError(`sequence ${name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
