@@ -64,9 +64,8 @@ export function addFleetCommands(program: Command, withService: WithService, fle
     .action(async (url: string, flags: BackendsFlags) => {
       await withFleet(fleetConfig(flags), url, async (allocator, _letter, urls) => {
         if (flags.apply === true) for (const f of await retireLeaving(allocator)) console.log(`floor of ${f.sequence} at ticket ${f.floor} on every other backend`);
-        const plan = await planRemove(allocator, urls);
         console.log(`removing ${urls[urls.length - 1]}`);
-        printSteps(flags.apply === true ? plan.steps.map((s, i) => (i === 1 ? { ...s, state: 'done', how: [] } : s)) : plan.steps);
+        printSteps(await planRemove(allocator, urls));
       });
     });
 
@@ -81,7 +80,7 @@ export function addFleetCommands(program: Command, withService: WithService, fle
     .action(async (flags: FenceFlags) => {
       const margin = flags.margin === undefined ? DEFAULT_FENCE_MARGIN : Number(flags.margin);
       if (!Number.isFinite(margin) || margin < 1) throw new ConfigError(`--margin must be a number ≥ 1; got ${JSON.stringify(flags.margin)}`);
-      const ticketsBound = flags.tickets === undefined ? undefined : parseTickets(flags.tickets);
+      const ticketsBound = flags.tickets === undefined ? undefined : parsePositive(flags.tickets, '--tickets');
       await withService(flags, async (allocator) => {
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
@@ -125,16 +124,6 @@ function parsePositive(text: string, flag: string): bigint {
     // worded below
   }
   throw new ConfigError(`${flag} must be a positive integer; got ${JSON.stringify(text)}`);
-}
-
-function parseTickets(text: string): bigint {
-  try {
-    const n = parseUnsigned(text, '--tickets');
-    if (n > 0n) return n;
-  } catch {
-    // worded below
-  }
-  throw new ConfigError(`--tickets must be a positive integer; got ${JSON.stringify(text)}`);
 }
 
 function describeFence(f: SequenceFence): string {

@@ -99,19 +99,20 @@ export async function seedJoining(allocator: Allocator, plan: AddPlan): Promise<
 }
 
 /** The procedure for removing the allocator's last backend; `urls` name the backends in the printed commands, in the allocator's order. */
-export async function planRemove(allocator: Allocator, urls: readonly string[]): Promise<{ steps: FleetStep[]; reachable: boolean }> {
+export async function planRemove(allocator: Allocator, urls: readonly string[]): Promise<FleetStep[]> {
   const url = urls[urls.length - 1]!;
   const readings = await readFleet(allocator);
   const leaving = readings[readings.length - 1]!;
   const remaining = readings.slice(0, -1);
-  const labels = urls.slice(0, -1).join(',');
-  const steps: FleetStep[] = [
-    { title: `restart every front end, one at a time, with TICKETD_BACKENDS=${labels}`, state: 'not visible here', how: [] },
+  const retired = leaving.settings !== undefined && (await floorsCover(allocator, leaving));
+  return [
+    { title: `restart every front end, one at a time, with TICKETD_BACKENDS=${urls.slice(0, -1).join(',')}`, state: 'not visible here', how: [] },
     {
-      title: `floors of its class on every other backend at its counters, so its class is never used again below what it issued (tickets it served unclaimed included)`,
-      state: 'to do',
-      how:
-        leaving.settings === undefined
+      title: `floors of its class on the other backends at its counters, so its class is never used again below what it issued (tickets it served unclaimed included)`,
+      state: retired ? 'done' : 'to do',
+      how: retired
+        ? []
+        : leaving.settings === undefined
           ? [`it does not answer (${leaving.error}): its class is held only by its claims on the others; tickets it served unclaimed (TICKETD_CLAIMS=preferred with no peer) are not`]
           : [`npx ticketd backends remove ${url} --apply (after step 1)`],
     },
@@ -121,7 +122,17 @@ export async function planRemove(allocator: Allocator, urls: readonly string[]):
       how: remaining.length === 1 ? ['one backend is left: no peer takes claims (TICKETD_CLAIMS=preferred serves on the process marks; required refuses); add another soon'] : [],
     },
   ];
-  return { steps, reachable: leaving.settings !== undefined };
+}
+
+/** True when a floor of the leaving backend's class reaches its last ticket, for every sequence it has. */
+async function floorsCover(allocator: Allocator, leaving: Reading): Promise<boolean> {
+  const residue = residueOf(leaving.settings!);
+  for (const s of leaving.sequences) {
+    const last = (await allocator.nextTicketOn(leaving.label, s.name)) - 1n;
+    const floors = (await allocator.claimsEverywhere(s.name)).filter((c) => c.increment === leaving.settings!.increment && c.residue === residue);
+    if (last > 0n && !floors.some((c) => c.floor !== undefined && c.floor >= last)) return false;
+  }
+  return true;
 }
 
 /** Writes the leaving backend's floors on the others (step 2 of removing). Returns each sequence's floor. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
 import mysql from 'mysql2/promise';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
-import { putSequence, regressionReports, runCliAsync, spawnTicketd, sqlOn, type ChildTicketd } from '../support/ticketd.js';
+import { killConnections, putSequence, regressionReports, runCliAsync, spawnTicketd, sqlOn, type ChildTicketd } from '../support/ticketd.js';
 
 const SEQUENCE = 'grown';
 const BLOCK_SIZE = 10n;
@@ -85,9 +85,13 @@ describe('growing from 2 to 3 backends and removing one, as docs/operating.md sa
     // Step 1, on each backend (the option files too, in a real fleet); the front ends keep serving.
     const failures = (): number => [...ledger.statuses].filter(([status]) => status !== 200).reduce((n, [, k]) => n + k, 0);
     const [okBefore, failedBefore] = [ledger.statuses.get(200) ?? 0, failures()];
+    // Each backend's connections are cut right after, so the front ends open new ones and see the
+    // new increment at once (as they would after an idle spell or a network blip).
     await sqlOn(a.url, 'SET GLOBAL auto_increment_increment = 16');
+    await killConnections(a.url);
     await sleep(300);
     await sqlOn(b.url, 'SET GLOBAL auto_increment_increment = 16');
+    await killConnections(b.url);
     await sleep(1000);
     expect(failures()).toBe(failedBefore);
     expect(ledger.statuses.get(200) ?? 0).toBeGreaterThan(okBefore);
@@ -115,9 +119,12 @@ describe('growing from 2 to 3 backends and removing one, as docs/operating.md sa
     // Removing B: a rolling restart without it, then its floors on the others.
     const removal = (await runCliAsync(['backends', 'remove', b.url], { TICKETD_BACKENDS: fleet('a', 'b', 'c') })).stdout;
     expect(removal).toMatch(/1\. \[not visible here\] restart every front end, one at a time, with TICKETD_BACKENDS=mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd,mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd/);
+    expect(removal).toContain(`2. [to do] floors of its class on the other backends at its counters`);
+    expect(removal).toContain(`npx ticketd backends remove ${b.url} --apply (after step 1)`);
     await rollingRestart(fleet('a', 'c'));
     const retired = await runCliAsync(['backends', 'remove', b.url, '--apply'], { TICKETD_BACKENDS: fleet('a', 'b', 'c') });
     expect(retired.stdout).toMatch(new RegExp(`floor of ${SEQUENCE} at ticket \\d+ on every other backend`));
+    expect(retired.stdout).toContain('2. [done] floors of its class on the other backends at its counters');
     await sleep(2000);
     await load.stop();
 
