@@ -60,9 +60,9 @@ export function addMigrateCommands(program: Command, withService: WithService, s
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists')
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
       const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
-      const existing = await existingSequence(plan.settings.name, flags, withService);
+      const { existing, fleet } = await readFleet(plan.settings.name, flags, withService);
       if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing), null, 2));
-      else for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing })) console.log(line);
+      else for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing, fleet })) console.log(line);
       if (flags.source !== undefined && redact(flags.source) !== flags.source && flags.json !== true) {
         console.log(`(*** stands for the password of --source; or export TICKETD_SOURCE='<the URL>' and leave --source out)`);
       }
@@ -187,20 +187,26 @@ function sourceArgument(flags: MigrateFlags): string {
   return flags.source === undefined ? '' : ` --source '${redact(flags.source)}'`;
 }
 
-/** The sequence as the backends hold it, when backends are configured and one has it. */
-async function existingSequence(name: string, flags: MigrateFlags, withService: WithService): Promise<SequenceSettings | undefined> {
-  let existing: SequenceSettings | undefined;
+/**
+ * When backends are configured: the sequence as they hold it (if one has it), and how many there are
+ * with their increment (the share of tickets they issue).
+ */
+async function readFleet(name: string, flags: MigrateFlags, withService: WithService): Promise<{ existing?: SequenceSettings; fleet?: { backends: number; increment: bigint } }> {
+  const found: { existing?: SequenceSettings; fleet?: { backends: number; increment: bigint } } = {};
   await withService(
     flags,
-    async (_allocator, service) => {
-      existing = await service.settings(name).catch((error: unknown) => {
+    async (allocator, service) => {
+      const existing = await service.settings(name).catch((error: unknown) => {
         if (!(error instanceof SequenceNotFoundError)) console.error(`ticketd: warning: could not tell whether sequence ${name} exists: ${errorText(error)}`);
         return undefined;
       });
+      if (existing !== undefined) found.existing = existing;
+      const stripes = await allocator.stripes().catch(() => []);
+      if (stripes.length > 0) found.fleet = { backends: allocator.backendCount, increment: stripes.reduce((m, s) => (s.increment > m ? s.increment : m), 1n) };
     },
     { ifConfigured: true },
   );
-  return existing;
+  return found;
 }
 
 function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined): Record<string, unknown> {

@@ -88,12 +88,26 @@ function insertStatementFor(table: LegacyTable): string {
   return `INSERT INTO ${quoteIdentifier(table.name)} (${columns.map(quoteIdentifier).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
 }
 
+/** The share of tickets the backends issue: each takes one residue class of the increment. */
+function share(fleet: NextSteps['fleet']): number {
+  return fleet === undefined || BigInt(fleet.backends) >= fleet.increment ? 1 : fleet.backends / Number(fleet.increment);
+}
+
+/** The IDs above startAfter; with backends that issue only some of the tickets, the share they can reach too. */
+function idsLeft(range: bigint, fleet: NextSteps['fleet']): string {
+  if (fleet === undefined || share(fleet) === 1) return String(range);
+  const reachable = (range * BigInt(fleet.backends)) / fleet.increment;
+  return `${range}, of which the ${fleet.backends} backends reach about ${reachable} (${fleet.backends} of every ${fleet.increment} tickets at auto_increment_increment=${fleet.increment})`;
+}
+
 /** What the printed next steps need besides the plan. */
 export interface NextSteps {
   /** ` --source '…'` as the commands should repeat it, or '' when TICKETD_SOURCE gave it. */
   readonly sourceArgument: string;
   /** The sequence as the backends already hold it (apply has run), if they do. */
   readonly existing?: SequenceSettings | undefined;
+  /** How many backends there are and their increment, when backends are configured: they issue that share of the tickets. */
+  readonly fleet?: { readonly backends: number; readonly increment: bigint } | undefined;
 }
 
 /** The plan as the lines `migrate plan` prints. */
@@ -133,12 +147,12 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     ...head,
     row('startAfter', `${settings.startAfter} = ${plan.legacyHigh} + headroom ${plan.headroom}`),
     row('blockSize', String(settings.blockSize)),
-    row('IDs left', String(table.maxId - settings.startAfter)),
+    row('IDs left', idsLeft(table.maxId - settings.startAfter, next.fleet)),
     row(
       'lasts',
       plan.lastsSeconds === undefined
         ? 'unknown (no growth rate)'
-        : `${formatDuration(plan.lastsSeconds)} at that rate${growth !== undefined && plan.headroom > 0n ? `; the headroom covers ${formatDuration(Number(plan.headroom) / growth.idsPerSecond)} of inserts` : ''}`,
+        : `${formatDuration(plan.lastsSeconds * share(next.fleet))} at that rate${growth !== undefined && plan.headroom > 0n ? `; the headroom covers ${formatDuration(Number(plan.headroom) / growth.idsPerSecond)} of inserts` : ''}`,
     ),
     '',
     'next:',

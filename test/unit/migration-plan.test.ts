@@ -51,6 +51,16 @@ describe('a migration plan', () => {
     expect(planMigration(table({ maxId: 9223372036854775807n }), { sequence: 'orders' }).settings.blockSize).toBe(10_000n);
   });
 
+  it('says how much of the range backends that issue a share of the tickets reach, and how long that lasts', () => {
+    const plan = planMigration(table(), { sequence: 'orders' });
+    const left = 2147483647n - plan.settings.startAfter;
+    const at16 = formatPlan(plan, { sourceArgument: '', fleet: { backends: 2, increment: 16n } });
+    expect(at16).toContain(`IDs left:       ${left}, of which the 2 backends reach about ${(left * 2n) / 16n} (2 of every 16 tickets at auto_increment_increment=16)`);
+    expect(at16).toContain(`lasts:          ${formatDuration((plan.lastsSeconds! * 2) / 16)} at that rate; the headroom covers ${formatDuration(10000 / 10)} of inserts`);
+    const at2 = formatPlan(plan, { sourceArgument: '', fleet: { backends: 2, increment: 2n } });
+    expect(at2).toEqual(formatPlan(plan, { sourceArgument: '' }));
+  });
+
   it('projects how long the sequence lasts from the observed rate, and says unknown without one', () => {
     expect(planMigration(table(), { sequence: 'orders' }).lastsSeconds).toBeCloseTo((2147483647 - 15200) / 10);
     const unknown = planMigration(table({ growth: undefined }), { sequence: 'orders' });
