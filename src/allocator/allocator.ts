@@ -14,7 +14,7 @@ import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ResidueClass, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SchemaOutdatedError, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
-import { THIS_VERSION, understands } from '../core/versions.js';
+import { newerNeeded, THIS_VERSION } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
@@ -132,8 +132,9 @@ export class Allocator {
       knownIdentity: slot.identity,
     });
     if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
-    if (settings.needsVersion !== undefined && !understands(settings.needsVersion)) {
-      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${settings.needsVersion} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`, 'backend');
+    const needs = newerNeeded(settings);
+    if (needs !== undefined) {
+      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`, 'backend');
     }
     if (verdict.identityChanged) {
       // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.

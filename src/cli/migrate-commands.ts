@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings } from '../core/sequence.js';
+import { largestIncrement } from '../core/stripes.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
 import { alterLegacy, connectLegacy, connectReadOnly, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
@@ -202,7 +203,7 @@ async function readFleet(name: string, flags: MigrateFlags, withService: WithSer
       });
       if (existing !== undefined) found.existing = existing;
       const stripes = await allocator.stripes().catch(() => []);
-      if (stripes.length > 0) found.fleet = { backends: allocator.backendCount, increment: stripes.reduce((m, s) => (s.increment > m ? s.increment : m), 1n) };
+      if (stripes.length > 0) found.fleet = { backends: allocator.backendCount, increment: largestIncrement(stripes) };
     },
     { ifConfigured: true },
   );

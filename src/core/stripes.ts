@@ -97,6 +97,11 @@ export function stripeProblem(label: string, candidate: Stripe, pinned: Readonly
   return undefined;
 }
 
+/** The largest increment among the stripes (1 when there are none): one ticket moves a counter by at most this much. */
+export function largestIncrement(stripes: readonly Stripe[]): bigint {
+  return stripes.reduce((m, s) => (s.increment > m ? s.increment : m), 1n);
+}
+
 /** True when every ticket of `narrow`'s class lies in `wide`'s: the increment a multiple, the residue the same modulo the wider one. */
 export function isWithin(narrow: Stripe, wide: Stripe): boolean {
   return narrow.increment % wide.increment === 0n && residueOf(narrow) % wide.increment === residueOf(wide);

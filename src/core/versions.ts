@@ -42,7 +42,7 @@ export function understands(needsVersion: string, thisVersion: string = THIS_VER
   return compareVersions(thisVersion, needsVersion) >= 0;
 }
 
-/** The version a sequence needs when this ticketd is older than that; undefined when it understands the sequence. */
+/** The version a sequence or backend needs when this ticketd is older than that; undefined when it understands it. */
 export function newerNeeded(settings: { readonly needsVersion?: string | undefined }): string | undefined {
   return settings.needsVersion !== undefined && !understands(settings.needsVersion) ? settings.needsVersion : undefined;
 }

@@ -6,9 +6,9 @@ import type { Allocator } from '../allocator/allocator.js';
 import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
 import type { Inspection } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
-import { serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
+import { largestIncrement, serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
 import { TicketdError } from '../errors.js';
-import { gateFor, THIS_VERSION, understands } from '../core/versions.js';
+import { gateFor, newerNeeded, THIS_VERSION } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 
 /**
@@ -57,8 +57,7 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
   const increments = [...new Set(up.map((o) => o.settings.increment))];
   if (increments.length > 1) {
     // Disjoint classes are safe, but a fleet half re-striped has no room for the backend it is growing for.
-    const widest = increments.reduce((m, i) => (i > m ? i : m), 0n);
-    findings.push({ kind: 'warning', message: `backends have different auto_increment_increment values (${increments.join(', ')}): finish moving every backend to ${widest} (docs/operating.md, "Growing and shrinking the fleet")` });
+    findings.push({ kind: 'warning', message: `backends have different auto_increment_increment values (${increments.join(', ')}): finish moving every backend to ${largestIncrement(up.map((o) => o.settings))} (docs/operating.md, "Growing and shrinking the fleet")` });
   }
   const pinned = new Map<string, Stripe>();
   const identities = new Map<string, string>();
@@ -80,9 +79,8 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
     } else {
       identities.set(identity, o.label);
     }
-    if (o.settings.needsVersion !== undefined && !understands(o.settings.needsVersion)) {
-      findings.push({ kind: 'misconfigured', message: `backend ${o.label} needs ticketd ${o.settings.needsVersion} or later; this is ${THIS_VERSION}` });
-    }
+    const needs = newerNeeded(o.settings);
+    if (needs !== undefined) findings.push({ kind: 'misconfigured', message: `backend ${o.label} needs ticketd ${needs} or later; this is ${THIS_VERSION}` });
     if (o.missingTables.length > 0) {
       // A backend initialised by an older ticketd: it cannot hold claims until init adds the tables.
       findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run npx ticketd init` });
@@ -142,9 +140,8 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
       if (h.s.needsVersion === undefined && gateFor(h.s.ids) !== undefined) {
         findings.push({ kind: 'incomplete', message: `sequence ${name} on backend ${h.label} is not gated: ticketd 0.3 and older would serve its IDs unpermuted; run npx ticketd init` });
       }
-      if (h.s.needsVersion !== undefined && !understands(h.s.needsVersion)) {
-        findings.push({ kind: 'warning', message: `sequence ${name} needs ticketd ${h.s.needsVersion} or later; this ticketd (${THIS_VERSION}) refuses it` });
-      }
+      const needs = newerNeeded(h.s);
+      if (needs !== undefined) findings.push({ kind: 'warning', message: `sequence ${name} needs ticketd ${needs} or later; this ticketd (${THIS_VERSION}) refuses it` });
       if (!h.engines.has(name)) findings.push({ kind: 'incomplete', message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}` });
     }
   }

@@ -2,6 +2,7 @@
 import type { Allocator } from '../allocator/allocator.js';
 import { planFence, type FencePlan } from '../core/fence.js';
 import type { SequenceSettings } from '../core/sequence.js';
+import { largestIncrement } from '../core/stripes.js';
 import { FenceRefusedError } from '../errors.js';
 import { requireEveryBackend } from './init.js';
 
@@ -21,7 +22,7 @@ export interface FenceOptions {
 /** Plans the fence of every sequence on the backends; changes nothing. Needs every backend. */
 export async function planFences(allocator: Allocator, options: FenceOptions): Promise<SequenceFence[]> {
   await requireEveryBackend(allocator, 'fence');
-  const increment = (await allocator.stripes()).reduce((m, s) => (s.increment > m ? s.increment : m), 1n);
+  const increment = largestIncrement(await allocator.stripes());
   const fences: SequenceFence[] = [];
   for (const settings of await everySequence(allocator)) {
     const readings = await allocator.fenceReadings(settings.name);

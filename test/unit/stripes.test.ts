@@ -1,4 +1,4 @@
-import { isWithin, judgeConnection, stripeProblem, type ServerSettings } from '../../src/core/stripes.js';
+import { isWithin, judgeConnection, largestIncrement, stripeProblem, type ServerSettings } from '../../src/core/stripes.js';
 
 const s = (increment: bigint, offset: bigint) => ({ increment, offset });
 
@@ -33,6 +33,11 @@ describe('stripeProblem', () => {
     expect(stripeProblem('mysql://a:3306/t', s(6n, 1n), new Map([['mysql://a:3306/t', s(4n, 1n)]]), 2)).toMatch(/now has auto_increment_increment=6, auto_increment_offset=1; it had 4\/1/);
     expect(stripeProblem('mysql://a:3306/t', s(2n, 1n), new Map([['mysql://a:3306/t', s(4n, 1n)]]), 2)).toMatch(/it had 4\/1/);
     expect(stripeProblem('mysql://a:3306/t', s(4n, 2n), pinnedA, 2)).toMatch(/it had 2\/1/);
+  });
+
+  it('largestIncrement: the widest step of any counter, 1 for none', () => {
+    expect(largestIncrement([s(2n, 1n), s(16n, 2n), s(4n, 3n)])).toBe(16n);
+    expect(largestIncrement([])).toBe(1n);
   });
 
   it('isWithin: residue and increment', () => {
