@@ -256,9 +256,9 @@ export class Allocator {
     return this.#onEvery((b) => b.settings());
   }
 
-  /** Every backend's next ticket of a sequence and its kept claims' histories, in configured order (fence). */
-  fenceReadings(name: string): Promise<{ nextTicket: bigint; histories: ClaimHistory[] }[]> {
-    return this.#onEvery(async (b) => ({ nextTicket: await b.nextTicket(name), histories: await b.readClaimHistory(name) }));
+  /** Every backend's kept claims of a sequence per residue class, with their times (fence). */
+  async claimHistories(name: string): Promise<ClaimHistory[]> {
+    return (await this.#onEvery((b) => b.readClaimHistory(name))).flat();
   }
 
   /** Advances a sequence's counter on every backend so that its next ticket is ≥ minTicket (fence). Never lowers one. */
@@ -273,7 +273,7 @@ export class Allocator {
 
   /**
    * The highest ticket of a sequence any backend has issued, claimed or left below a floor, in any
-   * class; backends that lack the sequence count as 0. Needs every backend (a backend joining).
+   * class; backends that lack the sequence count as 0. Needs every backend (fence, a backend joining).
    */
   async highestTicketUsed(name: string): Promise<bigint> {
     const highest = await this.#onEvery(async (b) => {

@@ -1,10 +1,10 @@
 /** `ticketd fence`: after every backend was restored, each counter moves past anything issued since the backup (core/fence.ts). */
 import type { Allocator } from '../allocator/allocator.js';
 import { planFence, type FencePlan } from '../core/fence.js';
-import type { SequenceSettings } from '../core/sequence.js';
 import { largestIncrement } from '../core/stripes.js';
-import { FenceRefusedError } from '../errors.js';
+import { BackendsUnavailableError, FenceRefusedError } from '../errors.js';
 import { requireEveryBackend } from './init.js';
+import { listSequences } from './sequence-list.js';
 
 /** The fence of one sequence, with where it starts. */
 export interface SequenceFence extends FencePlan {
@@ -24,12 +24,11 @@ export async function planFences(allocator: Allocator, options: FenceOptions): P
   await requireEveryBackend(allocator, 'fence');
   const increment = largestIncrement(await allocator.stripes());
   const fences: SequenceFence[] = [];
-  for (const settings of await everySequence(allocator)) {
-    const readings = await allocator.fenceReadings(settings.name);
-    const histories = readings.flatMap((r) => r.histories);
-    let highestTicket = 0n;
-    for (const r of readings) if (r.nextTicket - 1n > highestTicket) highestTicket = r.nextTicket - 1n;
-    for (const h of histories) if (h.highest > highestTicket) highestTicket = h.highest;
+  const { sequences, unanswered } = await listSequences(allocator);
+  if (unanswered.length > 0) throw new BackendsUnavailableError(`fence needs every backend: ${unanswered.map((u) => `${u.backend}: ${u.reason}`).join('; ')}`);
+  for (const { settings } of sequences) {
+    const histories = await allocator.claimHistories(settings.name);
+    const highestTicket = await allocator.highestTicketUsed(settings.name);
     const plan = planFence({ settings, highestTicket, histories, increment, margin: options.margin, ...(options.ticketsBound !== undefined && { ticketsBound: options.ticketsBound }) });
     fences.push({ sequence: settings.name, highestTicket, ...plan });
   }
@@ -43,13 +42,4 @@ export async function applyFences(allocator: Allocator, fences: readonly Sequenc
     throw new FenceRefusedError(`fence would move ${exhausting.join(', ')} past maxId; give --tickets with a bound you know, or fence the others by hand (docs/operating.md)`);
   }
   for (const f of fences) await allocator.advanceEverywhere(f.sequence, f.nextTicket);
-}
-
-async function everySequence(allocator: Allocator): Promise<SequenceSettings[]> {
-  const byName = new Map<string, SequenceSettings>();
-  for (const answer of await allocator.readSequences()) {
-    if (!answer.ok) throw answer.error;
-    for (const s of answer.value) byName.set(s.name, s);
-  }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
