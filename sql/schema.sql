@@ -99,3 +99,36 @@ CREATE TABLE IF NOT EXISTS ticketd_marks (
 
 INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket)
   SELECT sequence, stripe_increment, stripe_residue, ticket FROM ticketd_marks;
+
+-- Snowflake worker pools (README, "Snowflake worker IDs"): the same row on every backend. `owners`
+-- lists the auto_increment_offsets of the backends that grant the pool's worker IDs: worker w is
+-- granted only by the backend whose offset is owners[w mod count], so two backends never grant one
+-- worker ID, and every other backend keeps a claim of each lease (src/core/worker-leases.ts).
+CREATE TABLE IF NOT EXISTS ticketd_worker_pools (
+  name            VARCHAR(48)       NOT NULL,
+  worker_bits     TINYINT UNSIGNED  NOT NULL,
+  ttl_ms          INT UNSIGNED      NOT NULL,
+  max_skew_ms     INT UNSIGNED      NOT NULL,
+  reuse_delay_ms  INT UNSIGNED      NOT NULL,
+  owners          VARCHAR(255)      NOT NULL,
+  created_at      TIMESTAMP(3)      NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
+-- Worker-ID leases, one row per pool and worker ID. On the owner it is the lease; on every other
+-- backend the same row is its claim, with times by that backend's own clock, so an owner restored
+-- from a backup (which forgot a live lease) meets the claim and grants nothing. A worker ID is free
+-- on a backend when free_ms <= its NOW(6). Rows are written with REPLACE: the serving account
+-- needs only INSERT, DELETE and SELECT, as for claims.
+CREATE TABLE IF NOT EXISTS ticketd_worker_leases (
+  pool           VARCHAR(48)      NOT NULL,
+  worker_id      INT UNSIGNED     NOT NULL,
+  epoch          BIGINT UNSIGNED  NOT NULL,
+  holder         VARCHAR(128)     NOT NULL,
+  high_water_ms  BIGINT UNSIGNED  NOT NULL,
+  expires_ms     BIGINT UNSIGNED  NOT NULL,
+  free_ms        BIGINT UNSIGNED  NOT NULL,
+  released_ms    BIGINT UNSIGNED  NULL,
+  last_used_ms   BIGINT UNSIGNED  NULL,
+  PRIMARY KEY (pool, worker_id)
+) ENGINE=InnoDB;

@@ -183,3 +183,32 @@ export class FleetChangeRefusedError extends TicketdError {
 export class MigrationRefusedError extends TicketdError {
   readonly code = 'TICKETD_MIGRATION_REFUSED';
 }
+
+/** The named worker pool exists on no reachable backend. */
+export class PoolNotFoundError extends TicketdError {
+  readonly code = 'TICKETD_POOL_NOT_FOUND';
+}
+
+/** A worker pool with this name exists with other settings (or backends disagree on them). */
+export class PoolConflictError extends TicketdError {
+  readonly code = 'TICKETD_POOL_CONFLICT';
+}
+
+/**
+ * Every worker ID of the pool is leased, or not yet past its reuse delay, or held by a claim, on
+ * the backends that answered. Never a wrap-around: retry after `retryAfterSeconds`, or make a wider pool.
+ */
+export class PoolExhaustedError extends TicketdError {
+  readonly code = 'TICKETD_POOL_EXHAUSTED';
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
+  }
+}
+
+/** A renewal or release named a lease that is no longer this holder's (expired, released, another epoch). Stop issuing on it. */
+export class LeaseLostError extends TicketdError {
+  readonly code = 'TICKETD_LEASE_LOST';
+}

@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
+import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
 
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -43,6 +44,7 @@ export interface RunningTicketd {
   readonly port: number;
   readonly url: string;
   readonly service: TicketService;
+  readonly workers: WorkerPools;
   readonly metrics: TicketdMetrics;
   /** IDs per second over the last minutes (the status page chart). */
   readonly activity: ActivityHistory;
@@ -72,12 +74,14 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   }
   for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
-  metrics.attach(service);
+  const workers = new WorkerPools({ allocator, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
+  metrics.attach(service, workers);
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
   activity.start();
   const app = createApp({
     service,
+    workers,
     logger,
     metrics: options.metricsSource?.(metrics) ?? { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
     adminToken: config.adminToken,
@@ -100,6 +104,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     port,
     url: `http://127.0.0.1:${port}`,
     service,
+    workers,
     metrics,
     activity,
     close: async () => {

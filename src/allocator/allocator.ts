@@ -6,6 +6,7 @@
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
+import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { IdRange } from '../core/blocks.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import type { ClaimsPolicy, ClassClaims } from '../core/claims.js';
@@ -156,8 +157,9 @@ export class Allocator {
    * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
    * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
    */
-  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: string } = {}): Promise<Answer<T>[]> {
-    const slots = options.only === undefined ? this.#slots : this.#slots.filter((s) => s.label === options.only);
+  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: readonly string[] } = {}): Promise<Answer<T>[]> {
+    const only = options.only;
+    const slots = only === undefined ? this.#slots : this.#slots.filter((s) => only.includes(s.label));
     return Promise.all(
       slots.map(async (slot): Promise<Answer<T>> => {
         const backend = slot.label;
@@ -309,10 +311,23 @@ export class Allocator {
   }
 
   async #onOne<T>(label: string, operation: (backend: TicketBackend) => Promise<T>): Promise<T> {
-    const [answer] = await this.#everywhere(operation, { includeOpen: true, only: label });
+    const [answer] = await this.#everywhere(operation, { includeOpen: true, only: [label] });
     if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
     if (!answer.ok) throw answer.error;
     return answer.value;
+  }
+
+  /** Each backend's label and auto_increment_offset, where known: worker pools name their owners by offset. */
+  offsets(): { readonly label: string; readonly offset: bigint | undefined }[] {
+    return this.#slots.map((s) => ({ label: s.label, offset: s.stripe?.offset }));
+  }
+
+  /**
+   * Runs a worker-pool operation on the backends named (every one when omitted), through their
+   * breakers as every other call; `includeOpen` also tries backends whose breaker is open.
+   */
+  onWorkerStores<T>(operation: (store: WorkerLeaseStore) => Promise<T>, options: { only?: readonly string[]; includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
+    return this.#everywhere((b) => operation(b.workers), options);
   }
 
   /** Every backend's last ticket of a sequence, in configured order (migrate verify). */

@@ -6,6 +6,7 @@ import type { SequenceSettings } from '../core/sequence.js';
 import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
+import type { WorkerLeaseStore } from './worker-lease-store.js';
 
 export type { ClassClaims } from '../core/claims.js';
 
@@ -93,6 +94,8 @@ export interface TicketBackend {
    * older ticketd must not serve gated (core/versions.ts); returns the identity and the names gated now.
    */
   applySchema(): Promise<SchemaApplied>;
+  /** Snowflake worker pools and their leases on this backend. */
+  readonly workers: WorkerLeaseStore;
   /** Closes every connection. */
   close(): Promise<void>;
 }

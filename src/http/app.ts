@@ -14,6 +14,8 @@ import { router } from './router.js';
 import { addIssuingRoutes } from './routes/issuing-routes.js';
 import { addOperationsRoutes, type MetricsSource } from './routes/operations-routes.js';
 import { addSequenceRoutes } from './routes/sequence-routes.js';
+import { addWorkerRoutes } from './routes/worker-routes.js';
+import type { WorkerPools } from '../service/worker-pools.js';
 
 export { BODY_LIMIT_BYTES } from './router.js';
 export type { MetricsSource } from './routes/operations-routes.js';
@@ -21,6 +23,8 @@ export type { MetricsSource } from './routes/operations-routes.js';
 /** Dependencies of the HTTP app. */
 export interface AppOptions {
   readonly service: TicketService;
+  /** Snowflake worker pools; without them the pool routes answer 404. */
+  readonly workers?: WorkerPools;
   readonly logger: Logger;
   readonly metrics: MetricsSource;
   readonly adminToken: string | undefined;
@@ -51,14 +55,17 @@ export function createApp(options: AppOptions): Express {
     app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug') }));
   }
   const route = router(app);
+  const guards = [...(clientTokens.size > 0 ? [requireClientToken(clientTokens)] : []), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])];
   addIssuingRoutes(route, {
     service,
     maxCount: options.maxCount ?? DEFAULT_MAX_COUNT,
-    guards: [...(clientTokens.size > 0 ? [requireClientToken(clientTokens)] : []), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])],
+    guards,
     ownToken: ownTokenCheck(clientTokens),
   });
   const isAdmin = adminCheck(options.adminToken);
-  addSequenceRoutes(route, service, requireAdmin(options.adminToken), isAdmin);
+  const admin = requireAdmin(options.adminToken);
+  addSequenceRoutes(route, service, admin, isAdmin);
+  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
   addOperationsRoutes(route, {
     service,
     isAdmin,

@@ -1,5 +1,6 @@
 /** The OpenAPI 3.1 description of the HTTP API, served at /openapi.json. Keep it in step with app.ts. */
 import { THIS_VERSION } from '../core/versions.js';
+import { workerPoolPaths, workerPoolSchemas } from './openapi-worker-pools.js';
 
 const idString = { type: 'string', pattern: '^[0-9]+$', description: 'A decimal integer up to 2^64−1.' };
 const problem = { $ref: '#/components/schemas/Problem' };
@@ -84,6 +85,7 @@ export const openApiDocument = Object.freeze({
           projectedExhaustionAt: { type: ['string', 'null'], format: 'date-time' },
         },
       },
+      ...workerPoolSchemas,
       SequenceDetail: {
         allOf: [
           { $ref: '#/components/schemas/Sequence' },
@@ -312,6 +314,7 @@ export const openApiDocument = Object.freeze({
         responses: { '200': { description: 'Text exposition format.' } },
       },
     },
+    ...workerPoolPaths,
     '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
     '/': { get: { summary: "Status page (HTML). Open to all, so it shows no figure of an opaque sequence.", responses: { '200': { description: 'HTML.' } } } },
   },

@@ -1,6 +1,6 @@
 /** The one place errors become RFC 9457 problem+json responses. */
 import type { Response } from 'express';
-import { BackendsUnavailableError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
+import { BackendsUnavailableError, PoolExhaustedError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
 
 /** Problem type URIs are relative references under this path; docs/reference.md documents each one. */
 export const PROBLEM_TYPE_BASE = '/problems/';
@@ -56,6 +56,10 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_MIGRATION_REFUSED: { status: 409, slug: 'migration-refused' },
   TICKETD_FENCE_REFUSED: { status: 409, slug: 'fence-refused' },
   TICKETD_FLEET_CHANGE_REFUSED: { status: 409, slug: 'fleet-change-refused' },
+  TICKETD_POOL_NOT_FOUND: { status: 404, slug: 'pool-not-found' },
+  TICKETD_POOL_CONFLICT: { status: 409, slug: 'pool-conflict' },
+  TICKETD_POOL_EXHAUSTED: { status: 503, slug: 'pool-exhausted' },
+  TICKETD_LEASE_LOST: { status: 409, slug: 'lease-lost' },
 });
 
 /** Builds the problem document for an error (unknown errors become an opaque 500). */
@@ -86,7 +90,7 @@ export function toProblem(error: unknown): Problem {
 /** Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply. */
 export function sendProblem(res: Response, error: unknown): void {
   const problem = toProblem(error);
-  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError) res.set('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError || error instanceof PoolExhaustedError) res.set('Retry-After', String(error.retryAfterSeconds));
   if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }

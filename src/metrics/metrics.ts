@@ -7,6 +7,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
 import type { TicketService } from '../service/ticket-service.js';
+import type { WorkerEvents, WorkerPools } from '../service/worker-pools.js';
 
 /** Latency buckets of one REPLACE run, in seconds: 0.5 ms to 2.5 s. */
 export const FETCH_BUCKETS_SECONDS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
@@ -16,9 +17,14 @@ const BREAKER_STATES = ['unknown', 'up', 'down', 'open', 'half-open'] as const;
 export interface TicketdMetrics {
   readonly registry: Registry;
   readonly events: AllocatorEvents;
-  /** Reads the service's state on every scrape (set once the service exists). */
-  attach(service: TicketService): void;
+  /** Where worker-pool lease events are counted. */
+  readonly workerEvents: WorkerEvents;
+  /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
+  attach(service: TicketService, workers?: WorkerPools): void;
 }
+
+/** Clock skew buckets, in seconds: 1 ms to 10 s. */
+export const SKEW_BUCKETS_SECONDS = Object.freeze([0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]);
 
 /** The counters the allocator's events feed. */
 const EVENT_COUNTERS = {
@@ -43,6 +49,17 @@ const EVENT_COUNTERS = {
     name: 'ticketd_unclaimed_tickets_total',
     help: 'Tickets no peer could claim: served on the process marks alone (TICKETD_CLAIMS=preferred) or refused (required).',
     labelNames: ['backend', 'sequence'],
+  },
+  workerLeases: { name: 'ticketd_worker_leases_total', help: 'Worker-ID leases taken, renewed and released through this process, per pool.', labelNames: ['pool', 'event'] },
+  workerRefused: {
+    name: 'ticketd_worker_leases_refused_total',
+    help: 'Lease requests refused, per pool: exhausted (no free worker ID), lost (a renewal of a lease no longer held), claimed (a claim on another backend held the worker ID).',
+    labelNames: ['pool', 'reason'],
+  },
+  workerUnclaimed: {
+    name: 'ticketd_worker_leases_unclaimed_total',
+    help: 'Leases taken or renewed without a claim on every other backend (one did not answer).',
+    labelNames: ['pool'],
   },
 } as const;
 
@@ -120,6 +137,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const registry = new Registry();
   const registers = [registry];
   let service: TicketService | undefined;
+  let workers: WorkerPools | undefined;
   const counter = (key: keyof typeof EVENT_COUNTERS): Counter => new Counter({ ...EVENT_COUNTERS[key], labelNames: [...EVENT_COUNTERS[key].labelNames], registers });
   const fetches = counter('fetches');
   const tickets = counter('tickets');
@@ -127,6 +145,29 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const regressions = counter('regressions');
   const claimsRefused = counter('claimsRefused');
   const unclaimed = counter('unclaimed');
+  const workerLeases = counter('workerLeases');
+  const workerRefused = counter('workerRefused');
+  const workerUnclaimed = counter('workerUnclaimed');
+  const skew = new Histogram({
+    name: 'ticketd_worker_clock_skew_seconds',
+    help: 'Clock skew between a Snowflake holder and the server, as the holder measured it at its renewal (absolute value), per pool.',
+    labelNames: ['pool'],
+    buckets: [...SKEW_BUCKETS_SECONDS],
+    registers,
+  });
+  // Leases held and cooling down, read from the owners at scrape time, for the pools this process has served.
+  for (const [name, help, pick] of [
+    ['ticketd_worker_leases_held', 'Worker IDs leased now, per pool, as their owners hold them.', 'leased'],
+    ['ticketd_worker_leases_cooling', 'Worker IDs whose lease expired unreleased and whose reuse delay has not passed, per pool.', 'cooling'],
+  ] as const) {
+    new Gauge({ name, help, labelNames: ['pool'], registers, aggregator: 'max', async collect() {
+      this.reset();
+      for (const pool of workers?.served() ?? []) {
+        const state = await workers!.state(pool).catch(() => undefined);
+        if (state !== undefined) this.labels(pool).set(state[pick]);
+      }
+    } });
+  }
   const latency = new Histogram({
     name: 'ticketd_ticket_fetch_duration_seconds',
     help: 'Duration of one run of REPLACEs on a backend, per sequence.',
@@ -152,8 +193,17 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
 
   return {
     registry,
-    attach: (s) => {
+    attach: (s, w) => {
       service = s;
+      workers = w;
+    },
+    workerEvents: {
+      taken: (pool) => workerLeases.labels(pool, 'taken').inc(),
+      renewed: (pool) => workerLeases.labels(pool, 'renewed').inc(),
+      released: (pool) => workerLeases.labels(pool, 'released').inc(),
+      refused: (pool, reason) => workerRefused.labels(pool, reason).inc(),
+      unclaimed: (pool) => workerUnclaimed.labels(pool).inc(),
+      skew: (pool, ms) => skew.labels(pool).observe(Math.abs(ms) / 1000),
     },
     events: {
       ticketFetch: (backend, sequence, seconds, count, failed) => {

@@ -90,6 +90,14 @@ export class FakeServer {
         server.#enter();
         return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined };
       },
+      // The allocator's fakes serve tickets only: worker pools are tested on real servers.
+      workers: {
+        createPool: () => Promise.reject(new Error('fake backend: no worker pools')),
+        readPools: () => Promise.reject(new Error('fake backend: no worker pools')),
+        readRecords: () => Promise.reject(new Error('fake backend: no worker pools')),
+        readRecord: () => Promise.reject(new Error('fake backend: no worker pools')),
+        change: () => Promise.reject(new Error('fake backend: no worker pools')),
+      },
       close: async () => undefined,
     };
     return handle;

@@ -15,12 +15,39 @@ export class NoBufferedIdsError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_EMPTY';
 }
 
-/** No ticketd URL leased a block. */
+/** No ticketd URL leased a block (or a worker ID). */
 export class LeaseFailedError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_LEASE_FAILED';
+  /** The problem codes the servers answered with (`TICKETD_POOL_EXHAUSTED`, `TICKETD_LEASE_LOST`, …). */
+  readonly codes: readonly string[];
+
+  constructor(message: string, options?: { cause?: unknown; codes?: readonly string[] }) {
+    super(message, options);
+    this.codes = options?.codes ?? [];
+  }
 }
 
 /** A key or an ID that an opaque sequence's permutation cannot take (wrong length, outside the domain). */
 export class OpaqueIdError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_OPAQUE_ID';
+}
+
+/** The Snowflake generator holds no lease now: not taken yet, lost, expired unrenewed, or closed. next() waits for one; nextSync() throws this. */
+export class NoLeaseError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_NO_LEASE';
+}
+
+/** The clock went back further than maxStepBackMs below the last timestamp used: nothing is issued until it passes it again. */
+export class ClockMovedBackError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_CLOCK_BACK';
+}
+
+/** This process's clock differs from the server's (judged on the monotonic clock since the last renewal) by more than the pool's maxSkewMs. */
+export class ClockSkewError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_CLOCK_SKEW';
+}
+
+/** A Snowflake layout or epoch that cannot hold the pool's worker IDs or today's time. */
+export class SnowflakeLayoutError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_SNOWFLAKE_LAYOUT';
 }

@@ -5,7 +5,7 @@ import { LeaseFailedError } from './errors.js';
 const DEFAULT_TIMEOUT_MS = 2000;
 
 /** What one URL answered: a value, or why not and whether another URL would answer the same. */
-export type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string; readonly final: boolean };
+export type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string; readonly final: boolean; readonly code?: string | undefined };
 
 /**
  * Asks the URLs in turn from `start`, each once, until one answers: a final refusal stops, a 5xx or
@@ -13,6 +13,7 @@ export type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly o
  */
 export async function askInTurn<T>(urls: readonly string[], start: number, failure: string, ask: (url: string) => Promise<Attempt<T>>): Promise<{ value: T; index: number }> {
   const errors: string[] = [];
+  const codes: string[] = [];
   for (let attempt = 0; attempt < urls.length; attempt++) {
     const index = (start + attempt) % urls.length;
     const url = urls[index]!;
@@ -20,12 +21,13 @@ export async function askInTurn<T>(urls: readonly string[], start: number, failu
       const answer = await ask(url);
       if (answer.ok) return { value: answer.value, index };
       errors.push(`${url}: ${answer.error}`);
+      if (answer.code !== undefined) codes.push(answer.code);
       if (answer.final) break;
     } catch (error) {
       errors.push(`${url}: ${networkReason(error)}`);
     }
   }
-  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`);
+  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`, { codes });
 }
 
 /** Hints for the network errors a newcomer meets first, by Node's error code. */
@@ -51,9 +53,9 @@ export function networkReason(error: unknown): string {
 export async function getJson<T>(url: string, init: RequestInit, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
   const res = await fetch(url, init);
   const text = await res.text();
-  let body: (Partial<T> & { title?: unknown; detail?: unknown }) | undefined;
+  let body: (Partial<T> & { title?: unknown; detail?: unknown; code?: unknown }) | undefined;
   try {
-    body = JSON.parse(text) as Partial<T> & { title?: unknown; detail?: unknown };
+    body = JSON.parse(text) as Partial<T> & { title?: unknown; detail?: unknown; code?: unknown };
   } catch {
     body = undefined;
   }
@@ -61,7 +63,8 @@ export async function getJson<T>(url: string, init: RequestInit, complete: (body
   const title = typeof body?.title === 'string' ? body.title : res.statusText;
   const detail = typeof body?.detail === 'string' ? body.detail : body === undefined ? `not JSON: ${JSON.stringify(text.slice(0, 80))}` : '';
   // A 4xx (unknown sequence, bad name, exhausted, no token) is the same everywhere: do not fail over.
-  return { ok: false, error: `${res.status} ${title}${detail === '' ? '' : `: ${detail}`}`, final: res.status < 500 };
+  const code = typeof body?.code === 'string' ? body.code : undefined;
+  return { ok: false, error: `${res.status} ${title}${detail === '' ? '' : `: ${detail}`}`, final: res.status < 500, code };
 }
 
 /** Headers and timeout of every request a client makes. */

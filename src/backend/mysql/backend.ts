@@ -10,6 +10,7 @@ import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import { createSequence, gateSequences, readSequences } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
+import { WorkerSql } from './worker-sql.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
 export { isUnknownDatabase, serverAnswered } from './errors.js';
@@ -23,12 +24,14 @@ export class Backend implements TicketBackend {
   readonly label: string;
   readonly #pools: Pools;
   readonly #tickets: TicketSql;
+  readonly workers: WorkerSql;
 
   constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS, admin?: BackendAddress) {
     this.address = address;
     this.label = address.label;
     this.#pools = new Pools(address, (settings) => guard(this, settings), options, admin);
     this.#tickets = new TicketSql(this.#pools);
+    this.workers = new WorkerSql(this.#pools);
   }
 
   fetchTickets(sequence: string, count: number): Promise<TicketBatch> {

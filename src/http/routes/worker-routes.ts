@@ -1,0 +1,141 @@
+/** The worker-pool routes: pools (admin creates), and leases of Snowflake worker IDs (clients take, renew, release). */
+import type { Request, RequestHandler } from 'express';
+import { poolToJson, type Lease, type PoolSettings } from '../../core/worker-leases.js';
+import { BadRequestError, RouteNotFoundError } from '../../errors.js';
+import type { WorkerPools } from '../../service/worker-pools.js';
+import type { Route } from '../router.js';
+import type { AdminCheck } from '../visibility.js';
+
+/** Longest holder name kept (a pod name, host:pid). */
+export const MAX_HOLDER_LENGTH = 128;
+
+/** What the worker-pool routes need. */
+export interface WorkerRoutesOptions {
+  /** Undefined: this app serves no pools (the routes answer 404). */
+  readonly workers: WorkerPools | undefined;
+  readonly admin: RequestHandler;
+  readonly isAdmin: AdminCheck;
+  /** Client tokens (by pool name, as for sequences) and rate limits. */
+  readonly guards: readonly RequestHandler[];
+}
+
+/** Adds the worker-pool routes. */
+export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): void {
+  const { admin, isAdmin, guards } = options;
+  const pools = (): WorkerPools => {
+    if (options.workers === undefined) throw new RouteNotFoundError('this ticketd serves no worker pools');
+    return options.workers;
+  };
+  route('/v1/worker-pools', {
+    get: async (_req, res) => {
+      res.json({ pools: (await pools().list()).map(poolToJson) });
+    },
+  });
+
+  route('/v1/worker-pools/:name', {
+    get: async (req, res) => {
+      const state = await pools().state(req.params.name as string);
+      // Who holds which worker ID (pod names, hosts) is the admin's to see; the counts are everyone's.
+      const detail = isAdmin(req);
+      res.json({ ...poolToJson(state.pool), leased: state.leased, cooling: state.cooling, free: state.free, unanswered: state.unanswered, leases: detail ? state.leases : null, redacted: !detail });
+    },
+    put: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const { pool, created } = await pools().create(req.params.name as string, req.body);
+        res.status(created ? 201 : 200).json(poolToJson(pool));
+      },
+    },
+  });
+
+  route('/v1/worker-pools/:name/leases', {
+    post: {
+      guards,
+      jsonBody: true,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const lease = await pools().take(name, holderOf(req));
+        res.set('Cache-Control', 'no-store').json(leaseToJson(lease, await pools().pool(name)));
+      },
+    },
+  });
+
+  route('/v1/worker-pools/:name/leases/:worker/renew', {
+    post: {
+      guards,
+      jsonBody: true,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const body = objectBody(req);
+        const skew = body.skewMs;
+        if (skew !== undefined && (typeof skew !== 'number' || !Number.isFinite(skew))) throw new BadRequestError(`skewMs must be a number of milliseconds; got ${JSON.stringify(skew)}`);
+        const lease = await pools().renew(name, workerOf(req), epochOf(body), skew);
+        res.set('Cache-Control', 'no-store').json(leaseToJson(lease, await pools().pool(name)));
+      },
+    },
+  });
+
+  route('/v1/worker-pools/:name/leases/:worker/release', {
+    post: {
+      guards,
+      jsonBody: true,
+      handler: async (req, res) => {
+        const body = objectBody(req);
+        const last = body.lastUsedMs;
+        if (typeof last !== 'number' || !Number.isInteger(last) || last < 0) {
+          throw new BadRequestError(`lastUsedMs must be the last millisecond (Unix time) the holder used in an ID, or 0 when it used none; got ${JSON.stringify(last)}`);
+        }
+        await pools().release(req.params.name as string, workerOf(req), epochOf(body), last);
+        res.json({ released: true });
+      },
+    },
+  });
+}
+
+/** A lease as JSON: the epoch as a decimal string, times as Unix milliseconds by the owner's clock. */
+function leaseToJson(lease: Lease, pool: PoolSettings): Record<string, unknown> {
+  return {
+    pool: lease.pool,
+    workerId: lease.workerId,
+    epoch: String(lease.epoch),
+    holder: lease.holder,
+    expiresAt: new Date(lease.expiresMs).toISOString(),
+    expiresInMs: lease.expiresMs - lease.serverMs,
+    serverTimeMs: lease.serverMs,
+    highWaterMs: lease.highWaterMs,
+    workerBits: pool.workerBits,
+    ttlMs: pool.ttlMs,
+    maxSkewMs: pool.maxSkewMs,
+  };
+}
+
+function objectBody(req: Request): Record<string, unknown> {
+  const body: unknown = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('body must be a JSON object such as {"epoch":"1733270400000000"}');
+  return body as Record<string, unknown>;
+}
+
+function holderOf(req: Request): string {
+  const body: unknown = req.body;
+  const given = typeof body === 'object' && body !== null ? (body as { holder?: unknown }).holder : undefined;
+  if (given === undefined) return `${req.ip ?? 'unknown'}`.slice(0, MAX_HOLDER_LENGTH);
+  if (typeof given !== 'string' || given === '' || given.length > MAX_HOLDER_LENGTH || /[\u0000-\u001f]/.test(given)) {
+    throw new BadRequestError(`holder must be a name of 1 to ${MAX_HOLDER_LENGTH} printable characters (a pod name, host:pid); got ${JSON.stringify(given)?.slice(0, 60)}`);
+  }
+  return given;
+}
+
+function workerOf(req: Request): number {
+  const text = req.params.worker as string;
+  if (!/^[0-9]{1,5}$/.test(text)) throw new BadRequestError(`worker must be a worker ID from 0 to 65535; got ${JSON.stringify(text.slice(0, 20))}`);
+  return Number(text);
+}
+
+function epochOf(body: Record<string, unknown>): bigint {
+  const e = body.epoch;
+  if (typeof e !== 'string' || !/^[1-9][0-9]{0,19}$/.test(e) || BigInt(e) > 0xffff_ffff_ffff_ffffn) {
+    throw new BadRequestError(`epoch must be the lease's epoch as a decimal string; got ${JSON.stringify(e)?.slice(0, 40)}`);
+  }
+  return BigInt(e);
+}

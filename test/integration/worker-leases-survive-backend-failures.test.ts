@@ -1,0 +1,96 @@
+/**
+ * Worker-ID leases while a backend is restored from a backup taken seconds before, and while a
+ * backend is killed and started again: leases are taken and renewed through two front ends all
+ * along, and no two leases of one worker ID are ever held at the same moment (by the recorded
+ * grants and renewals). The owner that forgot its leases meets its peer's claims instead.
+ */
+import type { LocalPair } from '../../src/launcher/local-pair.js';
+import type { RunningTicketd } from '../../src/server.js';
+import { LeaseLedger } from '../support/lease-ledger.js';
+import { restoreBackup, takeBackup } from '../support/regressions.js';
+import { metricSum, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { putPool, send } from '../support/worker-pools.js';
+
+const TTL_MS = 2000;
+const RENEW_EVERY_MS = 500;
+
+describe('worker leases when a backend fails', () => {
+  let pair: LocalPair & { dispose(): Promise<void> };
+  const servers: RunningTicketd[] = [];
+
+  beforeAll(async () => {
+    pair = await startPrivatePair();
+    for (let i = 0; i < 2; i++) servers.push(await startInProcess(pair.backendsUrl));
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    await pair?.dispose();
+  });
+
+  it('never grants a worker ID held when its owner was restored from a backup taken seconds before', async () => {
+    const pool = 'restored_pool';
+    expect((await putPool(servers[0]!.url, pool, { workerBits: 3, ttlMs: TTL_MS, maxSkewMs: 200 })).status).toBe(201);
+    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    try {
+      const backup = await takeBackup(pair.a.url);
+      // Six of the eight worker IDs leased after the backup, and kept renewed.
+      for (let i = 0; i < 6; i++) expect((await ledger.take(`before-${i}`, RENEW_EVERY_MS)).status).toBe(200);
+      await restoreBackup(pair.a.url, backup);
+      // A now holds no record of its leases; B's claims still do. Takes go on through both front ends.
+      const after: { status: number; code?: string }[] = [];
+      for (let i = 0; i < 12; i++) after.push(await ledger.take(`after-${i}`, RENEW_EVERY_MS));
+      await sleep(1000);
+      const granted = after.filter((a) => a.status === 200).length;
+      const refusedByClaims = (await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_refused_total', { pool, reason: 'claimed' })))).reduce((a, b) => a + b, 0);
+      console.log(`owner restored: ${ledger.taken} leases taken (${granted} after the restore), ${refusedByClaims} worker IDs refused by a claim, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
+      expect(ledger.overlaps()).toEqual([]);
+      // Exactly the two worker IDs nobody held were granted; the rest of the takes found the pool exhausted.
+      expect(granted).toBe(2);
+      expect(after.filter((a) => a.code === 'TICKETD_POOL_EXHAUSTED').length).toBe(10);
+      expect(refusedByClaims).toBeGreaterThan(0);
+      // The holders whose owner forgot them are told at their next renewal: they stop and take anew.
+      expect(ledger.statuses.get('renew 409 TICKETD_LEASE_LOST') ?? 0).toBeGreaterThan(0);
+    } finally {
+      ledger.stop();
+    }
+  });
+
+  it('keeps granting and renewing the live backend’s worker IDs while the other is killed, and never twice', async () => {
+    const pool = 'killed_pool';
+    expect((await putPool(servers[0]!.url, pool, { workerBits: 3, ttlMs: TTL_MS, maxSkewMs: 200 })).status).toBe(201);
+    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    try {
+      for (let i = 0; i < 4; i++) expect((await ledger.take(`before-${i}`, RENEW_EVERY_MS)).status).toBe(200);
+      pair.b.signal('SIGKILL');
+      await pair.b.exited();
+      const during: number[] = [];
+      const deadline = Date.now() + TTL_MS + 1500;
+      let i = 0;
+      while (Date.now() < deadline) {
+        during.push((await ledger.take(`during-${i++}`, RENEW_EVERY_MS)).status);
+        await sleep(200);
+      }
+      // A's four worker IDs are all that can be granted while B is down.
+      expect(during.filter((s) => s === 200).length).toBeLessThanOrEqual(4);
+      expect(during.filter((s) => s === 200).length).toBeGreaterThan(0);
+      const unclaimed = (await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_unclaimed_total', { pool })))).reduce((a, b) => a + b, 0);
+      expect(unclaimed).toBeGreaterThan(0);
+      await pair.b.restart();
+      await sleep(TTL_MS + 2500);
+      for (let j = 0; j < 4; j++) await ledger.take(`restarted-${j}`, RENEW_EVERY_MS);
+      await sleep(1000);
+      console.log(`backend B killed: ${ledger.taken} leases, ${unclaimed} unclaimed grants or renewals, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
+      expect(ledger.overlaps()).toEqual([]);
+      const state = await send(`${servers[0]!.url}/v1/worker-pools/${pool}`, undefined, { method: 'GET' });
+      expect(state.body.unanswered).toEqual([]);
+      expect(state.body.leased as number).toBeLessThanOrEqual(8);
+    } finally {
+      ledger.stop();
+    }
+  });
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
