@@ -25,4 +25,10 @@ export interface WorkerLeaseStore {
    * leased here), asks `decide`, writes what it returns. What `decide` throws rolls it back.
    */
   change(pool: string, workerId: number, decide: LeaseDecision): Promise<RecordRead>;
+  /**
+   * After every backend was restored: holds every worker ID of the pool for TTL + reuse delay from
+   * now (this backend's clock), and puts its next holder above now + TTL + skew, past any timestamp
+   * a holder from before the restore may still use. Ends every lease the backup brought back.
+   */
+  fencePool(pool: PoolSettings): Promise<void>;
 }

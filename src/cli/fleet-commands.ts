@@ -12,6 +12,7 @@ import { DEFAULT_FENCE_MARGIN } from '../core/fence.js';
 import { parseUnsigned } from '../core/sequence.js';
 import { ConfigError } from '../errors.js';
 import { applyFences, planFences, type SequenceFence } from '../service/fence.js';
+import { WorkerPools } from '../service/worker-pools.js';
 import type { WithService } from './migrate-commands.js';
 
 interface FenceFlags {
@@ -84,12 +85,17 @@ export function addFleetCommands(program: Command, withService: WithService, fle
       await withService(flags, async (allocator) => {
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
+        const pools = new WorkerPools({ allocator, logger: silentLogger });
+        for (const p of await pools.list()) {
+          console.log(`worker pool ${p.name}: every worker ID held ${(p.ttlMs + p.reuseDelayMs) / 1000} s from the fence, its next holders above the fence's time + ${(p.ttlMs + p.maxSkewMs) / 1000} s`);
+        }
         if (flags.apply !== true) {
           console.log(`nothing changed: run npx ticketd fence --apply${flags.tickets === undefined ? '' : ` --tickets ${flags.tickets}`}${flags.margin === undefined ? '' : ` --margin ${flags.margin}`} to move the counters, then start the front ends`);
           return;
         }
         await applyFences(allocator, fences);
-        console.log(`fenced ${fences.length} ${fences.length === 1 ? 'sequence' : 'sequences'}: every backend's counter is at or past the next ticket above; start the front ends`);
+        const fencedPools = await pools.fence();
+        console.log(`fenced ${fences.length} ${fences.length === 1 ? 'sequence' : 'sequences'} and ${fencedPools.length} worker ${fencedPools.length === 1 ? 'pool' : 'pools'}: every backend's counter is at or past the next ticket above; start the front ends`);
       });
     });
 }

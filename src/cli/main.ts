@@ -16,6 +16,7 @@ import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js'
 import { runDev } from './dev.js';
 import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
+import { addWorkerCommands } from './worker-commands.js';
 import { errorText } from '../util/error-text.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
@@ -136,6 +137,7 @@ sequences
 
 addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
 addFleetCommands(program, withService, backendConfig);
+addWorkerCommands(program, withService);
 
 program
   .command('ids')

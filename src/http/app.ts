@@ -68,6 +68,7 @@ export function createApp(options: AppOptions): Express {
   addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
   addOperationsRoutes(route, {
     service,
+    workers: options.workers,
     isAdmin,
     metrics: options.metrics,
     activity: options.activity,

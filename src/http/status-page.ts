@@ -7,6 +7,8 @@ import type { BackendStatus } from '../allocator/allocator.js';
 import { backendLetter } from '../backend/backend-address.js';
 import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
+import type { PoolState } from '../service/worker-pools.js';
+import { poolSize } from '../core/worker-leases.js';
 import { countedFor, type Counted } from './visibility.js';
 
 /** Seconds between refreshes of the page. */
@@ -53,7 +55,7 @@ export function overallState(service: TicketService): { state: OverallState; wor
 }
 
 /** Renders the page; every value shown is escaped. */
-export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo): string {
+export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo, pools: readonly PoolState[] = []): string {
   const served = service.servedSequences();
   const overall = overallState(service);
   // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
@@ -80,10 +82,19 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process</th><th>IDs cached in this process</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
+${pools.length === 0 ? '' : `<h2>Snowflake worker pools</h2>
+<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools)}</table>`}
 <h2>IDs of ordered sequences issued per second by this process</h2>
 ${renderChart(activity)}
 </body></html>
 `;
+}
+
+/** One row per worker pool: how many worker IDs are leased, cooling down after an expiry, and free. */
+function poolRows(pools: readonly PoolState[]): string {
+  return pools
+    .map((p) => row([p.pool.name, group(poolSize(p.pool)), group(p.leased), group(p.cooling), group(p.free), `${p.pool.ttlMs / 1000} s`, p.unanswered.join(', ')], p.free === 0 || p.unanswered.length > 0 ? 'down' : ''))
+    .join('');
 }
 
 /** One row per backend: its state, breaker, residue class and last ticket of each served sequence. */

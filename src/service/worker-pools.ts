@@ -3,7 +3,7 @@
  * steps core/worker-leases.ts argues for. Every call to a backend goes through the allocator's breakers.
  */
 import type { Allocator, Answer, ClaimsPolicy } from '../allocator/allocator.js';
-import type { Random } from '../allocator/breaker.js';
+import type { Clock, Random } from '../allocator/breaker.js';
 import type { RecordRead } from '../backend/worker-lease-store.js';
 import {
   acceptsClaim,
@@ -30,6 +30,10 @@ import { errorText } from '../util/error-text.js';
 
 /** Candidates tried per owner in one take before moving on (each costs a claim read). */
 const CANDIDATES_PER_OWNER = 4;
+/** Pools the status page shows at most. */
+const MAX_POOLS_SHOWN = 20;
+/** Backends not yet known by their offset are connected at most this often. */
+const PROBE_EVERY_MS = 1000;
 
 /** Where lease events are counted (metrics). */
 export interface WorkerEvents {
@@ -54,6 +58,7 @@ export interface WorkerPoolsOptions {
   readonly claimsPolicy?: ClaimsPolicy;
   readonly events?: WorkerEvents;
   readonly random?: Random;
+  readonly clock?: Clock;
 }
 
 /** One worker ID as the operator sees it (its owner's record). */
@@ -86,7 +91,9 @@ export class WorkerPools {
   readonly #policy: ClaimsPolicy;
   readonly #events: WorkerEvents;
   readonly #random: Random;
+  readonly #clock: Clock;
   readonly #pools = new Map<string, PoolSettings>();
+  #probedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: WorkerPoolsOptions) {
     this.#allocator = options.allocator;
@@ -94,6 +101,7 @@ export class WorkerPools {
     this.#policy = options.claimsPolicy ?? 'preferred';
     this.#events = options.events ?? NO_WORKER_EVENTS;
     this.#random = options.random ?? Math.random;
+    this.#clock = options.clock ?? Date.now;
   }
 
   /**
@@ -149,7 +157,7 @@ export class WorkerPools {
   /** Takes a free worker ID of the pool for `holder`. */
   async take(name: string, holder: string): Promise<Lease> {
     const pool = await this.pool(name);
-    const owners = this.#owners(pool);
+    const owners = await this.#owners(pool);
     const unreachable: string[] = [];
     let soonestFreeMs = Number.POSITIVE_INFINITY;
     const start = Math.floor(this.#random() * owners.length);
@@ -235,7 +243,7 @@ export class WorkerPools {
     const pool = await this.pool(name);
     this.#inPool(pool, workerId);
     if (skewMs !== undefined) this.#events.skew(name, skewMs);
-    const owner = this.#ownerLabel(pool, workerId);
+    const owner = await this.#ownerLabel(pool, workerId);
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(name, workerId, (record, now) => {
@@ -265,7 +273,7 @@ export class WorkerPools {
   async release(name: string, workerId: number, epoch: bigint, lastUsedMs: number): Promise<void> {
     const pool = await this.pool(name);
     this.#inPool(pool, workerId);
-    const owner = this.#ownerLabel(pool, workerId);
+    const owner = await this.#ownerLabel(pool, workerId);
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(name, workerId, (record, now) => {
@@ -286,7 +294,7 @@ export class WorkerPools {
   /** The pool's leases as their owners hold them. */
   async state(name: string): Promise<PoolState> {
     const pool = await this.pool(name);
-    const owners = this.#owners(pool);
+    const owners = await this.#owners(pool);
     const labels = owners.flatMap((o) => (o.label === undefined ? [] : [o.label]));
     const answers = await this.#allocator.onWorkerStores((s) => s.readRecords(name), { only: labels });
     const leases: LeaseView[] = [];
@@ -316,6 +324,31 @@ export class WorkerPools {
     const leased = leases.filter((l) => l.state === 'leased').length;
     const cooling = leases.length - leased;
     return { pool, leased, cooling, free: counted - leased - cooling, leases, unanswered };
+  }
+
+  /**
+   * After every backend was restored (`ticketd fence --apply`): holds every worker ID of every pool
+   * on every backend for TTL + reuse delay, above any timestamp a holder from before may still use.
+   * Needs every backend; returns the pools fenced.
+   */
+  async fence(): Promise<PoolSettings[]> {
+    const answers = await this.#allocator.onWorkerStores((s) => s.readPools(), { includeOpen: true });
+    const failed = answers.find((a) => !a.ok);
+    if (failed !== undefined && !failed.ok) throw failed.error;
+    const pools = [...new Map(answers.flatMap((a) => (a.ok ? a.value : [])).map((p) => [p.name, p])).values()];
+    for (const pool of pools) {
+      const fenced = await this.#allocator.onWorkerStores((s) => s.fencePool(pool), { includeOpen: true });
+      const error = fenced.find((a) => !a.ok);
+      if (error !== undefined && !error.ok) throw error.error;
+    }
+    return pools;
+  }
+
+  /** The state of every pool (the first MAX_POOLS_SHOWN by name), skipping any that cannot be read now (the status page). */
+  async states(): Promise<PoolState[]> {
+    const pools = (await this.list()).slice(0, MAX_POOLS_SHOWN);
+    const states = await Promise.all(pools.map((p) => this.state(p.name).catch(() => undefined)));
+    return states.filter((s): s is PoolState => s !== undefined);
   }
 
   /** Writes the lease's claim on each of `others`, by each one's own clock. */
@@ -370,15 +403,26 @@ export class WorkerPools {
     if (!Number.isInteger(workerId) || workerId < 0 || workerId >= poolSize(pool)) throw new LeaseLostError(`pool ${pool.name} has no worker ${workerId} (0 to ${poolSize(pool) - 1})`);
   }
 
-  /** The label of the backend with each owner offset (undefined while no configured backend has answered with it). */
-  #owners(pool: PoolSettings): { offset: bigint; label: string | undefined }[] {
-    const known = this.#allocator.offsets();
-    return pool.owners.map((offset) => ({ offset, label: known.find((k) => k.offset === offset)?.label }));
+  /**
+   * The label of the backend with each owner offset (undefined while no configured backend has
+   * answered with it). A backend is known by its offset once connected: one that was down when this
+   * process started is connected here (at most once a second), since nothing else may have yet.
+   */
+  async #owners(pool: PoolSettings): Promise<{ offset: bigint; label: string | undefined }[]> {
+    const find = (): { offset: bigint; label: string | undefined }[] => {
+      const known = this.#allocator.offsets();
+      return pool.owners.map((offset) => ({ offset, label: known.find((k) => k.offset === offset)?.label }));
+    };
+    const owners = find();
+    if (owners.every((o) => o.label !== undefined) || this.#clock() - this.#probedAt < PROBE_EVERY_MS) return owners;
+    this.#probedAt = this.#clock();
+    await this.#allocator.probe();
+    return find();
   }
 
-  #ownerLabel(pool: PoolSettings, workerId: number): string {
+  async #ownerLabel(pool: PoolSettings, workerId: number): Promise<string> {
     const offset = ownerOf(pool, workerId);
-    const label = this.#owners(pool).find((o) => o.offset === offset)?.label;
+    const label = (await this.#owners(pool)).find((o) => o.offset === offset)?.label;
     if (label === undefined) throw new BackendsUnavailableError(`the owner of worker ${workerId} of pool ${pool.name} (offset ${offset}) has not answered yet`);
     return label;
   }

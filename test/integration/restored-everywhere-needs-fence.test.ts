@@ -75,7 +75,7 @@ describe('every backend restored from backups', () => {
     expect(plan.stdout).toMatch(new RegExp(`sequence ${SEQUENCE}: highest ticket \\d+; next ticket ≥ (\\d+) \\(\\+\\d+, newest claim 2\\.0 h ago, [\\d.]+ counter steps/s over the claims kept\\)`));
     expect(plan.stdout).toContain('nothing changed: run npx ticketd fence --apply to move the counters');
     const applied = await runCliAsync(['fence', '--apply'], env);
-    expect(applied.stdout).toMatch(/fenced \d+ sequences: every backend's counter is at or past the next ticket above/);
+    expect(applied.stdout).toMatch(/fenced \d+ sequences and 0 worker pools: every backend's counter is at or past the next ticket above/);
     const fencedAt = BigInt(new RegExp(`sequence ${SEQUENCE}: .*next ticket ≥ (\\d+)`).exec(applied.stdout)![1]!);
     // Past every ticket served before, by either backend, before or after the backup.
     expect(fencedAt).toBeGreaterThan(ledger.highestTicket(BigInt(BLOCK_SIZE), 0n));

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { postIds, startInProcess, startPrivatePair, useSharedServer } from '../support/ticketd.js';
+import { poolName, putPool, takeLease } from '../support/worker-pools.js';
 
 /** Debian's chromium (`apt-get install chromium`); .ci/run installs it. */
 const CHROMIUM = process.env.TICKETD_CHROMIUM ?? '/usr/bin/chromium';
@@ -38,8 +39,13 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
       await new Promise((r) => setTimeout(r, 50));
       server.activity.sample();
     }
+    const pool = poolName('status');
+    await putPool(server.url, pool, { workerBits: 3 });
+    await takeLease(server.url, pool, 'pod-a');
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     await page.goto(`${server.url}/`);
+    // Worker pools: counts only (holders are the admin's to see).
+    expect(await page.locator('#pools tr').allInnerTexts()).toContain(`${pool}\t8\t1\t0\t7\t30 s\t`);
     const backends = await page.locator('#backends tr').allInnerTexts();
     for (const b of server.service.backendStatus()) {
       const line = backends.find((r) => r.includes(b.backend));

@@ -8,7 +8,7 @@ import type { LocalPair } from '../../src/launcher/local-pair.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { LeaseLedger } from '../support/lease-ledger.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { metricSum, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { metricSum, runCliAsync, startInProcess, startPrivatePair } from '../support/ticketd.js';
 import { putPool, send } from '../support/worker-pools.js';
 
 const TTL_MS = 2000;
@@ -85,6 +85,40 @@ describe('worker leases when a backend fails', () => {
       const state = await send(`${servers[0]!.url}/v1/worker-pools/${pool}`, undefined, { method: 'GET' });
       expect(state.body.unanswered).toEqual([]);
       expect(state.body.leased as number).toBeLessThanOrEqual(8);
+    } finally {
+      ledger.stop();
+    }
+  });
+
+  it('holds every worker ID after every backend was restored, once fence --apply ran, and the next holders start above it', async () => {
+    const pool = 'everywhere_pool';
+    expect((await putPool(servers[0]!.url, pool, { workerBits: 2, ttlMs: TTL_MS, maxSkewMs: 200 })).status).toBe(201);
+    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    try {
+      const backups = [await takeBackup(pair.a.url), await takeBackup(pair.b.url)];
+      for (let i = 0; i < 4; i++) expect((await ledger.take(`before-${i}`, RENEW_EVERY_MS)).status).toBe(200);
+      await restoreBackup(pair.a.url, backups[0]!);
+      await restoreBackup(pair.b.url, backups[1]!);
+      // Nothing in the fleet remembers the four leases: without the fence, a take grants a held worker ID.
+      expect((await ledger.take('unfenced', RENEW_EVERY_MS)).status).toBe(200);
+      const hazard = ledger.overlaps();
+      expect(hazard.length).toBeGreaterThan(0);
+      expect(hazard.every((o) => o.includes('unfenced'))).toBe(true);
+      const env = { TICKETD_BACKENDS: pair.backendsUrl };
+      const plan = await runCliAsync(['fence'], env);
+      expect(plan.stdout).toContain(`worker pool ${pool}: every worker ID held ${(TTL_MS + TTL_MS + 200) / 1000} s from the fence, its next holders above the fence's time + ${(TTL_MS + 200) / 1000} s`);
+      const fencedAt = Date.now();
+      const applied = await runCliAsync(['fence', '--apply'], env);
+      expect(applied.stderr).toBe('');
+      expect(applied.stdout).toMatch(/fenced \d+ sequences? and \d+ worker pools?: /);
+      expect((await ledger.take('too-soon', RENEW_EVERY_MS)).code).toBe('TICKETD_POOL_EXHAUSTED');
+      await sleep(TTL_MS + TTL_MS + 200 + 300);
+      const after = await ledger.take('after-fence', RENEW_EVERY_MS);
+      expect(after.status).toBe(200);
+      const lease = await send(`${servers[1]!.url}/v1/worker-pools/${pool}/leases`, { holder: 'after-fence-2' });
+      expect(lease.body.highWaterMs as number).toBeGreaterThanOrEqual(fencedAt + TTL_MS + 200);
+      // Only the unfenced take overlaps anything.
+      expect(ledger.overlaps().filter((o) => !o.includes('unfenced'))).toEqual([]);
     } finally {
       ledger.stop();
     }

@@ -97,6 +97,7 @@ export class FakeServer {
         readRecords: () => Promise.reject(new Error('fake backend: no worker pools')),
         readRecord: () => Promise.reject(new Error('fake backend: no worker pools')),
         change: () => Promise.reject(new Error('fake backend: no worker pools')),
+        fencePool: () => Promise.reject(new Error('fake backend: no worker pools')),
       },
       close: async () => undefined,
     };

@@ -10,6 +10,8 @@ import type { Connection, Db } from './pool.js';
 /** The backend's clock, in the statement that reads the records: the only clock that judges a lease. */
 const SERVER_TIME = 'FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS now_ms, CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000000) AS UNSIGNED) AS now_us';
 const COLUMNS = 'worker_id, epoch, holder, high_water_ms, expires_ms, free_ms, released_ms, last_used_ms';
+/** Worker IDs fenced per statement. */
+const FENCE_ROWS_PER_STATEMENT = 1000;
 /** Locked changes retried on a deadlock (two front ends taking one worker ID at once). */
 const DEADLOCK_RETRIES = 4;
 
@@ -133,6 +135,31 @@ export class WorkerSql implements WorkerLeaseStore {
       await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => undefined);
       throw error;
     }
+  }
+
+  async fencePool(pool: PoolSettings): Promise<void> {
+    const size = 2 ** pool.workerBits;
+    await this.#outdatedIfMissing(() =>
+      this.#db.withAdminConnection(async (conn) => {
+        // Two statements: within one SET, MariaDB reads @fence_now before it is assigned.
+        await conn.query({ sql: 'SET @fence_now = FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000)', timeout: this.#db.options.queryTimeoutMs });
+        await conn.query({
+          sql: 'SET @fence_hw = @fence_now + ?, @fence_free = @fence_now + ?',
+          values: [pool.ttlMs + pool.maxSkewMs, pool.ttlMs + pool.reuseDelayMs],
+          timeout: this.#db.options.queryTimeoutMs,
+        });
+        for (let first = 0; first < size; first += FENCE_ROWS_PER_STATEMENT) {
+          const ids = Array.from({ length: Math.min(FENCE_ROWS_PER_STATEMENT, size - first) }, (_, i) => first + i);
+          await conn.query({
+            sql:
+              `INSERT INTO ticketd_worker_leases (pool, worker_id, epoch, holder, high_water_ms, expires_ms, free_ms) VALUES ${ids.map(() => "(?, ?, 0, 'fence', @fence_hw, @fence_now, @fence_free)").join(', ')} ` +
+              'ON DUPLICATE KEY UPDATE high_water_ms = GREATEST(high_water_ms, @fence_hw), expires_ms = LEAST(expires_ms, @fence_now), free_ms = GREATEST(free_ms, @fence_free)',
+            values: ids.flatMap((w) => [pool.name, w]),
+            timeout: this.#db.options.ddlTimeoutMs,
+          });
+        }
+      }),
+    );
   }
 
   async #outdatedIfMissing<T>(run: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 /** The operations routes: health, readiness, metrics, the OpenAPI document and the status page. */
 import type { ActivityHistory } from '../../service/activity.js';
 import type { TicketService } from '../../service/ticket-service.js';
+import type { WorkerPools } from '../../service/worker-pools.js';
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../router.js';
 import { renderStatusPage } from '../status-page.js';
@@ -15,6 +16,8 @@ export interface MetricsSource {
 /** What the operations routes need. */
 export interface OperationsRoutesOptions {
   readonly service: TicketService;
+  /** Worker pools, shown on the status page when there are any. */
+  readonly workers?: WorkerPools | undefined;
   /** Whether a request bears the admin token: only then are an opaque sequence's counts shown (visibility.ts). */
   readonly isAdmin: AdminCheck;
   readonly metrics: MetricsSource;
@@ -45,10 +48,11 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
   });
   route('/openapi.json', { get: (_req, res) => void res.json(openApiDocument) });
   route('/', {
-    get: (_req, res) => {
+    get: async (_req, res) => {
+      const pools = (await options.workers?.states().catch(() => [])) ?? [];
       const now = clock();
       const info = { version: options.version, startedAt: options.startedAt ?? now, now };
-      res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [], info));
+      res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [], info, pools));
     },
   });
 }
