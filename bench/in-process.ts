@@ -16,7 +16,7 @@ const RUN_MS = 300;
 const ROUNDS = 3;
 
 /** Best IDs/s over ROUNDS runs of RUN_MS, calling `chunk` (which hands out 1,000 IDs) repeatedly. */
-async function timeChunks(name: string, chunk: () => Promise<void> | void): Promise<InProcessResult> {
+export async function timeChunks(name: string, chunk: () => Promise<void> | void): Promise<InProcessResult> {
   let best = 0;
   for (let round = 0; round < ROUNDS; round++) {
     let n = 0;
@@ -34,7 +34,7 @@ async function timeChunks(name: string, chunk: () => Promise<void> | void): Prom
 }
 
 /** A synchronous generator, 1,000 calls per chunk. */
-function measure(name: string, next: () => unknown): Promise<InProcessResult> {
+export function measure(name: string, next: () => unknown): Promise<InProcessResult> {
   let sink: unknown;
   return timeChunks(name, () => {
     for (let i = 0; i < 1000; i++) sink = next();
@@ -76,10 +76,10 @@ export async function runSdk(ticketdUrl: string, sequence: string, blocks: strin
 }
 
 /** The ceiling of any API awaited once per ID: an async function returning a cached bigint. */
-function awaitCeiling(): Promise<InProcessResult> {
+export function awaitCeiling(name = 'await of an async function returning counter++ (ceiling of next())'): Promise<InProcessResult> {
   let counter = 0n;
   const next = async (): Promise<bigint> => counter++;
-  return timeChunks('await of an async function returning counter++ (ceiling of next())', async () => {
+  return timeChunks(name, async () => {
     for (let i = 0; i < 1000; i++) await next();
   });
 }

@@ -22,6 +22,7 @@ import { measureInnodbInserts, measurePermutation, type CostResult } from './opa
 import { meanOf, measureOpaqueWrk, WIDE_SEQUENCE } from './opaque-wrk.js';
 import type { WrkResult } from './wrk-load.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
+import { runSnowflake, type SnowflakeResults } from './snowflake.js';
 import { renderChart, renderMarkdown } from './report.js';
 import { assertUnique } from './unique.js';
 
@@ -56,6 +57,7 @@ export interface BenchResults {
   readonly inProcess: InProcessResult[];
   readonly failover: HttpResult & { readonly note: string };
   readonly claimCost: StepCost[];
+  readonly snowflake: SnowflakeResults;
   readonly opaque: {
     readonly http: HttpResult[];
     /** Batches of 1,000 measured with wrk, server-bound: ordered, opaque, ordered of 20 digits, in rounds. */
@@ -67,6 +69,8 @@ export interface BenchResults {
 
 /** Client token of the opaque sequence the SDK leases from (an opaque sequence's blocks and key need one). */
 const BENCH_CLIENT_TOKEN = 'bench-client-token-0123456789';
+/** The bench creates its worker pools through the admin route. */
+const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 interface LoadOptions {
   readonly name: string;
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
     const claimCost = await measureClaimCost(backends[0]!, backends[1]!, pair.b.url, 'claimcost');
 
     const [ticketdPort, naivePort, barePort] = [await freePort(), await freePort(), await freePort()];
-    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort), TICKETD_CLIENT_TOKENS: `opaque_large:${BENCH_CLIENT_TOKEN}` };
+    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(ticketdPort), TICKETD_CLIENT_TOKENS: `opaque_large:${BENCH_CLIENT_TOKEN}`, TICKETD_ADMIN_TOKEN: BENCH_ADMIN_TOKEN };
     children.push(await startProcess(['dist/cli/main.js', 'serve'], env, /ticketd listening/));
     children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'naive', String(naivePort), pair.backendsUrl], {}, /listening/));
     children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'bare', String(barePort)], {}, /listening/));
@@ -172,6 +176,7 @@ async function main(): Promise<void> {
       ...(await runSdk(ticketd, 'opaque_large', '1,000,000', BENCH_CLIENT_TOKEN)),
       ...(await runInProcess()),
     ];
+    const snowflake = await runSnowflake(ticketd, BENCH_ADMIN_TOKEN);
     // Opaque against ordered, each pair back to back on sequences that differ only in ids.
     const opaqueHttp = [
       await load({ name: 'ordered (default), count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
@@ -209,6 +214,7 @@ async function main(): Promise<void> {
       inProcess,
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
       claimCost,
+      snowflake,
       opaque: { http: opaqueHttp, wrk: opaqueWrk, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
@@ -224,6 +230,11 @@ async function main(): Promise<void> {
     await pair.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** IDs/s of the Snowflake row whose name starts with `prefix`. */
+function sfAt(r: BenchResults, prefix: string): number {
+  return r.snowflake.generators.find((x) => x.name.startsWith(prefix))?.idsPerSecond ?? 0;
 }
 
 function printHeadlines(r: BenchResults): void {
@@ -249,6 +260,9 @@ headline ratios (same run):
   InnoDB inserts, opaque / ordered keys: ${ratio(rows('200,000 rows, opaque'), rows('200,000 rows, ordered'))} at 200,000 rows, ${ratio(rows('1,000,000 rows, opaque'), rows('1,000,000 rows, ordered'))} at 1,000,000 rows
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
   claim per chunk of 16 tickets: median ${r.claimCost[1]?.medianMs} ms vs ${r.claimCost[0]?.medianMs} ms for its REPLACEs and ${r.claimCost[2]?.medianMs} ms for the 0.2 mark write
+  Snowflake (SDK, same run): nextSync() layout 41/6/16 / @sapphire/snowflake = ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/6/16)'), sfAt(r, '@sapphire/snowflake'))} (target ≥ 1.0×; with 41/10/12 it is capped at 4,096 IDs per ms: ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/10/12'), sfAt(r, '@sapphire/snowflake'))}, while sapphire repeated ${r.snowflake.sapphireRepeats} of ${r.snowflake.sapphireChecked.toLocaleString('en')} IDs)
+  next() / await ceiling (same run): Snowflake 41/6/16 = ${ratio(sfAt(r, 'SDK Snowflake next() (layout 41/6/16)'), sfAt(r, 'await of an async function'))}, blocks of 1,000,000 = ${ratio(sdk?.idsPerSecond ?? 0, ceiling?.idsPerSecond ?? 0)} (target ≥ 0.9×)
+  lease renewal: median ${r.snowflake.renewal.medianMs} ms, p99 ${r.snowflake.renewal.p99Ms} ms
   every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 

@@ -79,6 +79,8 @@ export interface Snowflake {
 /** A step back up to this is waited out when none is given. */
 export const DEFAULT_MAX_STEP_BACK_MS = 50;
 const SYSTEM_CLOCK: SnowflakeClock = { wallMs: Date.now, monoMs: () => performance.now() };
+/** Calls of next() that may reuse one clock read within a turn of the event loop. */
+const FRESH_CALLS = 64;
 /** How long to wait between tries to take a lease after one ended. */
 const RETAKE_DELAY_MS = 1000;
 
@@ -134,6 +136,10 @@ class SnowflakeGenerator implements Snowflake {
   #ms = Number.NEGATIVE_INFINITY;
   #next = 0n;
   #end = 0n;
+  // Calls of next() left that may reuse the last clock read (never more than the IDs left in the
+  // open millisecond), and whether their reset at the end of this turn is queued.
+  #fresh = 0;
+  #turnEnds = false;
 
   constructor(options: SnowflakeOptions) {
     this.#requests = new LeaseRequests(options);
@@ -159,6 +165,8 @@ class SnowflakeGenerator implements Snowflake {
 
   readonly nextSync = (): bigint => {
     const now = this.#wall();
+    // next() may reuse its last clock read only for IDs it counted as left: this call takes one.
+    this.#fresh = 0;
     if (now === this.#ms && this.#next < this.#end) return this.#next++;
     let id = this.#issue(now);
     const spinUntil = this.#mono() + this.#maxStepBack + 2;
@@ -169,9 +177,19 @@ class SnowflakeGenerator implements Snowflake {
     return id;
   };
 
-  readonly next = (): Promise<bigint> => {
+  readonly next = async (): Promise<bigint> => {
+    // Awaited callers in a tight loop never leave the microtask queue, so the clock read last is
+    // reused for up to FRESH_CALLS calls within one turn of the event loop (a macrotask resets it).
+    // Those IDs stay in the millisecond already open: unique, only their time is as old as that read.
+    if (this.#fresh > 0) {
+      this.#fresh--;
+      return this.#next++;
+    }
     const now = this.#wall();
-    if (now === this.#ms && this.#next < this.#end) return Promise.resolve(this.#next++);
+    if (now === this.#ms && this.#next < this.#end) {
+      this.#refreshed();
+      return this.#next++;
+    }
     return this.#nextSlow(now);
   };
 
@@ -199,6 +217,21 @@ class SnowflakeGenerator implements Snowflake {
     );
   };
 
+  /**
+   * The clock was just read: the next FRESH_CALLS calls of next() in this turn of the event loop may
+   * reuse it, as long as the open millisecond has IDs left for them.
+   */
+  #refreshed(): void {
+    const left = this.#end - this.#next;
+    this.#fresh = left < BigInt(FRESH_CALLS) ? Number(left) : FRESH_CALLS;
+    if (this.#turnEnds) return;
+    this.#turnEnds = true;
+    setImmediate(() => {
+      this.#fresh = 0;
+      this.#turnEnds = false;
+    });
+  }
+
   async #nextSlow(now: number): Promise<bigint> {
     for (;;) {
       if (this.#held === undefined) {
@@ -206,7 +239,10 @@ class SnowflakeGenerator implements Snowflake {
         now = this.#wall();
       }
       const id = this.#issue(now);
-      if (id !== undefined) return id;
+      if (id !== undefined) {
+        this.#refreshed();
+        return id;
+      }
       await sleep(Math.max(1, this.#ms - now + 1));
       now = this.#wall();
     }
@@ -341,6 +377,7 @@ class SnowflakeGenerator implements Snowflake {
     this.#held = undefined;
     this.#ended = reason;
     this.#end = this.#next;
+    this.#fresh = 0;
     clearTimeout(this.#timer);
     if (held !== undefined && !this.#closed) this.#emit({ type: 'lease-ended', workerId: held.workerId, reason });
   }

@@ -103,6 +103,12 @@ class BlockClient implements TicketClient {
   };
 
   readonly next = async (): Promise<bigint> => {
+    // The hot path of nextSync() first: the rest (no block buffered, an opaque sequence) is slower anyway.
+    if (this.#encoder === undefined && this.#cur < this.#fastEnd) return this.#cur++;
+    return this.#nextSlow();
+  };
+
+  async #nextSlow(): Promise<bigint> {
     if (!this.#buffered()) {
       if (this.#closed) throw new LeaseFailedError('client is closed');
       if (this.#inFlight > 0) this.#ahead = Math.min(MAX_BLOCKS_AHEAD, this.#ahead * 2);
@@ -112,7 +118,7 @@ class BlockClient implements TicketClient {
       }
     }
     return this.nextSync();
-  };
+  }
 
   readonly nextBatch = async (count: number): Promise<bigint[]> => {
     const ids: bigint[] = [];
