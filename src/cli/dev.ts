@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_PORT, loadConfig } from '../config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
-import { SequenceConflictError } from '../errors.js';
+import { PoolConflictError, SequenceConflictError } from '../errors.js';
 import { acquireDevLock } from '../launcher/dev-lock.js';
 import { DEV_STATE_FILE, portIfFree, readDevState, writeDevState, type DevState } from '../launcher/dev-state.js';
 import type { Logger } from '../logger.js';
@@ -12,10 +12,13 @@ import { startLocalPair, type LocalPair } from '../launcher/local-pair.js';
 import { assertPortFree, startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { TicketService } from '../service/ticket-service.js';
+import { WorkerPools } from '../service/worker-pools.js';
 
 /** The demo's opaque sequence, made at start with the settings the README's PUT gives it. */
 const DEMO_OPAQUE_SEQUENCE = 'invoices';
 const DEMO_OPAQUE_SETTINGS = { blockSize: 10_000, ids: 'opaque' };
+/** The demo's Snowflake worker pool (README, "Snowflake worker IDs"), with the default settings. */
+const DEMO_WORKER_POOL = 'web';
 
 /** Settings of a dev run. */
 export interface DevOptions {
@@ -59,6 +62,12 @@ export async function runDev(options: DevOptions): Promise<void> {
         if (!(error instanceof SequenceConflictError)) throw error;
         options.logger.warn({ sequence: DEMO_OPAQUE_SEQUENCE, err: error.message }, 'the demo sequence exists with other settings; left as it is');
       })
+      .then(() => new WorkerPools({ allocator, logger: options.logger }).create(DEMO_WORKER_POOL, {}))
+      .catch((error: unknown) => {
+        // Likewise a `web` pool of one's own with other settings.
+        if (!(error instanceof PoolConflictError)) throw error;
+        options.logger.warn({ pool: DEMO_WORKER_POOL, err: error.message }, 'the demo worker pool exists with other settings; left as it is');
+      })
       .finally(() => setup.close());
     const running = await startTicketd({ config, logger: options.logger, processMetrics: true });
     options.onShutdown(async () => {
@@ -97,6 +106,7 @@ ticketd dev is running on http://${host}
   backend B (even tickets): ${f.pair.b.url}   data in ${f.pair.b.dir}${movedNote}
   admin token: ${f.adminToken} (${f.tokenFromEnv ? 'from TICKETD_ADMIN_TOKEN' : `kept in ${f.stateFile}; set TICKETD_ADMIN_TOKEN to choose it`})
   opaque sequence ${DEMO_OPAQUE_SEQUENCE}: issues only to its client token ${f.state.clientToken}
+  Snowflake worker pool ${DEMO_WORKER_POOL}: worker IDs for createSnowflake (node examples/sdk/snowflake.mjs)
 
 In another shell in this folder, for npx ticketd, the README's examples and the SDK:
   export TICKETD_BACKENDS=${f.pair.backendsUrl} TICKETD_ADMIN_TOKEN=${f.adminToken} INVOICES_TOKEN=${f.state.clientToken}${
@@ -109,6 +119,7 @@ Try:
   curl -X POST '${host}/v1/sequences/${DEMO_OPAQUE_SEQUENCE}/ids?count=3' -H "Authorization: Bearer $INVOICES_TOKEN"
   npx ticketd check
   npx ticketd sequences list
+  npx ticketd workers list
 
 Ctrl-C stops ticketd and both servers; running it again reuses their data, ports and tokens.
 `;

@@ -1,5 +1,6 @@
 import type { RunningTicketd } from '../../src/server.js';
 import { putSequence, runCli, sharedBackends, sqlOn, startInProcess } from '../support/ticketd.js';
+import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
 
 // The GRANTs the README documents, on the shared pair: a serving account and an admin account.
 const GRANTS = [
@@ -30,6 +31,16 @@ describe('least-privilege accounts', () => {
     const res = await fetch(`${serving.url}/v1/sequences/default/ids?count=100`, { method: 'POST' });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { ids: string[] }).ids).toHaveLength(100);
+  });
+
+  it('the serving account takes, renews and releases worker-ID leases with the same grants', async () => {
+    const pool = poolName('least_priv');
+    expect((await putPool(serving.url, pool, { workerBits: 2 })).status).toBe(201);
+    const lease = await takeLease(serving.url, pool, 'pod-a');
+    expect(lease.status).toBe(200);
+    const base = `${serving.url}/v1/worker-pools/${pool}/leases/${String(lease.body.workerId)}`;
+    expect((await send(`${base}/renew`, { epoch: lease.body.epoch })).status).toBe(200);
+    expect((await send(`${base}/release`, { epoch: lease.body.epoch, lastUsedMs: Date.now() })).status).toBe(200);
   });
 
   it('schema changes need the admin account: refused on the serving one, done with TICKETD_ADMIN_BACKENDS', async () => {

@@ -59,6 +59,21 @@ describe('Snowflake generator under clock steps', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('next() in a tight loop never runs past a millisecond’s sequence, nor mixes nextSync() in wrongly', async () => {
+    const s = createSnowflake({ urls: [server.url], pool, layout: { timeBits: 41, workerBits: 10, sequenceBits: 2 } });
+    open.push(s);
+    await s.ready();
+    const ids: bigint[] = [];
+    for (let i = 0; i < 3000; i++) ids.push(i % 7 === 3 ? s.nextSync() : await s.next());
+    expect(new Set(ids).size).toBe(ids.length);
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+    for (const id of ids) {
+      const parts = s.decompose(id);
+      expect(parts.workerId).toBe(s.workerId);
+      expect(parts.sequence).toBeLessThan(4);
+    }
+  });
+
   it('halts on a step back past maxStepBackMs, reports it, and resumes above the last timestamp once the clock passes it', async () => {
     const clock = new SteppedClock();
     const events: SnowflakeEvent[] = [];

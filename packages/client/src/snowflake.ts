@@ -187,8 +187,9 @@ class SnowflakeGenerator implements Snowflake {
     }
     const now = this.#wall();
     if (now === this.#ms && this.#next < this.#end) {
+      const id = this.#next++;
       this.#refreshed();
-      return this.#next++;
+      return id;
     }
     return this.#nextSlow(now);
   };
@@ -218,8 +219,8 @@ class SnowflakeGenerator implements Snowflake {
   };
 
   /**
-   * The clock was just read: the next FRESH_CALLS calls of next() in this turn of the event loop may
-   * reuse it, as long as the open millisecond has IDs left for them.
+   * The clock was just read (and its ID taken): the next FRESH_CALLS calls of next() in this turn of
+   * the event loop may reuse it, as long as the open millisecond has IDs left for them.
    */
   #refreshed(): void {
     const left = this.#end - this.#next;

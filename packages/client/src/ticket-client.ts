@@ -47,6 +47,8 @@ interface Block {
   readonly prefetchAt: bigint;
 }
 
+/** Most IDs next() counts down at once (a number, not a BigInt, on its hot path). */
+const QUICK_MAX = 1n << 30n;
 /** Most blocks a client leases ahead of use. */
 export const MAX_BLOCKS_AHEAD = 32;
 /** Opaque IDs encoded in one pass: one pass costs about as much for one ID as for hundreds. */
@@ -87,6 +89,8 @@ class BlockClient implements TicketClient {
   #cur = 0n;
   #fastEnd = 0n;
   #last = -1n;
+  // IDs next() may take below #fastEnd counting a number down, not comparing BigInts (0: look again).
+  #quick = 0;
   // Opaque IDs encoded from the block, handed out from #pos to #end before the cursor moves on.
   #pos = 0;
   #end = 0;
@@ -97,6 +101,8 @@ class BlockClient implements TicketClient {
   }
 
   readonly nextSync = (): bigint => {
+    // next() counts the IDs it may take without a BigInt comparison: this call takes one of them.
+    this.#quick = 0;
     const encoder = this.#encoder;
     if (encoder === undefined) return this.#cur < this.#fastEnd ? this.#cur++ : this.#takeSlow();
     return this.#pos < this.#end ? encoder.out[this.#pos++]! : this.#encodeSlow(encoder);
@@ -104,7 +110,15 @@ class BlockClient implements TicketClient {
 
   readonly next = async (): Promise<bigint> => {
     // The hot path of nextSync() first: the rest (no block buffered, an opaque sequence) is slower anyway.
-    if (this.#encoder === undefined && this.#cur < this.#fastEnd) return this.#cur++;
+    if (this.#quick > 0) {
+      this.#quick--;
+      return this.#cur++;
+    }
+    if (this.#encoder === undefined && this.#cur < this.#fastEnd) {
+      const left = this.#fastEnd - this.#cur;
+      this.#quick = (left < QUICK_MAX ? Number(left) : Number(QUICK_MAX)) - 1;
+      return this.#cur++;
+    }
     return this.#nextSlow();
   };
 
@@ -136,6 +150,7 @@ class BlockClient implements TicketClient {
 
   readonly close = async (): Promise<void> => {
     this.#closed = true;
+    this.#quick = 0;
     this.#blocks.length = 0;
     this.#cur = 0n;
     this.#fastEnd = 0n;
