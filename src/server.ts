@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
+import { WorkerLeases } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
 
@@ -44,7 +45,8 @@ export interface RunningTicketd {
   readonly port: number;
   readonly url: string;
   readonly service: TicketService;
-  readonly workers: WorkerPools;
+  /** Snowflake worker pools and their leases. */
+  readonly workers: { readonly pools: WorkerPools; readonly leases: WorkerLeases };
   readonly metrics: TicketdMetrics;
   /** IDs per second over the last minutes (the status page chart). */
   readonly activity: ActivityHistory;
@@ -74,8 +76,10 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   }
   for (const f of findings) logger.warn({ kind: f.kind }, f.message);
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
-  const workers = new WorkerPools({ allocator, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
-  metrics.attach(service, workers);
+  const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
+  const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
+  const workers = { pools, leases };
+  metrics.attach(service, pools);
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
   activity.start();

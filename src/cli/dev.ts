@@ -62,7 +62,7 @@ export async function runDev(options: DevOptions): Promise<void> {
         if (!(error instanceof SequenceConflictError)) throw error;
         options.logger.warn({ sequence: DEMO_OPAQUE_SEQUENCE, err: error.message }, 'the demo sequence exists with other settings; left as it is');
       })
-      .then(() => new WorkerPools({ allocator, logger: options.logger }).create(DEMO_WORKER_POOL, {}))
+      .then(() => new WorkerPools({ allocator }).create(DEMO_WORKER_POOL, {}))
       .catch((error: unknown) => {
         // Likewise a `web` pool of one's own with other settings.
         if (!(error instanceof PoolConflictError)) throw error;

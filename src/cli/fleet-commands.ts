@@ -85,7 +85,7 @@ export function addFleetCommands(program: Command, withService: WithService, fle
       await withService(flags, async (allocator) => {
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
-        const pools = new WorkerPools({ allocator, logger: silentLogger });
+        const pools = new WorkerPools({ allocator });
         for (const p of await pools.list()) {
           console.log(`worker pool ${p.name}: every worker ID held ${(p.ttlMs + p.reuseDelayMs) / 1000} s from the fence, its next holders above the fence's time + ${(p.ttlMs + p.maxSkewMs) / 1000} s`);
         }

@@ -1,6 +1,5 @@
 /** `ticketd workers`: Snowflake worker pools and their leases, for operators (README, "Snowflake worker IDs"). */
 import type { Command } from 'commander';
-import { silentLogger } from '../logger.js';
 import { poolSize } from '../core/worker-leases.js';
 import { ConfigError } from '../errors.js';
 import { WorkerPools } from '../service/worker-pools.js';
@@ -35,7 +34,7 @@ export function addWorkerCommands(program: Command, withService: WithService): v
         ...number('--reuse-delay-ms', 'reuseDelayMs', flags.reuseDelayMs),
       };
       await withService(flags, async (allocator) => {
-        const { pool, created } = await new WorkerPools({ allocator, logger: silentLogger }).create(name, body);
+        const { pool, created } = await new WorkerPools({ allocator }).create(name, body);
         console.log(`pool ${name} ${created ? 'created' : 'already exists with these settings'}: ${poolSize(pool)} worker IDs (${pool.workerBits} bits), ttl ${pool.ttlMs} ms, max skew ${pool.maxSkewMs} ms, reuse delay ${pool.reuseDelayMs} ms, granted by the backends with offsets ${pool.owners.join(', ')}`);
       });
     });
@@ -45,7 +44,7 @@ export function addWorkerCommands(program: Command, withService: WithService): v
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .action(async (flags: { backends?: string }) => {
       await withService(flags, async (allocator) => {
-        const pools = new WorkerPools({ allocator, logger: silentLogger });
+        const pools = new WorkerPools({ allocator });
         for (const pool of await pools.list()) {
           const s = await pools.state(pool.name);
           const missing = s.unanswered.length === 0 ? '' : `\tunanswered=${s.unanswered.join(',')}`;
@@ -59,7 +58,7 @@ export function addWorkerCommands(program: Command, withService: WithService): v
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .action(async (name: string, flags: { backends?: string }) => {
       await withService(flags, async (allocator) => {
-        const s = await new WorkerPools({ allocator, logger: silentLogger }).state(name);
+        const s = await new WorkerPools({ allocator }).state(name);
         console.log(`pool ${name}: ${s.leased} leased, ${s.cooling} cooling down, ${s.free} free of ${poolSize(s.pool)}${s.unanswered.length === 0 ? '' : `; not counted (no answer): ${s.unanswered.join(', ')}`}`);
         for (const l of s.leases) console.log(`worker ${l.workerId}\t${l.state}\tepoch=${l.epoch}\tholder=${l.holder}\texpires=${l.expiresAt}\tfree=${l.freeAt}\towner=${l.owner}`);
       });

@@ -17,7 +17,7 @@
  * 5. Epochs grow per worker ID: above every epoch any backend recorded for it, and above the owner's
  *    clock in microseconds, so a restore that forgot the records still does not hand an epoch out again.
  *
- * Everything here is pure; src/backend/mysql/worker-sql.ts does the I/O, src/service/worker-pools.ts
+ * Everything here is pure; src/backend/mysql/worker-sql.ts does the I/O, src/service/worker-leases.ts
  * the sequence of steps.
  */
 import { BadRequestError } from '../errors.js';

@@ -15,6 +15,7 @@ import { addIssuingRoutes } from './routes/issuing-routes.js';
 import { addOperationsRoutes, type MetricsSource } from './routes/operations-routes.js';
 import { addSequenceRoutes } from './routes/sequence-routes.js';
 import { addWorkerRoutes } from './routes/worker-routes.js';
+import type { WorkerLeases } from '../service/worker-leases.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 
 export { BODY_LIMIT_BYTES } from './router.js';
@@ -23,8 +24,8 @@ export type { MetricsSource } from './routes/operations-routes.js';
 /** Dependencies of the HTTP app. */
 export interface AppOptions {
   readonly service: TicketService;
-  /** Snowflake worker pools; without them the pool routes answer 404. */
-  readonly workers?: WorkerPools;
+  /** Snowflake worker pools and their leases; without them the pool routes answer 404. */
+  readonly workers?: { readonly pools: WorkerPools; readonly leases: WorkerLeases };
   readonly logger: Logger;
   readonly metrics: MetricsSource;
   readonly adminToken: string | undefined;
@@ -68,7 +69,7 @@ export function createApp(options: AppOptions): Express {
   addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
   addOperationsRoutes(route, {
     service,
-    workers: options.workers,
+    workers: options.workers?.pools,
     isAdmin,
     metrics: options.metrics,
     activity: options.activity,

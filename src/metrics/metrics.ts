@@ -7,7 +7,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
 import type { TicketService } from '../service/ticket-service.js';
-import type { WorkerEvents, WorkerPools } from '../service/worker-pools.js';
+import type { WorkerEvents } from '../service/worker-leases.js';
+import type { WorkerPools } from '../service/worker-pools.js';
 
 /** Latency buckets of one REPLACE run, in seconds: 0.5 ms to 2.5 s. */
 export const FETCH_BUCKETS_SECONDS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);

@@ -1,64 +1,30 @@
 /**
- * Snowflake worker pools: taking, renewing and releasing worker-ID leases on the backends, in the
- * steps core/worker-leases.ts argues for. Every call to a backend goes through the allocator's breakers.
+ * Snowflake worker pools on every backend: creating them, their settings (fixed once created, so
+ * cached for good), which backend owns which worker IDs, and their leases as the owners hold them.
+ * Taking, renewing and releasing leases is worker-leases.ts. Every call to a backend goes through
+ * the allocator's breakers.
  */
-import type { Allocator, Answer, ClaimsPolicy } from '../allocator/allocator.js';
-import type { Clock, Random } from '../allocator/breaker.js';
-import type { RecordRead } from '../backend/worker-lease-store.js';
-import {
-  acceptsClaim,
-  grantRecord,
-  highWaterAfter,
-  isFree,
-  isLive,
-  judgeClaims,
-  nextEpoch,
-  ownerOf,
-  parsePoolSettings,
-  poolSize,
-  releasedRecord,
-  renewedRecord,
-  samePool,
-  workersOwnedBy,
-  type Lease,
-  type LeaseRecord,
-  type PoolSettings,
-} from '../core/worker-leases.js';
-import { BackendsUnavailableError, LeaseLostError, PoolConflictError, PoolExhaustedError, PoolNotFoundError, SchemaOutdatedError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Allocator } from '../allocator/allocator.js';
+import type { Clock } from '../allocator/breaker.js';
+import { isFree, isLive, ownerOf, parsePoolSettings, samePool, workersOwnedBy, type PoolSettings } from '../core/worker-leases.js';
+import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 
-/** Candidates tried per owner in one take before moving on (each costs a claim read). */
-const CANDIDATES_PER_OWNER = 4;
 /** Pools the status page shows at most. */
 const MAX_POOLS_SHOWN = 20;
 /** Backends not yet known by their offset are connected at most this often. */
 const PROBE_EVERY_MS = 1000;
 
-/** Where lease events are counted (metrics). */
-export interface WorkerEvents {
-  taken(pool: string): void;
-  renewed(pool: string): void;
-  released(pool: string): void;
-  /** A take, renewal or release refused: the pool exhausted, a lease lost, or a claim that held the worker ID. */
-  refused(pool: string, reason: 'exhausted' | 'lost' | 'claimed'): void;
-  /** A lease taken or renewed without a claim on every other backend (one did not answer). */
-  unclaimed(pool: string): void;
-  /** The clock skew a holder measured against the server at its renewal. */
-  skew(pool: string, skewMs: number): void;
-}
-
-const NO_WORKER_EVENTS: WorkerEvents = { taken() {}, renewed() {}, released() {}, refused() {}, unclaimed() {}, skew() {} };
-
 /** Dependencies of the pools. */
 export interface WorkerPoolsOptions {
   readonly allocator: Allocator;
-  readonly logger: Logger;
-  /** When no other backend can hold a lease's claim: grant on the owner alone (`preferred`) or refuse. */
-  readonly claimsPolicy?: ClaimsPolicy;
-  readonly events?: WorkerEvents;
-  readonly random?: Random;
   readonly clock?: Clock;
+}
+
+/** A pool's owner backend: its offset, and its label once a configured backend has answered with it. */
+export interface PoolOwner {
+  readonly offset: bigint;
+  readonly label: string | undefined;
 }
 
 /** One worker ID as the operator sees it (its owner's record). */
@@ -84,23 +50,15 @@ export interface PoolState {
   readonly unanswered: readonly string[];
 }
 
-/** Worker pools on every backend. Pool settings never change once created, so they are cached for good. */
+/** Worker pools on every backend. */
 export class WorkerPools {
   readonly #allocator: Allocator;
-  readonly #logger: Logger;
-  readonly #policy: ClaimsPolicy;
-  readonly #events: WorkerEvents;
-  readonly #random: Random;
   readonly #clock: Clock;
   readonly #pools = new Map<string, PoolSettings>();
   #probedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: WorkerPoolsOptions) {
     this.#allocator = options.allocator;
-    this.#logger = options.logger;
-    this.#policy = options.claimsPolicy ?? 'preferred';
-    this.#events = options.events ?? NO_WORKER_EVENTS;
-    this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? Date.now;
   }
 
@@ -154,147 +112,10 @@ export class WorkerPools {
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Takes a free worker ID of the pool for `holder`. */
-  async take(name: string, holder: string): Promise<Lease> {
-    const pool = await this.pool(name);
-    const owners = await this.#owners(pool);
-    const unreachable: string[] = [];
-    let soonestFreeMs = Number.POSITIVE_INFINITY;
-    const start = Math.floor(this.#random() * owners.length);
-    for (let i = 0; i < owners.length; i++) {
-      const owner = owners[(start + i) % owners.length]!;
-      if (owner.label === undefined) {
-        unreachable.push(`offset ${owner.offset} (no configured backend has answered with it)`);
-        continue;
-      }
-      const [read] = await this.#allocator.onWorkerStores((s) => s.readRecords(name), { only: [owner.label] });
-      if (read === undefined || !read.ok) {
-        unreachable.push(`${owner.label}: ${read === undefined ? 'not configured' : errorText(read.error)}`);
-        continue;
-      }
-      const records = new Map(read.value.records.map((r) => [r.workerId, r]));
-      const free = workersOwnedBy(pool, owner.offset).filter((w) => isFree(records.get(w), read.value.now));
-      for (const r of read.value.records) if (!isFree(r, read.value.now)) soonestFreeMs = Math.min(soonestFreeMs, r.freeMs - read.value.now.nowMs);
-      for (const workerId of this.#pick(free, CANDIDATES_PER_OWNER)) {
-        const lease = await this.#tryTake(pool, owner.label, workerId, holder);
-        if (lease === 'owner-failed') {
-          unreachable.push(`${owner.label}: did not answer`);
-          break;
-        }
-        if (lease !== undefined) {
-          this.#events.taken(name);
-          return lease;
-        }
-      }
-    }
-    if (unreachable.length > 0) {
-      throw new BackendsUnavailableError(`no worker ID of pool ${name} could be leased; the owners of some did not answer: ${unreachable.join('; ')}`);
-    }
-    this.#events.refused(name, 'exhausted');
-    const retryAfterSeconds = Math.max(1, Math.min(3600, Math.ceil((Number.isFinite(soonestFreeMs) ? soonestFreeMs : pool.ttlMs) / 1000)));
-    throw new PoolExhaustedError(`every worker ID of pool ${name} (${poolSize(pool)}) is leased, cooling down or claimed; one frees up in about ${retryAfterSeconds} s, or create a pool with more workerBits`, { retryAfterSeconds });
-  }
-
-  /**
-   * One worker ID: read the other backends' claims, grant on the owner under its row lock, then
-   * claim on the others. Undefined when the worker ID turned out to be held.
-   */
-  async #tryTake(pool: PoolSettings, owner: string, workerId: number, holder: string): Promise<Lease | undefined | 'owner-failed'> {
-    const others = this.#others(owner);
-    const claims = await this.#allocator.onWorkerStores((s) => s.readRecord(pool.name, workerId), { only: others });
-    const answered = claims.flatMap((a) => (a.ok ? [{ backend: a.backend, ...a.value }] : []));
-    this.#needClaims(pool, others.length, answered.length);
-    const verdict = judgeClaims(pool, workerId, answered);
-    if (!verdict.free) {
-      // The owner called it free: it may have forgotten a lease (a restore, a promoted replica).
-      this.#logger.warn({ pool: pool.name, workerId, owner }, verdict.reason);
-      this.#events.refused(pool.name, 'claimed');
-      return undefined;
-    }
-    let granted: LeaseRecord | undefined;
-    const [answer] = await this.#allocator.onWorkerStores(
-      (s) =>
-        s.change(pool.name, workerId, (record, now) => {
-          if (!isFree(record, now)) return undefined;
-          const epoch = nextEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
-          granted = grantRecord(pool, workerId, holder, epoch, Math.max(highWaterAfter(record, pool), verdict.highWaterMs), now);
-          return granted;
-        }),
-      { only: [owner] },
-    );
-    if (answer === undefined || !answer.ok) return 'owner-failed';
-    const lease = granted;
-    if (lease === undefined) return undefined;
-    const claimed = await this.#claimEverywhere(pool, others, lease);
-    if (claimed.refusedBy !== undefined || !this.#enoughClaims(others.length, claimed.count)) {
-      await this.#revoke(pool, owner, workerId, lease.epoch);
-      if (claimed.refusedBy !== undefined) {
-        this.#events.refused(pool.name, 'claimed');
-        return undefined;
-      }
-      this.#needClaims(pool, others.length, claimed.count);
-    }
-    if (claimed.count < others.length) this.#events.unclaimed(pool.name);
-    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, serverMs: answer.value.now.nowMs, highWaterMs: lease.highWaterMs };
-  }
-
-  /** Extends a lease from now; the holder reports the clock skew it measured at its last renewal. */
-  async renew(name: string, workerId: number, epoch: bigint, skewMs: number | undefined): Promise<Lease> {
-    const pool = await this.pool(name);
-    this.#inPool(pool, workerId);
-    if (skewMs !== undefined) this.#events.skew(name, skewMs);
-    const owner = await this.#ownerLabel(pool, workerId);
-    const [answer] = await this.#allocator.onWorkerStores(
-      (s) =>
-        s.change(name, workerId, (record, now) => {
-          if (record.epoch !== epoch || !isLive(record, now)) throw this.#lost(pool, workerId, epoch, record, now.nowMs);
-          return renewedRecord(pool, record, now);
-        }),
-      { only: [owner] },
-    );
-    const renewed = this.#answerOf(answer, owner, name);
-    const others = this.#others(owner);
-    const claimed = await this.#claimEverywhere(pool, others, renewed.record!);
-    if (claimed.refusedBy !== undefined) {
-      // Another backend holds a live claim of another epoch: one of the two leases was granted by an
-      // owner that had forgotten the other. Neither may go on; this one stops here.
-      await this.#revoke(pool, owner, workerId, epoch);
-      this.#events.refused(name, 'lost');
-      throw new LeaseLostError(`worker ${workerId} of pool ${name}: backend ${claimed.refusedBy} holds a live claim of another lease of it; take a new lease`);
-    }
-    this.#needClaims(pool, others.length, claimed.count);
-    if (claimed.count < others.length) this.#events.unclaimed(name);
-    this.#events.renewed(name);
-    const r = renewed.record!;
-    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, serverMs: renewed.now.nowMs, highWaterMs: r.highWaterMs };
-  }
-
-  /** Ends a lease: the holder issued nothing after `lastUsedMs`, so the worker ID is free from now, above it. */
-  async release(name: string, workerId: number, epoch: bigint, lastUsedMs: number): Promise<void> {
-    const pool = await this.pool(name);
-    this.#inPool(pool, workerId);
-    const owner = await this.#ownerLabel(pool, workerId);
-    const [answer] = await this.#allocator.onWorkerStores(
-      (s) =>
-        s.change(name, workerId, (record, now) => {
-          if (record.epoch !== epoch) throw this.#lost(pool, workerId, epoch, record, now.nowMs);
-          return record.releasedMs === undefined ? releasedRecord(record, lastUsedMs, now) : undefined;
-        }),
-      { only: [owner] },
-    );
-    this.#answerOf(answer, owner, name);
-    // The claims follow where they can; one that misses the release only frees the worker ID later.
-    await this.#allocator.onWorkerStores(
-      (s) => s.change(name, workerId, (record, now) => (record.epoch === epoch && record.releasedMs === undefined ? releasedRecord(record, lastUsedMs, now) : undefined)),
-      { only: this.#others(owner) },
-    );
-    this.#events.released(name);
-  }
-
   /** The pool's leases as their owners hold them. */
   async state(name: string): Promise<PoolState> {
     const pool = await this.pool(name);
-    const owners = await this.#owners(pool);
+    const owners = await this.owners(pool);
     const labels = owners.flatMap((o) => (o.label === undefined ? [] : [o.label]));
     const answers = await this.#allocator.onWorkerStores((s) => s.readRecords(name), { only: labels });
     const leases: LeaseView[] = [];
@@ -326,6 +147,13 @@ export class WorkerPools {
     return { pool, leased, cooling, free: counted - leased - cooling, leases, unanswered };
   }
 
+  /** The state of every pool (the first MAX_POOLS_SHOWN by name), skipping any that cannot be read now (the status page). */
+  async states(): Promise<PoolState[]> {
+    const pools = (await this.list()).slice(0, MAX_POOLS_SHOWN);
+    const states = await Promise.all(pools.map((p) => this.state(p.name).catch(() => undefined)));
+    return states.filter((s): s is PoolState => s !== undefined);
+  }
+
   /**
    * After every backend was restored (`ticketd fence --apply`): holds every worker ID of every pool
    * on every backend for TTL + reuse delay, above any timestamp a holder from before may still use.
@@ -344,71 +172,12 @@ export class WorkerPools {
     return pools;
   }
 
-  /** The state of every pool (the first MAX_POOLS_SHOWN by name), skipping any that cannot be read now (the status page). */
-  async states(): Promise<PoolState[]> {
-    const pools = (await this.list()).slice(0, MAX_POOLS_SHOWN);
-    const states = await Promise.all(pools.map((p) => this.state(p.name).catch(() => undefined)));
-    return states.filter((s): s is PoolState => s !== undefined);
-  }
-
-  /** Writes the lease's claim on each of `others`, by each one's own clock. */
-  async #claimEverywhere(pool: PoolSettings, others: readonly string[], lease: LeaseRecord): Promise<{ count: number; refusedBy: string | undefined }> {
-    if (others.length === 0) return { count: 0, refusedBy: undefined };
-    const answers = await this.#allocator.onWorkerStores(
-      (s) =>
-        s.change(pool.name, lease.workerId, (record, now) => {
-          if (!acceptsClaim(record, lease.epoch, now)) throw new LeaseLostError(`claim of worker ${lease.workerId} of pool ${pool.name} refused: epoch ${record.epoch} is live here`);
-          return { ...renewedRecord(pool, lease, now), highWaterMs: Math.max(lease.highWaterMs, record.epoch === lease.epoch ? record.highWaterMs : 0) };
-        }),
-      { only: others },
-    );
-    const refused = answers.find((a) => !a.ok && a.error instanceof LeaseLostError);
-    return { count: answers.filter((a) => a.ok).length, refusedBy: refused?.backend };
-  }
-
-  /** Ends a lease on its owner at once, without freeing its worker ID before the reuse delay. */
-  async #revoke(pool: PoolSettings, owner: string, workerId: number, epoch: bigint): Promise<void> {
-    await this.#allocator.onWorkerStores(
-      (s) => s.change(pool.name, workerId, (record, now) => (record.epoch === epoch && isLive(record, now) ? { ...record, expiresMs: now.nowMs } : undefined)),
-      { only: [owner] },
-    );
-  }
-
-  #enoughClaims(others: number, claimed: number): boolean {
-    return others === 0 || claimed > 0 || this.#policy === 'preferred';
-  }
-
-  #needClaims(pool: PoolSettings, others: number, answered: number): void {
-    if (!this.#enoughClaims(others, answered)) {
-      throw new BackendsUnavailableError(`no other backend answered to hold the claim of a lease of pool ${pool.name}, and TICKETD_CLAIMS is required`);
-    }
-  }
-
-  #answerOf(answer: Answer<RecordRead> | undefined, owner: string, name: string): RecordRead {
-    if (answer === undefined) throw new BackendsUnavailableError(`owner ${owner} of pool ${name} is not configured here`);
-    if (!answer.ok) {
-      if (answer.error instanceof LeaseLostError) this.#events.refused(name, 'lost');
-      throw answer.error;
-    }
-    return answer.value;
-  }
-
-  #lost(pool: PoolSettings, workerId: number, epoch: bigint, record: LeaseRecord, nowMs: number): LeaseLostError {
-    const why =
-      record.epoch !== epoch ? (record.epoch === 0n ? 'its owner has no record of it' : `its owner holds epoch ${record.epoch}`) : record.releasedMs !== undefined ? 'it was released' : `it expired ${nowMs - record.expiresMs} ms ago`;
-    return new LeaseLostError(`lease of worker ${workerId} of pool ${pool.name} at epoch ${epoch} is no longer held: ${why}; take a new lease`);
-  }
-
-  #inPool(pool: PoolSettings, workerId: number): void {
-    if (!Number.isInteger(workerId) || workerId < 0 || workerId >= poolSize(pool)) throw new LeaseLostError(`pool ${pool.name} has no worker ${workerId} (0 to ${poolSize(pool) - 1})`);
-  }
-
   /**
    * The label of the backend with each owner offset (undefined while no configured backend has
    * answered with it). A backend is known by its offset once connected: one that was down when this
    * process started is connected here (at most once a second), since nothing else may have yet.
    */
-  async #owners(pool: PoolSettings): Promise<{ offset: bigint; label: string | undefined }[]> {
+  async owners(pool: PoolSettings): Promise<{ offset: bigint; label: string | undefined }[]> {
     const find = (): { offset: bigint; label: string | undefined }[] => {
       const known = this.#allocator.offsets();
       return pool.owners.map((offset) => ({ offset, label: known.find((k) => k.offset === offset)?.label }));
@@ -420,22 +189,14 @@ export class WorkerPools {
     return find();
   }
 
-  async #ownerLabel(pool: PoolSettings, workerId: number): Promise<string> {
+  async ownerLabel(pool: PoolSettings, workerId: number): Promise<string> {
     const offset = ownerOf(pool, workerId);
-    const label = (await this.#owners(pool)).find((o) => o.offset === offset)?.label;
+    const label = (await this.owners(pool)).find((o) => o.offset === offset)?.label;
     if (label === undefined) throw new BackendsUnavailableError(`the owner of worker ${workerId} of pool ${pool.name} (offset ${offset}) has not answered yet`);
     return label;
   }
 
-  #others(owner: string): string[] {
+  others(owner: string): string[] {
     return this.#allocator.offsets().flatMap((k) => (k.label === owner ? [] : [k.label]));
-  }
-
-  /** Up to `n` of the free worker IDs, chosen at random so that front ends taking at once rarely meet. */
-  #pick(free: readonly number[], n: number): number[] {
-    const left = [...free];
-    const picked: number[] = [];
-    while (picked.length < n && left.length > 0) picked.push(left.splice(Math.floor(this.#random() * left.length), 1)[0]!);
-    return picked;
   }
 }

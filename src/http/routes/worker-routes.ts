@@ -2,6 +2,7 @@
 import type { Request, RequestHandler } from 'express';
 import { poolToJson, type Lease, type PoolSettings } from '../../core/worker-leases.js';
 import { BadRequestError, RouteNotFoundError } from '../../errors.js';
+import type { WorkerLeases } from '../../service/worker-leases.js';
 import type { WorkerPools } from '../../service/worker-pools.js';
 import type { Route } from '../router.js';
 import type { AdminCheck } from '../visibility.js';
@@ -12,7 +13,7 @@ export const MAX_HOLDER_LENGTH = 128;
 /** What the worker-pool routes need. */
 export interface WorkerRoutesOptions {
   /** Undefined: this app serves no pools (the routes answer 404). */
-  readonly workers: WorkerPools | undefined;
+  readonly workers: { readonly pools: WorkerPools; readonly leases: WorkerLeases } | undefined;
   readonly admin: RequestHandler;
   readonly isAdmin: AdminCheck;
   /** Client tokens (by pool name, as for sequences) and rate limits. */
@@ -22,10 +23,12 @@ export interface WorkerRoutesOptions {
 /** Adds the worker-pool routes. */
 export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): void {
   const { admin, isAdmin, guards } = options;
-  const pools = (): WorkerPools => {
+  const workers = (): { readonly pools: WorkerPools; readonly leases: WorkerLeases } => {
     if (options.workers === undefined) throw new RouteNotFoundError('this ticketd serves no worker pools');
     return options.workers;
   };
+  const pools = (): WorkerPools => workers().pools;
+  const leases = (): WorkerLeases => workers().leases;
   route('/v1/worker-pools', {
     get: async (_req, res) => {
       res.json({ pools: (await pools().list()).map(poolToJson) });
@@ -55,7 +58,7 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
       jsonBody: true,
       handler: async (req, res) => {
         const name = req.params.name as string;
-        const lease = await pools().take(name, holderOf(req));
+        const lease = await leases().take(name, holderOf(req));
         res.set('Cache-Control', 'no-store').json(leaseToJson(lease, await pools().pool(name)));
       },
     },
@@ -70,7 +73,7 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
         const body = objectBody(req);
         const skew = body.skewMs;
         if (skew !== undefined && (typeof skew !== 'number' || !Number.isFinite(skew))) throw new BadRequestError(`skewMs must be a number of milliseconds; got ${JSON.stringify(skew)}`);
-        const lease = await pools().renew(name, workerOf(req), epochOf(body), skew);
+        const lease = await leases().renew(name, workerOf(req), epochOf(body), skew);
         res.set('Cache-Control', 'no-store').json(leaseToJson(lease, await pools().pool(name)));
       },
     },
@@ -86,7 +89,7 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
         if (typeof last !== 'number' || !Number.isInteger(last) || last < 0) {
           throw new BadRequestError(`lastUsedMs must be the last millisecond (Unix time) the holder used in an ID, or 0 when it used none; got ${JSON.stringify(last)}`);
         }
-        await pools().release(req.params.name as string, workerOf(req), epochOf(body), last);
+        await leases().release(req.params.name as string, workerOf(req), epochOf(body), last);
         res.json({ released: true });
       },
     },
