@@ -134,6 +134,8 @@ export class WorkerLeases {
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(pool.name, workerId, (record, now) => {
+          // Decided afresh on every attempt: a deadlock retries the transaction.
+          granted = undefined;
           if (!isFree(record, now)) return undefined;
           const epoch = nextEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
           granted = grantRecord(pool, workerId, holder, epoch, Math.max(highWaterAfter(record, pool), verdict.highWaterMs), now);

@@ -142,6 +142,28 @@ describe('Snowflake generator under clock steps', () => {
     expect(held).toBe(leased[0]!.workerId);
   });
 
+  it('cut off from ticketd (a partition), it retries its renewals, then ends the lease by itself when it runs out', async () => {
+    const name = poolName('cutoff');
+    await putPool(server.url, name, { workerBits: 2, ttlMs: 1000, maxSkewMs: 100 });
+    const alone = await startInProcess(sharedBackends());
+    const events: SnowflakeEvent[] = [];
+    const s = createSnowflake({ urls: [alone.url], pool: name, onEvent: (e) => events.push(e) });
+    open.push(s);
+    await s.ready();
+    s.nextSync();
+    const leased = events.find((e): e is Extract<SnowflakeEvent, { type: 'leased' }> => e.type === 'leased')!;
+    await alone.close();
+    const cutAt = performance.now();
+    while (!events.some((e) => e.type === 'lease-ended') && performance.now() - cutAt < 3000) await new Promise((done) => setTimeout(done, 20));
+    const ended = performance.now() - cutAt;
+    expect(events.some((e) => e.type === 'renew-failed')).toBe(true);
+    expect(events.find((e) => e.type === 'lease-ended')).toMatchObject({ workerId: leased.workerId, reason: expect.stringMatching(/ran out unrenewed/) });
+    // Within the TTL of the last renewal (every third of it), and no earlier than the lease could end.
+    expect(ended).toBeLessThan(1000 + 200);
+    expect(s.workerId).toBeUndefined();
+    expect(() => s.nextSync()).toThrow(NoLeaseError);
+  });
+
   it('releases on close with its last timestamp, which the next holder of the worker ID starts above', async () => {
     const name = poolName('close');
     await putPool(server.url, name, { workerBits: 1, ttlMs: 3000 });

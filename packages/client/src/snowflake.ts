@@ -367,7 +367,13 @@ class SnowflakeGenerator implements Snowflake {
       }
       const leftMs = held.expiresMono - this.#mono();
       this.#emit({ type: 'renew-failed', workerId: held.workerId, error: String(error), leftMs });
-      // Try again while the lease lasts; #issue ends it when it runs out.
+      if (leftMs <= 0) {
+        // Over: an idle generator learns it here rather than at its next ID.
+        this.#endLease(`lease of worker ${held.workerId} ran out unrenewed`);
+        this.#retake();
+        return;
+      }
+      // Try again while the lease lasts.
       this.#schedule(Math.max(50, Math.min(1000, leftMs / 4)));
     }
   }
