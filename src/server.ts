@@ -16,7 +16,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
-import { WorkerLeases } from './service/worker-leases.js';
+import { WorkerLeases, type Workers } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
 
@@ -46,7 +46,7 @@ export interface RunningTicketd {
   readonly url: string;
   readonly service: TicketService;
   /** Snowflake worker pools and their leases. */
-  readonly workers: { readonly pools: WorkerPools; readonly leases: WorkerLeases };
+  readonly workers: Workers;
   readonly metrics: TicketdMetrics;
   /** IDs per second over the last minutes (the status page chart). */
   readonly activity: ActivityHistory;
@@ -78,7 +78,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
   const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
-  const workers = { pools, leases };
+  const workers: Workers = { pools, leases };
   metrics.attach(service, pools);
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);

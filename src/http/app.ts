@@ -15,8 +15,7 @@ import { addIssuingRoutes } from './routes/issuing-routes.js';
 import { addOperationsRoutes, type MetricsSource } from './routes/operations-routes.js';
 import { addSequenceRoutes } from './routes/sequence-routes.js';
 import { addWorkerRoutes } from './routes/worker-routes.js';
-import type { WorkerLeases } from '../service/worker-leases.js';
-import type { WorkerPools } from '../service/worker-pools.js';
+import type { Workers } from '../service/worker-leases.js';
 
 export { BODY_LIMIT_BYTES } from './router.js';
 export type { MetricsSource } from './routes/operations-routes.js';
@@ -25,7 +24,7 @@ export type { MetricsSource } from './routes/operations-routes.js';
 export interface AppOptions {
   readonly service: TicketService;
   /** Snowflake worker pools and their leases; without them the pool routes answer 404. */
-  readonly workers?: { readonly pools: WorkerPools; readonly leases: WorkerLeases };
+  readonly workers?: Workers;
   readonly logger: Logger;
   readonly metrics: MetricsSource;
   readonly adminToken: string | undefined;

@@ -55,6 +55,12 @@ export interface WorkerLeasesOptions {
   readonly random?: Random;
 }
 
+/** What the HTTP layer holds of Snowflake worker IDs: the pools, and their leases. */
+export interface Workers {
+  readonly pools: WorkerPools;
+  readonly leases: WorkerLeases;
+}
+
 /** Takes, renews and releases leases of the pools' worker IDs. */
 export class WorkerLeases {
   readonly #allocator: Allocator;

@@ -2,7 +2,7 @@
 import type { Request, RequestHandler } from 'express';
 import { poolToJson, type Lease, type PoolSettings } from '../../core/worker-leases.js';
 import { BadRequestError, RouteNotFoundError } from '../../errors.js';
-import type { WorkerLeases } from '../../service/worker-leases.js';
+import type { WorkerLeases, Workers } from '../../service/worker-leases.js';
 import type { WorkerPools } from '../../service/worker-pools.js';
 import type { Route } from '../router.js';
 import type { AdminCheck } from '../visibility.js';
@@ -13,7 +13,7 @@ export const MAX_HOLDER_LENGTH = 128;
 /** What the worker-pool routes need. */
 export interface WorkerRoutesOptions {
   /** Undefined: this app serves no pools (the routes answer 404). */
-  readonly workers: { readonly pools: WorkerPools; readonly leases: WorkerLeases } | undefined;
+  readonly workers: Workers | undefined;
   readonly admin: RequestHandler;
   readonly isAdmin: AdminCheck;
   /** Client tokens (by pool name, as for sequences) and rate limits. */
@@ -23,7 +23,7 @@ export interface WorkerRoutesOptions {
 /** Adds the worker-pool routes. */
 export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): void {
   const { admin, isAdmin, guards } = options;
-  const workers = (): { readonly pools: WorkerPools; readonly leases: WorkerLeases } => {
+  const workers = (): Workers => {
     if (options.workers === undefined) throw new RouteNotFoundError('this ticketd serves no worker pools');
     return options.workers;
   };
