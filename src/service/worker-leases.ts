@@ -21,7 +21,7 @@ import {
   type LeaseRecord,
   type PoolSettings,
 } from '../core/worker-leases.js';
-import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError } from '../errors.js';
+import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { errorText } from '../util/error-text.js';
 import type { WorkerPools } from './worker-pools.js';
@@ -255,7 +255,9 @@ export class WorkerLeases {
     if (answer === undefined) throw new BackendsUnavailableError(`owner ${owner} of pool ${name} is not configured here`);
     if (!answer.ok) {
       if (answer.error instanceof LeaseLostError) this.#events.refused(name, 'lost');
-      throw answer.error;
+      // ticketd's own refusals as they are; a server that failed under the call (killed, timed out) is a 503 to retry.
+      if (answer.error instanceof TicketdError) throw answer.error;
+      throw new BackendsUnavailableError(`owner ${owner} of pool ${name} did not answer: ${errorText(answer.error)}`, { cause: answer.error });
     }
     return answer.value;
   }

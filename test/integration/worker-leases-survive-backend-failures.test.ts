@@ -82,6 +82,8 @@ describe('worker leases when a backend fails', () => {
       await sleep(1000);
       console.log(`backend B killed: ${ledger.taken} leases, ${unclaimed} unclaimed grants or renewals, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
       expect(ledger.overlaps()).toEqual([]);
+      // A backend failing under a call is a 503 to retry, never a 500.
+      expect([...ledger.statuses.keys()].filter((k) => / 500 /.test(k))).toEqual([]);
       const state = await send(`${servers[0]!.url}/v1/worker-pools/${pool}`, undefined, { method: 'GET' });
       expect(state.body.unanswered).toEqual([]);
       expect(state.body.leased as number).toBeLessThanOrEqual(8);
