@@ -12,9 +12,12 @@
  * Within a millisecond already opened, the hot path is one comparison and one increment.
  */
 import { hostname } from 'node:os';
-import { ClockMovedBackError, ClockSkewError, NoLeaseError, SnowflakeLayoutError } from './errors.js';
+import { ClockMovedBackError, ClockSkewError, NoLeaseError } from './errors.js';
+import { LeaseKeeper, type SnowflakeEvent } from './lease-keeper.js';
+
+export type { SnowflakeEvent } from './lease-keeper.js';
 import { completeLayout, decompose, DEFAULT_SNOWFLAKE_EPOCH_MS, firstIdOf, type SnowflakeLayout, type SnowflakeParts } from './snowflake-layout.js';
-import { leaseIsLost, LeaseRequests, type LeaseAnswer } from './worker-lease.js';
+import { LeaseRequests } from './worker-lease.js';
 
 /** The clocks a generator reads; tests pass their own. */
 export interface SnowflakeClock {
@@ -23,16 +26,6 @@ export interface SnowflakeClock {
   /** Monotonic milliseconds (performance.now): what judges the lease. */
   monoMs(): number;
 }
-
-/** What a generator reports to logs and metrics. */
-export type SnowflakeEvent =
-  | { readonly type: 'leased'; readonly workerId: number; readonly epoch: string; readonly expiresInMs: number; readonly highWaterMs: number }
-  | { readonly type: 'renewed'; readonly workerId: number; readonly skewMs: number }
-  | { readonly type: 'renew-failed'; readonly workerId: number; readonly error: string; readonly leftMs: number }
-  | { readonly type: 'lease-ended'; readonly workerId: number; readonly reason: string }
-  | { readonly type: 'clock-back'; readonly behindMs: number }
-  | { readonly type: 'skew'; readonly skewMs: number; readonly limitMs: number }
-  | { readonly type: 'released'; readonly workerId: number; readonly lastUsedMs: number };
 
 /** Options of createSnowflake. */
 export interface SnowflakeOptions {
@@ -81,8 +74,6 @@ export const DEFAULT_MAX_STEP_BACK_MS = 50;
 const SYSTEM_CLOCK: SnowflakeClock = { wallMs: Date.now, monoMs: () => performance.now() };
 /** Calls of next() that may reuse one clock read within a turn of the event loop. */
 const FRESH_CALLS = 64;
-/** How long to wait between tries to take a lease after one ended. */
-const RETAKE_DELAY_MS = 1000;
 
 /** Creates a generator; the lease is taken by ready() or the first next(). */
 export function createSnowflake(options: SnowflakeOptions): Snowflake {
@@ -90,47 +81,14 @@ export function createSnowflake(options: SnowflakeOptions): Snowflake {
   return new SnowflakeGenerator(options);
 }
 
-/** The lease held, as the generator judges it. */
-interface Held {
-  readonly workerId: number;
-  readonly epoch: string;
-  readonly maxSkewMs: number;
-  readonly renewEveryMs: number;
-  /** Monotonic time after which the lease may be over (counted from when it was asked for). */
-  expiresMono: number;
-  /**
-   * The server's clock, read somewhere between two monotonic instants (asked, answered): every
-   * timestamp is held against it. Counted from `answered` it can only be behind the server's, so
-   * "ahead by more than maxSkewMs" is never missed; counted from `asked`, "behind" is never missed.
-   */
-  serverMs: number;
-  askedMono: number;
-  answeredMono: number;
-}
-
-/** This clock minus the server's, as far as one round trip can tell: 0 when the server's reading fell inside it. */
-function measuredSkew(wallAsked: number, wallAnswered: number, serverMs: number): number {
-  if (serverMs < wallAsked) return wallAsked - serverMs;
-  if (serverMs > wallAnswered) return wallAnswered - serverMs;
-  return 0;
-}
-
 class SnowflakeGenerator implements Snowflake {
-  readonly #requests: LeaseRequests;
   readonly #layout: SnowflakeLayout;
   readonly #epoch: number;
-  readonly #holder: string;
   readonly #maxStepBack: number;
-  readonly #renewRatio: number;
   readonly #wall: () => number;
   readonly #mono: () => number;
   readonly #emit: (event: SnowflakeEvent) => void;
-  #held: Held | undefined;
-  #ended = 'no lease taken yet';
-  #taking: Promise<void> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #closed = false;
-  #skew: number | undefined;
+  readonly #lease: LeaseKeeper;
   // The millisecond opened last, the next ID in it, and the end of its sequence. IDs below #end go
   // out on the hot path; every other case (a new millisecond, no lease) takes #issue.
   #ms = Number.NEGATIVE_INFINITY;
@@ -142,25 +100,42 @@ class SnowflakeGenerator implements Snowflake {
   #turnEnds = false;
 
   constructor(options: SnowflakeOptions) {
-    this.#requests = new LeaseRequests(options);
     this.#layout = completeLayout(options.layout);
     this.#epoch = options.epoch ?? DEFAULT_SNOWFLAKE_EPOCH_MS;
-    this.#holder = options.holder ?? `${hostname()}/${process.pid}`;
     this.#maxStepBack = options.maxStepBackMs ?? DEFAULT_MAX_STEP_BACK_MS;
-    this.#renewRatio = options.renewAfterRatio ?? 1 / 3;
     const clock = options.clock ?? SYSTEM_CLOCK;
     this.#wall = clock === SYSTEM_CLOCK ? Date.now : () => clock.wallMs();
     this.#mono = () => clock.monoMs();
     const onEvent = options.onEvent;
     this.#emit = onEvent === undefined ? () => undefined : (event) => onEvent(event);
+    this.#lease = new LeaseKeeper({
+      requests: new LeaseRequests(options),
+      holder: options.holder ?? `${hostname()}/${process.pid}`,
+      workerBits: this.#layout.workerBits,
+      maxStepBackMs: this.#maxStepBack,
+      renewAfterRatio: options.renewAfterRatio ?? 1 / 3,
+      wall: this.#wall,
+      mono: this.#mono,
+      emit: this.#emit,
+      // Above the earlier holders' last millisecond, and above every one this generator opened.
+      onLeased: (highWaterMs) => {
+        this.#ms = Math.max(this.#ms, highWaterMs);
+        this.#end = this.#next;
+      },
+      // Nothing more on the lease that ended, not even in the millisecond open now.
+      onEnded: () => {
+        this.#end = this.#next;
+        this.#fresh = 0;
+      },
+    });
   }
 
   get workerId(): number | undefined {
-    return this.#held?.workerId;
+    return this.#lease.held?.workerId;
   }
 
   get skewMs(): number | undefined {
-    return this.#skew;
+    return this.#lease.skewMs;
   }
 
   readonly nextSync = (): bigint => {
@@ -195,28 +170,15 @@ class SnowflakeGenerator implements Snowflake {
   };
 
   readonly ready = async (): Promise<void> => {
-    while (this.#held === undefined) {
-      if (this.#closed) throw new NoLeaseError('generator is closed');
-      await this.#take();
+    while (this.#lease.held === undefined) {
+      if (this.#lease.closed) throw new NoLeaseError('generator is closed');
+      await this.#lease.take();
     }
   };
 
   readonly decompose = (id: bigint): SnowflakeParts => decompose(id, this.#layout, this.#epoch);
 
-  readonly close = async (): Promise<void> => {
-    this.#closed = true;
-    clearTimeout(this.#timer);
-    await this.#taking?.catch(() => undefined);
-    const held = this.#held;
-    this.#endLease('closed');
-    if (held === undefined) return;
-    const lastUsedMs = Number.isFinite(this.#ms) ? this.#ms : 0;
-    await this.#requests.release(held.workerId, held.epoch, lastUsedMs).then(
-      () => this.#emit({ type: 'released', workerId: held.workerId, lastUsedMs }),
-      // Unreleased, the lease simply runs out; its worker ID is free after the reuse delay.
-      (error: unknown) => this.#emit({ type: 'lease-ended', workerId: held.workerId, reason: `release failed: ${String(error)}` }),
-    );
-  };
+  readonly close = (): Promise<void> => this.#lease.close(() => (Number.isFinite(this.#ms) ? this.#ms : 0));
 
   /**
    * The clock was just read (and its ID taken): the next FRESH_CALLS calls of next() in this turn of
@@ -235,7 +197,7 @@ class SnowflakeGenerator implements Snowflake {
 
   async #nextSlow(now: number): Promise<bigint> {
     for (;;) {
-      if (this.#held === undefined) {
+      if (this.#lease.held === undefined) {
         await this.ready();
         now = this.#wall();
       }
@@ -251,12 +213,12 @@ class SnowflakeGenerator implements Snowflake {
 
   /** The next ID at wall time `now`, or undefined when the clock must first pass the last millisecond opened. */
   #issue(now: number): bigint | undefined {
-    const held = this.#held;
-    if (held === undefined) throw new NoLeaseError(`no lease of a worker ID is held (${this.#ended}); next() waits for one`);
+    const held = this.#lease.held;
+    if (held === undefined) throw new NoLeaseError(`no lease of a worker ID is held (${this.#lease.ended}); next() waits for one`);
     const mono = this.#mono();
     if (mono >= held.expiresMono) {
-      this.#endLease(`lease of worker ${held.workerId} ran out unrenewed`);
-      this.#retake();
+      this.#lease.end(`lease of worker ${held.workerId} ran out unrenewed`);
+      this.#lease.retake();
       throw new NoLeaseError(`the lease of worker ${held.workerId} ran out before it was renewed; nothing more is issued on it`);
     }
     const ahead = now - held.serverMs - (mono - held.answeredMono);
@@ -282,121 +244,6 @@ class SnowflakeGenerator implements Snowflake {
     return undefined;
   }
 
-  /** Takes a lease, single-flight. */
-  #take(): Promise<void> {
-    this.#taking ??= this.#takeOnce().finally(() => {
-      this.#taking = undefined;
-    });
-    return this.#taking;
-  }
-
-  async #takeOnce(): Promise<void> {
-    const asked = this.#mono();
-    const wallAsked = this.#wall();
-    const lease = await this.#requests.take(this.#holder);
-    const answered = this.#mono();
-    const skew = measuredSkew(wallAsked, this.#wall(), lease.serverTimeMs);
-    this.#skew = skew;
-    const refusal = this.#refusal(lease, skew);
-    if (refusal !== undefined || this.#closed) {
-      await this.#requests.release(lease.workerId, lease.epoch, lease.highWaterMs).catch(() => undefined);
-      if (refusal !== undefined) throw refusal;
-      return;
-    }
-    // Earlier holders used timestamps up to the high-water mark: start above it.
-    const wait = lease.highWaterMs - this.#wall() + 1;
-    if (wait > 0) await sleep(wait);
-    this.#ms = Math.max(this.#ms, lease.highWaterMs);
-    this.#end = this.#next;
-    this.#held = {
-      workerId: lease.workerId,
-      epoch: lease.epoch,
-      maxSkewMs: lease.maxSkewMs,
-      renewEveryMs: Math.max(100, lease.ttlMs * this.#renewRatio),
-      expiresMono: asked + lease.expiresInMs,
-      serverMs: lease.serverTimeMs,
-      askedMono: asked,
-      answeredMono: answered,
-    };
-    this.#emit({ type: 'leased', workerId: lease.workerId, epoch: lease.epoch, expiresInMs: lease.expiresInMs, highWaterMs: lease.highWaterMs });
-    this.#schedule(this.#held.renewEveryMs);
-  }
-
-  /** Why a lease cannot be used here: the layout cannot hold its worker ID, or this clock is off the server's. */
-  #refusal(lease: LeaseAnswer, skew: number): Error | undefined {
-    if (lease.workerBits > this.#layout.workerBits) return new SnowflakeLayoutError(`pool ${lease.pool} has ${lease.workerBits}-bit worker IDs; layout.workerBits is ${this.#layout.workerBits}`);
-    if (Math.abs(skew) > lease.maxSkewMs) {
-      this.#emit({ type: 'skew', skewMs: skew, limitMs: lease.maxSkewMs });
-      return new ClockSkewError(`this clock is ${Math.round(skew)} ms off the server's (limit ${lease.maxSkewMs} ms, the pool's maxSkewMs); lease given back`);
-    }
-    const wait = lease.highWaterMs - this.#wall();
-    if (wait > 2 * lease.maxSkewMs + this.#maxStepBack) return new ClockMovedBackError(`the worker ID's earlier holders used timestamps ${wait} ms ahead of this clock; lease given back`);
-    return undefined;
-  }
-
-  #schedule(ms: number): void {
-    clearTimeout(this.#timer);
-    if (this.#closed) return;
-    this.#timer = setTimeout(() => void this.#renew(), ms);
-    this.#timer.unref?.();
-  }
-
-  async #renew(): Promise<void> {
-    const held = this.#held;
-    if (held === undefined || this.#closed) return;
-    const asked = this.#mono();
-    const wallAsked = this.#wall();
-    try {
-      const lease = await this.#requests.renew(held.workerId, held.epoch, this.#skew === undefined ? undefined : Math.round(this.#skew));
-      if (this.#held !== held) return;
-      const answered = this.#mono();
-      this.#skew = measuredSkew(wallAsked, this.#wall(), lease.serverTimeMs);
-      held.expiresMono = asked + lease.expiresInMs;
-      held.serverMs = lease.serverTimeMs;
-      held.askedMono = asked;
-      held.answeredMono = answered;
-      this.#emit({ type: 'renewed', workerId: held.workerId, skewMs: this.#skew });
-      if (Math.abs(this.#skew) > held.maxSkewMs) this.#emit({ type: 'skew', skewMs: this.#skew, limitMs: held.maxSkewMs });
-      this.#schedule(held.renewEveryMs);
-    } catch (error) {
-      if (this.#held !== held) return;
-      if (leaseIsLost(error)) {
-        this.#endLease(`ticketd answered that the lease of worker ${held.workerId} is lost`);
-        this.#retake();
-        return;
-      }
-      const leftMs = held.expiresMono - this.#mono();
-      this.#emit({ type: 'renew-failed', workerId: held.workerId, error: String(error), leftMs });
-      if (leftMs <= 0) {
-        // Over: an idle generator learns it here rather than at its next ID.
-        this.#endLease(`lease of worker ${held.workerId} ran out unrenewed`);
-        this.#retake();
-        return;
-      }
-      // Try again while the lease lasts.
-      this.#schedule(Math.max(50, Math.min(1000, leftMs / 4)));
-    }
-  }
-
-  /** Ends the lease held: nothing more is issued on it, not even in the millisecond open now. */
-  #endLease(reason: string): void {
-    const held = this.#held;
-    this.#held = undefined;
-    this.#ended = reason;
-    this.#end = this.#next;
-    this.#fresh = 0;
-    clearTimeout(this.#timer);
-    if (held !== undefined && !this.#closed) this.#emit({ type: 'lease-ended', workerId: held.workerId, reason });
-  }
-
-  /** Takes a new lease in the background, trying again until one is held or the generator is closed. */
-  #retake(): void {
-    if (this.#closed || this.#taking !== undefined) return;
-    this.#take().catch(() => {
-      this.#timer = setTimeout(() => this.#retake(), RETAKE_DELAY_MS);
-      this.#timer.unref?.();
-    });
-  }
 }
 
 function sleep(ms: number): Promise<void> {
