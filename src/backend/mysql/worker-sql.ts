@@ -65,29 +65,25 @@ export class WorkerSql implements WorkerLeaseStore {
   }
 
   readRecords(pool: string): Promise<{ records: LeaseRecord[]; now: ServerTime }> {
+    return this.#readWithClock('', [pool], this.#db.options.queryTimeoutMs);
+  }
+
+  async readRecord(pool: string, workerId: number): Promise<RecordRead> {
+    const { records, now } = await this.#readWithClock(' AND worker_id = ?', [pool, workerId], this.#db.options.claimTimeoutMs);
+    return { record: records[0], now };
+  }
+
+  /** A pool's records (those `filter` admits) and this backend's clock, in one round trip. */
+  #readWithClock(filter: string, values: (string | number)[], timeout: number): Promise<{ records: LeaseRecord[]; now: ServerTime }> {
     return this.#outdatedIfMissing(async () => {
       const [results] = await this.#db.withConnection((conn) =>
         conn.query<RowDataPacket[][]>({
-          sql: `SELECT ${COLUMNS} FROM ticketd_worker_leases WHERE pool = ? ORDER BY worker_id; SELECT ${SERVER_TIME}`,
-          values: [pool],
-          timeout: this.#db.options.queryTimeoutMs,
+          sql: `SELECT ${COLUMNS} FROM ticketd_worker_leases WHERE pool = ?${filter} ORDER BY worker_id; SELECT ${SERVER_TIME}`,
+          values,
+          timeout,
         }),
       );
       return { records: (results[0] ?? []).map(toRecord), now: toTime(results[1]?.[0]) };
-    });
-  }
-
-  readRecord(pool: string, workerId: number): Promise<RecordRead> {
-    return this.#outdatedIfMissing(async () => {
-      const [results] = await this.#db.withConnection((conn) =>
-        conn.query<RowDataPacket[][]>({
-          sql: `SELECT ${COLUMNS} FROM ticketd_worker_leases WHERE pool = ? AND worker_id = ?; SELECT ${SERVER_TIME}`,
-          values: [pool, workerId],
-          timeout: this.#db.options.claimTimeoutMs,
-        }),
-      );
-      const row = results[0]?.[0];
-      return { record: row === undefined ? undefined : toRecord(row), now: toTime(results[1]?.[0]) };
     });
   }
 
