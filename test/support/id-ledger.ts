@@ -11,6 +11,9 @@ export class IdLedger {
   readonly repeats: string[] = [];
   readonly statuses = new Map<number, number>();
   acknowledged = 0;
+  /** The longest time, in ms, between two answers that carried IDs (across every client): the stall. */
+  longestStallMs = 0;
+  #lastAckAt: number | undefined;
 
   /** One request for `count` IDs to a server; records what came back. Never throws. */
   async request(url: string, who: string, sequence: string, count: number): Promise<number> {
@@ -19,7 +22,12 @@ export class IdLedger {
       const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=${count}`, { method: 'POST', signal: AbortSignal.timeout(5000) });
       status = res.status;
       const body = (await res.json()) as { ids?: string[] };
-      if (status === 200) for (const id of body.ids ?? []) this.#add(id, who);
+      if (status === 200) {
+        for (const id of body.ids ?? []) this.#add(id, who);
+        const now = performance.now();
+        if (this.#lastAckAt !== undefined) this.longestStallMs = Math.max(this.longestStallMs, now - this.#lastAckAt);
+        this.#lastAckAt = now;
+      }
     } catch {
       status = 0;
     }
@@ -32,6 +40,11 @@ export class IdLedger {
     const before = this.#owner.get(id);
     if (before !== undefined) this.repeats.push(`${id} by ${before} and ${who}`);
     else this.#owner.set(id, who);
+  }
+
+  /** Every ID acknowledged so far. */
+  ids(): IterableIterator<string> {
+    return this.#owner.keys();
   }
 
   /** How many IDs were acknowledged once each. */

@@ -1,9 +1,10 @@
 /**
  * An earlier release of ticketd, built from this repository's own history: its source at a commit,
  * compiled with this checkout's TypeScript against this checkout's node_modules (the releases share
- * their dependencies' majors), once per machine, under the system temp folder.
+ * their dependencies' majors), once per checkout, under the system temp folder.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,9 +19,13 @@ export type BuiltRelease = { readonly main: string } | { readonly unavailable: s
 export function buildRelease(version: keyof typeof RELEASES): BuiltRelease {
   const commit = RELEASES[version];
   const root = resolve('.');
-  const dir = join(tmpdir(), `ticketd-release-${version}-${commit}`);
+  // The build links to this checkout's node_modules, so it is only valid for this checkout: a build
+  // keyed by the commit alone outlived the clone that made it and then could not load express.
+  const checkout = createHash('sha256').update(root).digest('hex').slice(0, 12);
+  const dir = join(tmpdir(), `ticketd-release-${version}-${commit}-${checkout}`);
   const main = join(dir, 'dist', 'cli', 'main.js');
-  if (existsSync(main)) return { main };
+  if (existsSync(main) && existsSync(join(dir, 'node_modules', 'express', 'package.json'))) return { main };
+  rmSync(dir, { recursive: true, force: true });
   const found = spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: root });
   if (found.status !== 0) return { unavailable: `commit ${commit} (ticketd ${version}) is not in this clone's history (a shallow clone?)` };
   mkdirSync(tmpdir(), { recursive: true });

@@ -1,16 +1,20 @@
-// The backend pair shared by integration tests: MySQL 8.4 containers through testcontainers when a
-// container runtime is reachable (or TICKETD_TEST_RUNTIME=containers demands one), otherwise two
-// local servers from the project's launcher. Which one ran is said once, in the test output.
+// The backend pair shared by integration tests: MySQL containers through testcontainers when a Docker
+// engine answers (or TICKETD_TEST_RUNTIME=containers demands one), otherwise two local servers from
+// the project's launcher. Which one ran is said once, in the test output.
+// It also settles, once per run, what every Docker test needs: whether an engine answers, and which
+// images to use (the official ones, or docker/local-images.sh's stand-ins where none can be pulled).
 // Tests that kill or stop a server start a private pair with the launcher in every case.
 // Plain JavaScript: jest loads global setup without moduleNameMapper, so this uses the build.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalPair } from '../../dist/launcher/local-pair.js';
 
-/** How long finding a container runtime may take before the launcher is used. */
-const RUNTIME_PROBE_MS = 5000;
-const MYSQL_IMAGE = 'mysql:8.4';
+/** How long finding a Docker engine may take before the launcher is used. */
+const ENGINE_PROBE_MS = 10_000;
+/** Building the stand-ins from Debian packages takes about a minute; loading them from the cache seconds. */
+const IMAGES_TIMEOUT_MS = 600_000;
 const ROOT_PASSWORD = 'ticketd-test';
 /**
  * The shared pair runs the option files at increment 2, as a fleet for a 32-bit legacy column would
@@ -19,6 +23,34 @@ const ROOT_PASSWORD = 'ticketd-test';
  */
 const SHARED_PAIR_ARGS = ['--auto-increment-increment=2'];
 
+/**
+ * Finds a Docker engine and the images to use, and publishes both to every test through the
+ * environment: TICKETD_TEST_DOCKER is 'yes' or why not; TICKETD_MYSQL_IMAGE and TICKETD_NODE_IMAGE
+ * name the images. Says once when no engine answers.
+ */
+export function settleDocker() {
+  const engine = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8', timeout: ENGINE_PROBE_MS });
+  if (engine.status !== 0) {
+    const why = engine.error ? engine.error.message : (engine.stderr || engine.stdout).trim().split('\n').pop();
+    process.env.TICKETD_TEST_DOCKER = `no Docker engine answers (${why})`;
+  } else {
+    const images = spawnSync('bash', ['docker/local-images.sh'], { encoding: 'utf8', timeout: IMAGES_TIMEOUT_MS });
+    if (images.status !== 0) {
+      process.env.TICKETD_TEST_DOCKER = `docker/local-images.sh failed: ${(images.stderr || String(images.error)).trim().split('\n').pop()}`;
+    } else {
+      for (const match of images.stdout.matchAll(/^(TICKETD_(?:MYSQL|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
+      process.env.TICKETD_TEST_DOCKER = 'yes';
+      // Ryuk's image cannot be pulled where no registry answers; every test stops what it starts.
+      if (spawnSync('docker', ['image', 'inspect', 'testcontainers/ryuk:0.14.0']).status !== 0) process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
+      // Published ports are reached on loopback, not through the bridge's gateway address.
+      process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
+      console.log(`ticketd tests: Docker engine ${engine.stdout.trim()}; MySQL image ${process.env.TICKETD_MYSQL_IMAGE}, Node image ${process.env.TICKETD_NODE_IMAGE}`);
+      return;
+    }
+  }
+  console.log(`ticketd tests: the Docker tests (compose demo, testcontainers, partitions) do not run: ${process.env.TICKETD_TEST_DOCKER}`);
+}
+
 /** Starts the pair; resolves with its TICKETD_BACKENDS value, a stop function and what it is. */
 export async function startSharedPair() {
   const wanted = process.env.TICKETD_TEST_RUNTIME ?? 'auto';
@@ -26,13 +58,12 @@ export async function startSharedPair() {
     throw new Error(`TICKETD_TEST_RUNTIME must be auto, containers or local; got ${JSON.stringify(wanted)}`);
   }
   if (wanted !== 'local') {
-    const runtime = await findContainerRuntime();
-    if (runtime.ok) return startContainerPair();
-    if (wanted === 'containers') throw new Error(`TICKETD_TEST_RUNTIME=containers, but no container runtime is reachable: ${runtime.reason}`);
-    console.log(`ticketd tests: no container runtime reachable (${runtime.reason}); backends come from the local launcher. Set TICKETD_TEST_RUNTIME=containers to require MySQL 8.4 containers.`);
+    if (process.env.TICKETD_TEST_DOCKER === 'yes') return startContainerPair();
+    if (wanted === 'containers') throw new Error(`TICKETD_TEST_RUNTIME=containers, but ${process.env.TICKETD_TEST_DOCKER}`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-shared-'));
   const pair = await startLocalPair(dir, undefined, {}, SHARED_PAIR_ARGS);
+  console.log('ticketd tests: shared backends come from the local launcher');
   return {
     backendsUrl: pair.backendsUrl,
     description: 'local launcher',
@@ -43,33 +74,26 @@ export async function startSharedPair() {
   };
 }
 
-async function findContainerRuntime() {
-  try {
-    const { getContainerRuntimeClient } = await import('testcontainers');
-    let timer;
-    const timeout = new Promise((_, fail) => {
-      timer = setTimeout(() => fail(new Error(`no answer within ${RUNTIME_PROBE_MS} ms`)), RUNTIME_PROBE_MS);
-    });
-    await Promise.race([getContainerRuntimeClient(), timeout]).finally(() => clearTimeout(timer));
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, reason: String(error instanceof Error ? error.message : error).split('\n')[0] };
-  }
-}
-
 async function startContainerPair() {
   const { MySqlContainer } = await import('@testcontainers/mysql');
   const { SQL_DIR } = await import('../../dist/paths.js');
+  const image = process.env.TICKETD_MYSQL_IMAGE;
   const start = (name) =>
-    new MySqlContainer(MYSQL_IMAGE)
+    new MySqlContainer(image)
       .withDatabase('ticketd')
       .withRootPassword(ROOT_PASSWORD)
       // The same option files as the launcher and docker/compose.yml: one source for A and B.
       .withCopyFilesToContainer([{ source: join(SQL_DIR, `backend-${name}.cnf`), target: '/etc/mysql/conf.d/ticketd.cnf' }])
       .withCommand(['mysqld', ...SHARED_PAIR_ARGS])
       .start();
-  const containers = await Promise.all([start('a'), start('b')]);
-  console.log(`ticketd tests: shared backends are ${MYSQL_IMAGE} containers (testcontainers)`);
+  const started = await Promise.allSettled([start('a'), start('b')]);
+  const containers = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await Promise.all(containers.map((c) => c.stop()));
+    throw failed.reason;
+  }
+  console.log(`ticketd tests: shared backends are ${image} containers (testcontainers)`);
   return {
     backendsUrl: containers.map((c) => `mysql://root:${ROOT_PASSWORD}@${c.getHost()}:${c.getPort()}/ticketd`).join(','),
     description: 'containers',

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
 /**
- * No Docker engine runs where these tests run, so docker/compose.yml and docker/Dockerfile are
- * checked for the invariants ticketd relies on, without starting them.
+ * docker/compose.yml and docker/Dockerfile, read as files: the invariants ticketd relies on, and the
+ * ones that keep the file working everywhere (docker-compose 1.29, loopback, image variables).
+ * test/integration/compose-demo-on-docker.test.ts runs the file on a real engine.
  */
 interface Service {
   volumes?: string[];
@@ -14,7 +15,8 @@ interface Service {
   command?: string[];
 }
 
-const compose = parse(readFileSync('docker/compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const composeText = readFileSync('docker/compose.yml', 'utf8');
+const compose = parse(composeText, { merge: true }) as { services: Record<string, Service>; name?: string };
 const services = compose.services;
 
 function optionFile(service: string): Record<string, string> {
@@ -54,10 +56,22 @@ describe('docker/compose.yml', () => {
   });
 
   it('has ports and healthchecks, and starts ticketd only after init succeeded on healthy backends', () => {
-    expect(services.ticketd!.ports).toContain('8080:8080');
+    expect(services.ticketd!.ports).toEqual(['127.0.0.1:${TICKETD_HTTP_PORT:-8080}:8080']);
     for (const name of ['mysql-a', 'mysql-b', 'ticketd']) expect(services[name]!.healthcheck!.test.length).toBeGreaterThan(1);
     expect(services['ticketd-init']!.depends_on).toEqual({ 'mysql-a': { condition: 'service_healthy' }, 'mysql-b': { condition: 'service_healthy' } });
     expect(services.ticketd!.depends_on).toEqual({ 'ticketd-init': { condition: 'service_completed_successfully' } });
+  });
+
+  it('publishes every port on loopback only: the file carries the root password and the admin token', () => {
+    const ports = Object.values(services).flatMap((s) => s.ports ?? []);
+    expect(ports).toHaveLength(3);
+    for (const port of ports) expect(port).toMatch(/^127\.0\.0\.1:/);
+  });
+
+  it('has no top-level name (docker-compose 1.29 refuses it) and takes its images from variables', () => {
+    expect(compose.name).toBeUndefined();
+    expect(composeText).toContain('image: ${TICKETD_MYSQL_IMAGE:-mysql:8.4}');
+    expect(composeText).toContain('NODE_IMAGE: ${TICKETD_NODE_IMAGE:-node:20-slim}');
   });
 });
 
@@ -65,7 +79,8 @@ describe('docker/Dockerfile', () => {
   const dockerfile = readFileSync('docker/Dockerfile', 'utf8');
 
   it('is a multi-stage build that runs as a non-root user, with a health check on /healthz', () => {
-    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+    expect(dockerfile.match(/^FROM \$\{NODE_IMAGE\}/gm)).toHaveLength(2);
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "dist\/cli\/main.js"\]$/m);
