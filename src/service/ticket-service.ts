@@ -5,6 +5,7 @@ import { RangeCache } from '../cache/range-cache.js';
 import { assertSequenceName, conflictOf, describeSettings, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
+import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
 import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, UpgradeRequiredError, type TicketdError } from '../errors.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
@@ -62,11 +63,14 @@ export class TicketService {
    * burst of requests for them asks MySQL once.
    */
   readonly #refused = new Map<string, { readonly at: number; readonly error: TicketdError }>();
+  /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
+  readonly #episodes: EpisodeLog;
 
   constructor(options: TicketServiceOptions) {
     this.#allocator = options.allocator;
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
+    this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
   }
 
   /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
@@ -164,8 +168,7 @@ export class TicketService {
       blockSize: settings.blockSize,
       refill: (tickets, late) => this.#fetch(entry, tickets, late),
       clock: this.#clock,
-      onBackgroundError: (error) =>
-        this.#logger.warn({ sequence: name, err: errorText(error) }, 'prefetch failed'),
+      onBackgroundError: (error) => this.#episodes.note(`prefetch ${name}`, { sequence: name, err: errorText(error) }, `prefetch of sequence ${name} failed`),
     });
     const entry: Entry = {
       settings,
@@ -288,6 +291,7 @@ export class TicketService {
 
   /** Releases the backend pools. */
   async close(): Promise<void> {
+    this.#episodes.close();
     await this.#encoder.close();
     await this.#allocator.close();
   }

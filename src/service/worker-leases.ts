@@ -23,6 +23,7 @@ import {
 } from '../core/worker-leases.js';
 import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError, TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
 import type { WorkerPools } from './worker-pools.js';
 
@@ -53,6 +54,8 @@ export interface WorkerLeasesOptions {
   readonly claimsPolicy?: ClaimsPolicy;
   readonly events?: WorkerEvents;
   readonly random?: Random;
+  /** This process's monotonic clock in ms (injected in tests). */
+  readonly monotonicMs?: () => number;
 }
 
 /** What the HTTP layer holds of Snowflake worker IDs: the pools, and their leases. */
@@ -65,18 +68,21 @@ export interface Workers {
 export class WorkerLeases {
   readonly #allocator: Allocator;
   readonly #pools: WorkerPools;
-  readonly #logger: Logger;
   readonly #policy: ClaimsPolicy;
   readonly #events: WorkerEvents;
   readonly #random: Random;
+  readonly #monotonicMs: () => number;
+  /** Worker IDs refused by a claim, one per take while an owner has forgotten leases: one line per episode. */
+  readonly #episodes: EpisodeLog;
 
   constructor(options: WorkerLeasesOptions) {
     this.#allocator = options.allocator;
     this.#pools = options.pools;
-    this.#logger = options.logger;
     this.#policy = options.claimsPolicy ?? 'preferred';
     this.#events = options.events ?? NO_WORKER_EVENTS;
     this.#random = options.random ?? Math.random;
+    this.#monotonicMs = options.monotonicMs ?? (() => performance.now());
+    this.#episodes = new EpisodeLog(options.logger);
   }
 
   /** Takes a free worker ID of the pool for `holder`. */
@@ -132,7 +138,7 @@ export class WorkerLeases {
     const verdict = judgeClaims(pool, workerId, answered);
     if (!verdict.free) {
       // The owner called it free: it may have forgotten a lease (a restore, a promoted replica).
-      this.#logger.warn({ pool: pool.name, workerId, owner }, verdict.reason);
+      this.#episodes.note(`claimed ${pool.name} ${owner}`, { pool: pool.name, owner, first: verdict.reason }, `worker IDs of pool ${pool.name} that owner ${owner} called free are held by a claim on another backend (a restore or a promoted replica?)`);
       this.#events.refused(pool.name, 'claimed');
       return undefined;
     }
@@ -150,6 +156,7 @@ export class WorkerLeases {
       { only: [owner] },
     );
     if (answer === undefined || !answer.ok) return 'owner-failed';
+    const readAt = this.#monotonicMs();
     const lease = granted;
     if (lease === undefined) return undefined;
     const claimed = await this.#claimEverywhere(pool, others, lease);
@@ -162,7 +169,7 @@ export class WorkerLeases {
       this.#needClaims(pool, others.length, claimed.count);
     }
     if (claimed.count < others.length) this.#events.unclaimed(pool.name);
-    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, serverMs: answer.value.now.nowMs, highWaterMs: lease.highWaterMs };
+    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, serverMs: this.#clockNow(answer.value.now.nowMs, readAt), highWaterMs: lease.highWaterMs };
   }
 
   /** Extends a lease from now; the holder reports the clock skew it measured at its last renewal. */
@@ -180,6 +187,7 @@ export class WorkerLeases {
       { only: [owner] },
     );
     const renewed = this.#answerOf(answer, owner, name);
+    const readAt = this.#monotonicMs();
     const others = this.#pools.others(owner);
     const claimed = await this.#claimEverywhere(pool, others, renewed.record!);
     if (claimed.refusedBy !== undefined) {
@@ -193,7 +201,7 @@ export class WorkerLeases {
     if (claimed.count < others.length) this.#events.unclaimed(name);
     this.#events.renewed(name);
     const r = renewed.record!;
-    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, serverMs: renewed.now.nowMs, highWaterMs: r.highWaterMs };
+    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, serverMs: this.#clockNow(renewed.now.nowMs, readAt), highWaterMs: r.highWaterMs };
   }
 
   /** Ends a lease: the holder issued nothing after `lastUsedMs`, so the worker ID is free from now, above it. */
@@ -231,6 +239,15 @@ export class WorkerLeases {
     );
     const refused = answers.find((a) => !a.ok && a.error instanceof LeaseLostError);
     return { count: answers.filter((a) => a.ok).length, refusedBy: refused?.backend };
+  }
+
+  /**
+   * The owner's clock as of this answer: its reading plus the time spent here since. The claims
+   * written after the reading can take seconds (a peer that hangs), and a holder that held that
+   * stale reading against its own clock saw a skew that was not there.
+   */
+  #clockNow(ownerMs: number, readAt: number): number {
+    return ownerMs + Math.floor(this.#monotonicMs() - readAt);
   }
 
   /** Ends a lease on its owner at once, without freeing its worker ID before the reuse delay. */

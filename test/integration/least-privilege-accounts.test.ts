@@ -12,7 +12,15 @@ const GRANTS = [
 
 describe('least-privilege accounts', () => {
   const roots = (): string[] => sharedBackends().split(',');
-  const as = (user: string, pass: string): string => roots().map((u) => u.replace('root@', `${user}:${pass}@`)).join(',');
+  const as = (user: string, pass: string): string =>
+    roots()
+      .map((u) => {
+        const url = new URL(u);
+        url.username = user;
+        url.password = pass;
+        return url.toString();
+      })
+      .join(',');
   let serving: RunningTicketd;
   let withAdmin: RunningTicketd;
 

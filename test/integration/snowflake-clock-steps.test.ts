@@ -4,6 +4,8 @@
  * bound stops it, a lease that ran out on the monotonic clock issues nothing more, and close releases.
  */
 import { ClockMovedBackError, ClockSkewError, createSnowflake, NoLeaseError, SnowflakeLayoutError, type Snowflake, type SnowflakeEvent } from 'ticketd-client';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { RunningTicketd } from '../../src/server.js';
 import { sharedBackends, startInProcess } from '../support/ticketd.js';
 import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
@@ -119,6 +121,32 @@ describe('Snowflake generator under clock steps', () => {
     await expect(generator(skewed).ready()).rejects.toBeInstanceOf(ClockSkewError);
   });
 
+  it('keeps issuing when answers are slow but its clock is right: a long round trip is not a skew', async () => {
+    // Every request waits 1.5 s (more than maxSkewMs) before it reaches ticketd, as one does behind
+    // a hung peer: the server reads its clock late in the round trip. Judging "behind" from the
+    // moment it asked, the generator stopped with a false TICKETD_CLIENT_CLOCK_SKEW.
+    const relay = await startDelayingRelay(server.url, 1500);
+    try {
+      const events: SnowflakeEvent[] = [];
+      const s = createSnowflake({ urls: [relay.url], pool, onEvent: (e) => events.push(e) });
+      open.push(s);
+      await s.ready();
+      const until = performance.now() + 2500;
+      let minted = 0;
+      while (performance.now() < until) {
+        for (let i = 0; i < 100; i++) s.nextSync();
+        minted += 100;
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      expect(minted).toBeGreaterThan(1000);
+      expect(events.filter((e) => e.type === 'renewed').length).toBeGreaterThan(0);
+      expect(events.filter((e) => e.type === 'skew')).toEqual([]);
+      await s.close();
+    } finally {
+      await relay.close();
+    }
+  });
+
   it('issues nothing more on a lease that ran out on the monotonic clock (a pause), then takes a new one', async () => {
     const clock = new SteppedClock();
     const events: SnowflakeEvent[] = [];
@@ -203,3 +231,28 @@ describe('Snowflake generator under clock steps', () => {
     expect(id >> 24n).toBe(BigInt(parts.timestampMs - epoch));
   });
 });
+
+/** An HTTP relay to `target` that holds every request `delayMs` before passing it on. */
+async function startDelayingRelay(target: string, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const relay: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      setTimeout(() => {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host' && e[0] !== 'content-length'));
+        const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
+        fetch(`${target}${req.url}`, { method: req.method, headers, body })
+          .then(async (answer) => {
+            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+            res.end(Buffer.from(await answer.arrayBuffer()));
+          })
+          .catch(() => res.destroy());
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((done) => relay.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    close: () => new Promise((done) => relay.close(() => done())),
+  };
+}

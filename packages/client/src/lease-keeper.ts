@@ -28,12 +28,11 @@ export interface Held {
   /** Monotonic time after which the lease may be over (counted from when it was asked for). */
   expiresMono: number;
   /**
-   * The server's clock, read somewhere between two monotonic instants (asked, answered): every
-   * timestamp is held against it. Counted from `answered` it can only be behind the server's, so
-   * "ahead by more than maxSkewMs" is never missed; counted from `asked`, "behind" is never missed.
+   * The server's clock as of its answer, which came between two monotonic instants (asked,
+   * answered): every timestamp is held against it. Counted from `answered` it can only be behind the
+   * server's, so "ahead by more than maxSkewMs" is never missed.
    */
   serverMs: number;
-  askedMono: number;
   answeredMono: number;
 }
 
@@ -44,6 +43,10 @@ function measuredSkew(wallAsked: number, wallAnswered: number, serverMs: number)
   return 0;
 }
 
+/** A measured skew in words: "120 ms ahead of" or "40 ms behind". */
+export function skewText(skewMs: number): string {
+  return `${Math.round(Math.abs(skewMs))} ms ${skewMs > 0 ? 'ahead of' : 'behind'}`;
+}
 
 /** What a keeper needs. */
 export interface LeaseKeeperOptions {
@@ -161,7 +164,6 @@ export class LeaseKeeper {
       renewEveryMs: Math.max(100, lease.ttlMs * this.#renewRatio),
       expiresMono: asked + lease.expiresInMs,
       serverMs: lease.serverTimeMs,
-      askedMono: asked,
       answeredMono: answered,
     };
     this.#emit({ type: 'leased', workerId: lease.workerId, epoch: lease.epoch, expiresInMs: lease.expiresInMs, highWaterMs: lease.highWaterMs });
@@ -173,7 +175,7 @@ export class LeaseKeeper {
     if (lease.workerBits > this.#workerBits) return new SnowflakeLayoutError(`pool ${lease.pool} has ${lease.workerBits}-bit worker IDs; layout.workerBits is ${this.#workerBits}`);
     if (Math.abs(skew) > lease.maxSkewMs) {
       this.#emit({ type: 'skew', skewMs: skew, limitMs: lease.maxSkewMs });
-      return new ClockSkewError(`this clock is ${Math.round(skew)} ms off the server's (limit ${lease.maxSkewMs} ms, the pool's maxSkewMs); lease given back`);
+      return new ClockSkewError(`this clock is ${skewText(skew)} the server's (limit ${lease.maxSkewMs} ms, the pool's maxSkewMs); lease given back`);
     }
     const wait = lease.highWaterMs - this.#wall();
     if (wait > 2 * lease.maxSkewMs + this.#maxStepBack) return new ClockMovedBackError(`the worker ID's earlier holders used timestamps ${wait} ms ahead of this clock; lease given back`);
@@ -199,7 +201,6 @@ export class LeaseKeeper {
       this.#skew = measuredSkew(wallAsked, this.#wall(), lease.serverTimeMs);
       held.expiresMono = asked + lease.expiresInMs;
       held.serverMs = lease.serverTimeMs;
-      held.askedMono = asked;
       held.answeredMono = answered;
       this.#emit({ type: 'renewed', workerId: held.workerId, skewMs: this.#skew });
       if (Math.abs(this.#skew) > held.maxSkewMs) this.#emit({ type: 'skew', skewMs: this.#skew, limitMs: held.maxSkewMs });

@@ -13,7 +13,7 @@
  */
 import { hostname } from 'node:os';
 import { ClockMovedBackError, ClockSkewError, NoLeaseError } from './errors.js';
-import { LeaseKeeper, type SnowflakeEvent } from './lease-keeper.js';
+import { LeaseKeeper, skewText, type SnowflakeEvent } from './lease-keeper.js';
 
 export type { SnowflakeEvent } from './lease-keeper.js';
 import { completeLayout, decompose, DEFAULT_SNOWFLAKE_EPOCH_MS, firstIdOf, type SnowflakeLayout, type SnowflakeParts } from './snowflake-layout.js';
@@ -221,12 +221,18 @@ class SnowflakeGenerator implements Snowflake {
       this.#lease.retake();
       throw new NoLeaseError(`the lease of worker ${held.workerId} ran out before it was renewed; nothing more is issued on it`);
     }
-    const ahead = now - held.serverMs - (mono - held.answeredMono);
-    const behind = held.serverMs + (mono - held.askedMono) - now;
-    const skew = ahead > 0 ? ahead : -behind;
+    // The server's clock now lies in [serverMs + (mono − answered), serverMs + (mono − asked)].
+    // Ahead is judged by the most it may be (a holder ahead of the server could mint past the
+    // high-water mark the next holder starts from); behind by the least it surely is, since minting
+    // above the high-water mark already guards that side, and a slow answer (a peer that hangs
+    // under the claim) must not read as a clock behind.
+    const sinceAnswer = mono - held.answeredMono;
+    const ahead = now - held.serverMs - sinceAnswer;
+    const behind = held.serverMs + sinceAnswer - now;
     if (ahead > held.maxSkewMs || behind > held.maxSkewMs) {
+      const skew = ahead > held.maxSkewMs ? ahead : -behind;
       this.#emit({ type: 'skew', skewMs: skew, limitMs: held.maxSkewMs });
-      throw new ClockSkewError(`this clock is ${Math.round(skew)} ms off the server's (limit ${held.maxSkewMs} ms, the pool's maxSkewMs): nothing is issued until it is back within it`);
+      throw new ClockSkewError(`this clock is ${skewText(skew)} the server's (limit ${held.maxSkewMs} ms, the pool's maxSkewMs): nothing is issued until it is back within it`);
     }
     if (now > this.#ms) {
       this.#ms = now;
