@@ -75,6 +75,9 @@ export interface Lease {
   readonly epoch: bigint;
   readonly holder: string;
   readonly expiresMs: number;
+  /** The owner's clock when it granted or renewed the lease: the TTL runs from here. */
+  readonly grantedMs: number;
+  /** The owner's clock as of the answer (later than grantedMs by what the claims took): for skew. */
   readonly serverMs: number;
   readonly highWaterMs: number;
 }

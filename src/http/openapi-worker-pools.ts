@@ -46,7 +46,7 @@ export const workerPoolSchemas = {
       epoch,
       holder: { type: 'string' },
       expiresAt: { type: 'string', format: 'date-time' },
-      expiresInMs: { type: 'integer', description: 'How long the lease runs from this answer (the owner granted or renewed it a moment before): count it from when you asked.' },
+      expiresInMs: { type: 'integer', description: 'How long the lease runs from when the owner granted or renewed it: count it from when you asked.' },
       serverTimeMs: { type: 'integer', description: 'The owner’s clock when it answered (Unix ms): compare yours with it.' },
       highWaterMs: { type: 'integer', description: 'Earlier holders of the worker ID used no timestamp above this one: issue only above it.' },
       workerBits: { type: 'integer' },

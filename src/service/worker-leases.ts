@@ -169,7 +169,7 @@ export class WorkerLeases {
       this.#needClaims(pool, others.length, claimed.count);
     }
     if (claimed.count < others.length) this.#events.unclaimed(pool.name);
-    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, serverMs: this.#clockNow(answer.value.now.nowMs, readAt), highWaterMs: lease.highWaterMs };
+    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, grantedMs: answer.value.now.nowMs, serverMs: this.#clockNow(answer.value.now.nowMs, readAt), highWaterMs: lease.highWaterMs };
   }
 
   /** Extends a lease from now; the holder reports the clock skew it measured at its last renewal. */
@@ -201,7 +201,7 @@ export class WorkerLeases {
     if (claimed.count < others.length) this.#events.unclaimed(name);
     this.#events.renewed(name);
     const r = renewed.record!;
-    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, serverMs: this.#clockNow(renewed.now.nowMs, readAt), highWaterMs: r.highWaterMs };
+    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, grantedMs: renewed.now.nowMs, serverMs: this.#clockNow(renewed.now.nowMs, readAt), highWaterMs: r.highWaterMs };
   }
 
   /** Ends a lease: the holder issued nothing after `lastUsedMs`, so the worker ID is free from now, above it. */

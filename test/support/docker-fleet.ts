@@ -41,8 +41,8 @@ export interface DockerFleet {
   close(): Promise<void>;
 }
 
-/** Starts backends a and b and `frontEnds` front ends (with `env` added to theirs), initialised. */
-export async function startDockerFleet(frontEnds: number, env: Record<string, string> = {}): Promise<DockerFleet> {
+/** Starts backends a and b and one front end per entry of `frontEnds` (its settings added to the environment), initialised. */
+export async function startDockerFleet(frontEnds: readonly Record<string, string>[]): Promise<DockerFleet> {
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
   const close = async (): Promise<void> => {
@@ -56,7 +56,7 @@ export async function startDockerFleet(frontEnds: number, env: Record<string, st
     const service = new TicketService({ allocator, logger: silentLogger });
     await initBackends(allocator, service).finally(() => service.close());
     const inside = backends.map((b) => `mysql://root:${ROOT_PASSWORD}@mysql-${b.name}:3306/ticketd`).join(',');
-    const fronts = await Promise.all(Array.from({ length: frontEnds }, (_, i) => startFrontEnd(network, `fe${i + 1}`, inside, env, started)));
+    const fronts = await Promise.all(frontEnds.map((env, i) => startFrontEnd(network, `fe${i + 1}`, inside, env, started)));
     return { backends, frontEnds: fronts, close };
   } catch (error) {
     await close();

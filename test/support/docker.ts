@@ -3,7 +3,7 @@
  * test/support/shared-pair.js), the images to use, the compose command, and network partitions cut
  * with iptables inside a container's network namespace.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 /** True when global setup found an engine and the images; otherwise the tests say why, once, there. */
 export const dockerReady = process.env.TICKETD_TEST_DOCKER === 'yes';
@@ -53,13 +53,14 @@ export function containerRunning(id: string): boolean {
 /**
  * Drops every packet between a container and the given addresses, in the container's own network
  * namespace, in both directions: connections half-open and packets vanish, as in a real partition
- * (no reset, no refusal). `direction` 'in' drops only what arrives from them (replies lost).
+ * (no reset, no refusal). `direction` 'out' drops only what the container sends them: it still
+ * receives and acts on what they send, and its replies are lost.
  */
-export function cut(containerId: string, peers: readonly string[], direction: 'both' | 'in' = 'both'): void {
+export function cut(containerId: string, peers: readonly string[], direction: 'both' | 'out' = 'both'): void {
   const pid = String(containerPid(containerId));
   for (const peer of peers) {
-    run('nsenter', ['-t', pid, '-n', 'iptables', '-I', 'INPUT', '-s', peer, '-j', 'DROP']);
-    if (direction === 'both') run('nsenter', ['-t', pid, '-n', 'iptables', '-I', 'OUTPUT', '-d', peer, '-j', 'DROP']);
+    if (direction === 'both') run('nsenter', ['-t', pid, '-n', 'iptables', '-I', 'INPUT', '-s', peer, '-j', 'DROP']);
+    run('nsenter', ['-t', pid, '-n', 'iptables', '-I', 'OUTPUT', '-d', peer, '-j', 'DROP']);
   }
 }
 
@@ -75,8 +76,12 @@ export function heal(containerId: string): void {
  * connects nor is refused within `ms`: it times out. Returns 'timeout', 'connected' or 'refused'
  * (bash's /dev/tcp, which the MySQL, MariaDB and Node images all have).
  */
-export function probeConnect(fromContainer: string, host: string, port: number, ms = 1500): 'timeout' | 'connected' | 'refused' {
+export function probeConnect(fromContainer: string, host: string, port: number, ms = 1500): Promise<'timeout' | 'connected' | 'refused'> {
   const seconds = (ms / 1000).toFixed(1);
-  const result = spawnSync('docker', ['exec', fromContainer, 'timeout', seconds, 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`], { timeout: ms + 15_000 });
-  return result.status === 124 ? 'timeout' : result.status === 0 ? 'connected' : 'refused';
+  // Not spawnSync: the load a test runs meanwhile lives on this process's event loop.
+  const child = spawn('docker', ['exec', fromContainer, 'timeout', seconds, 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`], { stdio: 'ignore' });
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('exit', (status) => done(status === 124 ? 'timeout' : status === 0 ? 'connected' : 'refused'));
+  });
 }

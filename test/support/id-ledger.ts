@@ -8,6 +8,7 @@ import { putSequence } from './ticketd.js';
 /** Acknowledged IDs; a repeat is recorded with both servers that served it. */
 export class IdLedger {
   readonly #owner = new Map<string, string>();
+  readonly #servedBy = new Map<string, number>();
   readonly repeats: string[] = [];
   readonly statuses = new Map<number, number>();
   acknowledged = 0;
@@ -23,7 +24,7 @@ export class IdLedger {
       status = res.status;
       const body = (await res.json()) as { ids?: string[] };
       if (status === 200) {
-        for (const id of body.ids ?? []) this.#add(id, who);
+        for (const id of body.ids ?? []) this.record(id, who);
         const now = performance.now();
         if (this.#lastAckAt !== undefined) this.longestStallMs = Math.max(this.longestStallMs, now - this.#lastAckAt);
         this.#lastAckAt = now;
@@ -35,11 +36,18 @@ export class IdLedger {
     return status;
   }
 
-  #add(id: string, who: string): void {
+  /** One acknowledged ID (from an HTTP answer, or an SDK client's next()). */
+  record(id: string, who: string): void {
     this.acknowledged++;
+    this.#servedBy.set(who, (this.#servedBy.get(who) ?? 0) + 1);
     const before = this.#owner.get(id);
     if (before !== undefined) this.repeats.push(`${id} by ${before} and ${who}`);
     else this.#owner.set(id, who);
+  }
+
+  /** How many IDs `who` acknowledged so far. */
+  servedBy(who: string): number {
+    return this.#servedBy.get(who) ?? 0;
   }
 
   /** Every ID acknowledged so far. */

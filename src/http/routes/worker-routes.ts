@@ -104,7 +104,7 @@ function leaseToJson(lease: Lease, pool: PoolSettings): Record<string, unknown> 
     epoch: String(lease.epoch),
     holder: lease.holder,
     expiresAt: new Date(lease.expiresMs).toISOString(),
-    expiresInMs: lease.expiresMs - lease.serverMs,
+    expiresInMs: lease.expiresMs - lease.grantedMs,
     serverTimeMs: lease.serverMs,
     highWaterMs: lease.highWaterMs,
     workerBits: pool.workerBits,
