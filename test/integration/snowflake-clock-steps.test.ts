@@ -127,11 +127,14 @@ describe('Snowflake generator under clock steps', () => {
     // moment it asked, the generator stopped with a false TICKETD_CLIENT_CLOCK_SKEW.
     const relay = await startDelayingRelay(server.url, 1500);
     try {
+      // A TTL the 3 s round trips of a renewal fit in: renewals every 3 s, each answered 1.5 s later.
+      const slowPool = poolName('slow');
+      await putPool(server.url, slowPool, { workerBits: 10, ttlMs: 9000, maxSkewMs: 1000 });
       const events: SnowflakeEvent[] = [];
-      const s = createSnowflake({ urls: [relay.url], pool, onEvent: (e) => events.push(e) });
+      const s = createSnowflake({ urls: [relay.url], pool: slowPool, onEvent: (e) => events.push(e) });
       open.push(s);
       await s.ready();
-      const until = performance.now() + 2500;
+      const until = performance.now() + 5500;
       let minted = 0;
       while (performance.now() < until) {
         for (let i = 0; i < 100; i++) s.nextSync();
@@ -145,7 +148,7 @@ describe('Snowflake generator under clock steps', () => {
     } finally {
       await relay.close();
     }
-  });
+  }, 30_000);
 
   it('issues nothing more on a lease that ran out on the monotonic clock (a pause), then takes a new one', async () => {
     const clock = new SteppedClock();
@@ -253,6 +256,11 @@ async function startDelayingRelay(target: string, delayMs: number): Promise<{ ur
   await new Promise<void>((done) => relay.listen(0, '127.0.0.1', done));
   return {
     url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
-    close: () => new Promise((done) => relay.close(() => done())),
+    close: () =>
+      new Promise((done) => {
+        relay.close(() => done());
+        // Keep-alive connections of the generator would hold close() open.
+        relay.closeAllConnections();
+      }),
   };
 }
