@@ -24,6 +24,7 @@ import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import { agreeOnKey, type Answer } from './key-agreement.js';
+import { failureOf, throwFirstFailure } from './answers.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
 import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
 
@@ -32,6 +33,7 @@ export type { ReleaseResult } from './rejoin.js';
 export type { ClaimsPolicy } from '../core/claims.js';
 export type { RegressionPolicy } from '../core/counters.js';
 export type { Answer } from './key-agreement.js';
+export { failureOf, throwFirstFailure } from './answers.js';
 
 /** Makes the backend for an address (tests pass fakes). */
 export type BackendFactory = (address: BackendAddress, guard: ConnectionGuard, admin: BackendAddress | undefined) => TicketBackend;
@@ -181,8 +183,7 @@ export class Allocator {
   /** The same on every backend, open ones included; throws the first failure (commands that need every backend). */
   async #onEvery<T>(operation: (backend: TicketBackend) => Promise<T>): Promise<T[]> {
     const answers = await this.#everywhere(operation, { includeOpen: true });
-    const failed = answers.find((a) => !a.ok);
-    if (failed !== undefined && !failed.ok) throw failed.error;
+    throwFirstFailure(answers);
     return answers.flatMap((a) => (a.ok ? [a.value] : []));
   }
 
@@ -305,15 +306,13 @@ export class Allocator {
 
   /** Writes a claim floor of a residue class on every backend but `except` (a backend leaving: its class is never reused below it). */
   async addFloorEverywhereBut(except: string, name: string, cls: ResidueClass, floor: bigint): Promise<void> {
-    const answers = await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), { includeOpen: true });
-    const failed = answers.find((a) => !a.ok);
-    if (failed !== undefined && !failed.ok) throw failed.error;
+    throwFirstFailure(await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), { includeOpen: true }));
   }
 
   async #onOne<T>(label: string, operation: (backend: TicketBackend) => Promise<T>): Promise<T> {
     const [answer] = await this.#everywhere(operation, { includeOpen: true, only: [label] });
     if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
-    if (!answer.ok) throw answer.error;
+    if (!answer.ok) throw failureOf(answer);
     return answer.value;
   }
 
@@ -373,3 +372,4 @@ export class Allocator {
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
 }
+

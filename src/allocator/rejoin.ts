@@ -14,6 +14,7 @@ import type { SequenceSettings } from '../core/sequence.js';
 import type { Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, UnknownBackendError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { failureOf } from './answers.js';
 import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
 import type { BackendSlot } from './backend-slot.js';
@@ -98,6 +99,16 @@ export class Rejoin {
       const configured = this.#ctx.slots.map((s, i) => `${backendLetter(i)} = ${s.label}`).join(', ');
       throw new UnknownBackendError(`backend ${given} is not configured; configured: ${configured}`);
     }
+    try {
+      return await this.#releaseSlot(slot, name);
+    } catch (error) {
+      // An operator's call reaches the backend even with its breaker open: what fails under it is
+      // that backend not answering (a 503 naming it), not a fault of ticketd.
+      throw failureOf({ backend: slot.label, ok: false, error });
+    }
+  }
+
+  async #releaseSlot(slot: BackendSlot, name: string): Promise<ReleaseResult> {
     const label = slot.label;
     slot.backend.forgetVerifiedConnections();
     await slot.backend.settings();

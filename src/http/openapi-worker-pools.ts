@@ -6,11 +6,11 @@ const poolParam = { name: 'name', in: 'path', required: true, schema: { type: 's
 const workerParam = { name: 'worker', in: 'path', required: true, schema: { type: 'integer', minimum: 0, maximum: 65535 } };
 const epoch = { type: 'string', pattern: '^[0-9]+$', description: 'The lease epoch, a decimal string: it only grows for a worker ID and is never handed out twice.' };
 const leaseErrors = {
-  '400': problem('Bad body or worker ID.'),
+  '400': problem('Bad body, or a worker ID outside 0 to 65535 or outside the pool.'),
   '401': problem('The pool has client tokens and no bearer token was sent.'),
   '403': problem('The bearer token is not one of the pool’s client tokens.'),
   '404': problem('Unknown pool (TICKETD_POOL_NOT_FOUND).'),
-  '409': problem('The lease is no longer held: expired, released, or another epoch (TICKETD_LEASE_LOST). Stop issuing on it and take a new one.'),
+  '409': problem('The lease is no longer held: it expired, another epoch holds the worker ID, or (renew) it was released (TICKETD_LEASE_LOST). Stop issuing on it and take a new one.'),
   '503': problem('The owner of the worker ID did not answer, or no other backend could hold the claim with TICKETD_CLAIMS=required (see Retry-After).'),
 };
 
@@ -59,10 +59,19 @@ export const workerPoolSchemas = {
 /** Paths of pools and leases. */
 export const workerPoolPaths = {
   '/v1/worker-pools': {
-    get: { summary: 'List worker pools.', responses: { '200': { description: 'Pools.', content: body({ type: 'object', properties: { pools: { type: 'array', items: { $ref: '#/components/schemas/Pool' } } } }) } } },
+    get: {
+      operationId: 'listWorkerPools',
+      summary: 'List worker pools.',
+      security: [{}],
+      responses: {
+        '200': { description: 'Pools, as the backends that answered hold them.', content: body({ type: 'object', properties: { pools: { type: 'array', items: { $ref: '#/components/schemas/Pool' } } } }) },
+        '503': problem('No backend answered: the pools cannot be listed (not an empty list).'),
+      },
+    },
   },
   '/v1/worker-pools/{name}': {
     get: {
+      operationId: 'getWorkerPool',
       summary: 'A pool and its leases, as the owners hold them. Holders and epochs only with the admin token.',
       security: [{}, { admin: [] }],
       parameters: [poolParam],
@@ -86,10 +95,13 @@ export const workerPoolPaths = {
             ],
           }),
         },
+        '400': problem('A name that does not match the pattern.'),
         '404': problem('Unknown pool.'),
+        '503': problem('No backend answered, so whether the pool exists cannot be told (see Retry-After).'),
       },
     },
     put: {
+      operationId: 'createWorkerPool',
       summary: 'Create a worker pool on every backend (admin): 201 created, 200 an identical one exists, 409 it differs.',
       security: [{ admin: [] }],
       parameters: [poolParam],
@@ -97,7 +109,9 @@ export const workerPoolPaths = {
       responses: {
         '200': { description: 'An identical pool exists.', content: body({ $ref: '#/components/schemas/Pool' }) },
         '201': { description: 'Created.', content: body({ $ref: '#/components/schemas/Pool' }) },
-        '400': problem('Bad settings.'),
+        '400': problem('Bad name or settings.'),
+        '401': problem('No bearer token.'),
+        '403': problem('Wrong token, or admin API disabled.'),
         '409': problem('The pool exists with other settings (TICKETD_POOL_CONFLICT).'),
         '503': problem('A backend did not answer: repeat to complete.'),
       },
@@ -105,6 +119,7 @@ export const workerPoolPaths = {
   },
   '/v1/worker-pools/{name}/leases': {
     post: {
+      operationId: 'takeLease',
       summary: 'Take a lease of a free worker ID.',
       security: [{}, { client: [] }],
       parameters: [poolParam],
@@ -118,6 +133,7 @@ export const workerPoolPaths = {
   },
   '/v1/worker-pools/{name}/leases/{worker}/renew': {
     post: {
+      operationId: 'renewLease',
       summary: 'Extend a lease from now, by the owner’s clock.',
       security: [{}, { client: [] }],
       parameters: [poolParam, workerParam],
@@ -127,11 +143,16 @@ export const workerPoolPaths = {
   },
   '/v1/worker-pools/{name}/leases/{worker}/release': {
     post: {
-      summary: 'End a lease: the worker ID is free at once, and its next holder issues above lastUsedMs.',
+      operationId: 'releaseLease',
+      summary: 'End a lease: the worker ID is free at once, and its next holder issues above lastUsedMs. A release repeated with the same epoch (its first answer lost) answers 200 again and changes nothing.',
       security: [{}, { client: [] }],
       parameters: [poolParam, workerParam],
       requestBody: { required: true, content: body({ type: 'object', required: ['epoch', 'lastUsedMs'], properties: { epoch, lastUsedMs: { type: 'integer', minimum: 0, description: 'The last millisecond (Unix) used in an ID on this lease.' } } }) },
-      responses: { '200': { description: 'Released.', content: body({ type: 'object', properties: { released: { type: 'boolean' } } }) }, ...leaseErrors },
+      responses: {
+        '200': { description: 'Released now, or already released by this epoch.', content: body({ type: 'object', properties: { released: { const: true } } }) },
+        ...leaseErrors,
+        '409': problem('Another epoch holds or held the worker ID (TICKETD_LEASE_LOST): this lease ended before.'),
+      },
     },
   },
 };

@@ -2,7 +2,7 @@
 import { THIS_VERSION } from '../core/versions.js';
 import { workerPoolPaths, workerPoolSchemas } from './openapi-worker-pools.js';
 
-const idString = { type: 'string', pattern: '^[0-9]+$', description: 'A decimal integer up to 2^64−1.' };
+const idString = { type: 'string', pattern: '^[0-9]{1,20}$', description: 'A decimal integer up to 2^64−1 (at most 20 digits; above 2^64−1 is a 400).' };
 const problem = { $ref: '#/components/schemas/Problem' };
 const problemResponse = (description: string): object => ({
   description,
@@ -28,7 +28,8 @@ const json = (schema: object): object => ({ 'application/json': { schema } });
 /** The document. */
 export const openApiDocument = Object.freeze({
   openapi: '3.1.0',
-  info: { title: 'ticketd', version: THIS_VERSION, description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.' },
+  info: { title: 'ticketd', version: THIS_VERSION, description: 'Unique 64-bit IDs from odd/even MySQL ticket servers.', license: { name: 'MIT', identifier: 'MIT' } },
+  servers: [{ url: '/', description: 'The ticketd that serves this document.' }],
   components: {
     securitySchemes: {
       admin: { type: 'http', scheme: 'bearer', description: 'TICKETD_ADMIN_TOKEN' },
@@ -85,6 +86,15 @@ export const openApiDocument = Object.freeze({
           projectedExhaustionAt: { type: ['string', 'null'], format: 'date-time' },
         },
       },
+      Readiness: {
+        type: 'object',
+        required: ['ready', 'backends', 'sequences'],
+        properties: {
+          ready: { type: 'boolean' },
+          backends: { type: 'array', items: { type: 'object' } },
+          sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
+        },
+      },
       ...workerPoolSchemas,
       SequenceDetail: {
         allOf: [
@@ -105,9 +115,10 @@ export const openApiDocument = Object.freeze({
       },
     },
   },
-  paths: {
+  paths: withSharedAnswers({
     '/v1/sequences/{name}/ids': {
       post: {
+        operationId: 'issueIds',
         summary: 'Issue count IDs.',
         security: [{}, { client: [] }],
         parameters: [nameParam, { name: 'count', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1 }, description: 'At most TICKETD_MAX_COUNT (default 10000).' }],
@@ -125,6 +136,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/next': {
       get: {
+        operationId: 'nextId',
         summary: 'Issue one ID (Cache-Control: no-store).',
         security: [{}, { client: [] }],
         parameters: [nameParam],
@@ -136,6 +148,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/blocks': {
       post: {
+        operationId: 'leaseBlock',
         summary: 'Lease one whole block: the client hands out first..last itself.',
         security: [{}, { client: [] }],
         parameters: [nameParam],
@@ -151,6 +164,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/id-key': {
       get: {
+        operationId: 'getIdKey',
         summary: 'The key of an opaque sequence, for a trusted client that applies P itself (ticketd-client does). Only with one of the sequence’s own client tokens; Cache-Control: no-store.',
         security: [{ client: [] }],
         parameters: [nameParam],
@@ -179,6 +193,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/ids/{id}': {
       get: {
+        operationId: 'decodeId',
         summary: 'Where an ID came from (admin): its ordered ID (P⁻¹ for an opaque sequence), ticket and the backend whose residue class holds the ticket. An ID outside (startAfter, maxId], or whose ticket is above that backend\'s last ticket, was never handed out: 404 TICKETD_ID_NOT_ISSUED.',
         security: [{ admin: [] }],
         parameters: [nameParam, { name: 'id', in: 'path', required: true, schema: idString }],
@@ -197,7 +212,7 @@ export const openApiDocument = Object.freeze({
               },
             }),
           },
-          '400': problemResponse('Not a decimal integer.'),
+          '400': problemResponse('Not a decimal integer of at most 2^64−1.'),
           '401': problemResponse('No bearer token.'),
           '403': problemResponse('Wrong token, or admin API disabled.'),
           '404': problemResponse('Unknown sequence (TICKETD_SEQUENCE_NOT_FOUND), or an ID never issued (TICKETD_ID_NOT_ISSUED).'),
@@ -207,6 +222,7 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}/release': {
       post: {
+        operationId: 'releaseBackend',
         summary: 'Re-check a backend against the claims its peers hold and let it serve the sequence again, in this process (admin). Lifts a quarantine; a counter still below a claimed ticket is advanced past every claim first.',
         security: [{ admin: [] }],
         parameters: [nameParam],
@@ -243,12 +259,19 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences/{name}': {
       get: {
+        operationId: 'getSequence',
         summary: "Settings of a sequence and its per-backend state. An opaque sequence's counts, frontier and tickets only with the admin token (see redacted).",
         security: [{}, { admin: [] }],
         parameters: [nameParam],
-        responses: { '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/SequenceDetail' }) }, '404': problemResponse('Unknown sequence.') },
+        responses: {
+          '200': { description: 'The sequence.', content: json({ $ref: '#/components/schemas/SequenceDetail' }) },
+          '400': problemResponse('A name that does not match the pattern, or a path that is not valid percent-encoding.'),
+          '404': problemResponse('Unknown sequence.'),
+          '503': problemResponse('No backend answered, so whether the sequence exists cannot be told (see Retry-After).'),
+        },
       },
       put: {
+        operationId: 'createSequence',
         summary: 'Create a sequence on every backend (admin).',
         security: [{ admin: [] }],
         parameters: [nameParam],
@@ -266,7 +289,9 @@ export const openApiDocument = Object.freeze({
     },
     '/v1/sequences': {
       get: {
+        operationId: 'listSequences',
         summary: 'All sequences and the backends that have them.',
+        security: [{}],
         responses: {
           '200': {
             description: 'The sequences.',
@@ -286,36 +311,63 @@ export const openApiDocument = Object.freeze({
         },
       },
     },
-    '/healthz': { get: { summary: 'The process is alive.', responses: { '200': { description: 'Alive.' } } } },
+    '/healthz': {
+      get: {
+        operationId: 'healthz',
+        summary: 'The process is alive.',
+        security: [{}],
+        responses: { '200': { description: 'Alive.', content: json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }) } },
+      },
+    },
     '/readyz': {
       get: {
+        operationId: 'readyz',
         summary: 'An ID can be issued now.',
+        security: [{}, { admin: [] }],
         responses: {
           '200': {
             description:
               "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out.",
-            content: json({
-              type: 'object',
-              properties: {
-                ready: { type: 'boolean' },
-                backends: { type: 'array', items: { type: 'object' } },
-                sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
-              },
-            }),
+            content: json({ $ref: '#/components/schemas/Readiness' }),
           },
-          '503': { description: 'Not ready: no backend usable and no cached IDs. Same body as 200.' },
+          '503': { description: 'Not ready: no backend usable and no cached IDs. Same body as 200, with ready false.', content: json({ $ref: '#/components/schemas/Readiness' }) },
         },
       },
     },
     '/metrics': {
       get: {
+        operationId: 'metrics',
         summary: "Prometheus metrics (ticketd_*). Without the admin token, samples labelled with a sequence that is not ordered are left out (docs/operating.md has the scrape config with the token).",
         security: [{}, { admin: [] }],
-        responses: { '200': { description: 'Text exposition format.' } },
+        responses: { '200': { description: 'Text exposition format (version 0.0.4).', content: { 'text/plain': { schema: { type: 'string' } } } } },
       },
     },
     ...workerPoolPaths,
-    '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
-    '/': { get: { summary: "Status page (HTML). Open to all, so it shows no figure of an opaque sequence.", responses: { '200': { description: 'HTML.' } } } },
-  },
+    '/openapi.json': {
+      get: { operationId: 'openApiDocument', summary: 'This document.', security: [{}], responses: { '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object', required: ['openapi', 'paths'], properties: { openapi: { type: 'string' }, paths: { type: 'object' } } }) } } },
+    },
+    '/': {
+      get: {
+        operationId: 'statusPage',
+        summary: 'Status page (HTML). Open to all, so it shows no figure of an opaque sequence.',
+        security: [{}],
+        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+  }),
 });
+
+/**
+ * What every operation can answer besides its own: a request Node's parser or the router refuses
+ * (400, 431) and, where the operation reads a body, one over 16 KiB (413). Added here once, so no
+ * operation can be documented without them.
+ */
+function withSharedAnswers<P extends Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>>(paths: P): P {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation.requestBody !== undefined) operation.responses['413'] ??= problemResponse('The body is larger than 16 KiB.');
+      operation.responses['4XX'] ??= problemResponse('A malformed request: bad percent-encoding in the path or a request the HTTP parser refuses (400), a body over 16 KiB (413), headers over 16 KiB (431).');
+    }
+  }
+  return paths;
+}

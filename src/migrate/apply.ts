@@ -2,7 +2,7 @@
  * `ticketd migrate apply`: creates the planned sequence on every backend, with each counter at or
  * above startAfter, and commits it only if the legacy table has not grown past startAfter.
  */
-import type { Allocator } from '../allocator/allocator.js';
+import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
@@ -25,8 +25,7 @@ export async function applyMigration(
 ): Promise<ApplyOutcome> {
   const wanted = plan.settings;
   const answers = await allocator.readSequence(wanted.name);
-  const failed = answers.find((a) => !a.ok);
-  if (failed !== undefined && !failed.ok) throw failed.error;
+  throwFirstFailure(answers);
   const existing = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
   if (existing !== undefined) {
     // A second apply without --start-after recomputes a higher one from a table that has grown

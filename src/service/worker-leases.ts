@@ -2,7 +2,7 @@
  * Leases of Snowflake worker IDs: taking, renewing and releasing them on the backends, in the steps
  * core/worker-leases.ts argues for. Every call to a backend goes through the allocator's breakers.
  */
-import type { Allocator, Answer, ClaimsPolicy } from '../allocator/allocator.js';
+import { failureOf, type Allocator, type Answer, type ClaimsPolicy } from '../allocator/allocator.js';
 import type { Random } from '../allocator/breaker.js';
 import type { RecordRead } from '../backend/worker-lease-store.js';
 import {
@@ -21,7 +21,7 @@ import {
   type LeaseRecord,
   type PoolSettings,
 } from '../core/worker-leases.js';
-import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError, TicketdError } from '../errors.js';
+import { BackendsUnavailableError, BadRequestError, LeaseLostError, PoolExhaustedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
@@ -273,8 +273,7 @@ export class WorkerLeases {
     if (!answer.ok) {
       if (answer.error instanceof LeaseLostError) this.#events.refused(name, 'lost');
       // ticketd's own refusals as they are; a server that failed under the call (killed, timed out) is a 503 to retry.
-      if (answer.error instanceof TicketdError) throw answer.error;
-      throw new BackendsUnavailableError(`owner ${owner} of pool ${name} did not answer: ${errorText(answer.error)}`, { cause: answer.error });
+      throw failureOf(answer);
     }
     return answer.value;
   }
@@ -286,7 +285,7 @@ export class WorkerLeases {
   }
 
   #inPool(pool: PoolSettings, workerId: number): void {
-    if (!Number.isInteger(workerId) || workerId < 0 || workerId >= poolSize(pool)) throw new LeaseLostError(`pool ${pool.name} has no worker ${workerId} (0 to ${poolSize(pool) - 1})`);
+    if (!Number.isInteger(workerId) || workerId < 0 || workerId >= poolSize(pool)) throw new BadRequestError(`pool ${pool.name} has no worker ${workerId}: its worker IDs are 0 to ${poolSize(pool) - 1}`);
   }
 
   /** Up to `n` of the free worker IDs, chosen at random so that front ends taking at once rarely meet. */

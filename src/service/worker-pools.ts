@@ -4,9 +4,9 @@
  * Taking, renewing and releasing leases is worker-leases.ts. Every call to a backend goes through
  * the allocator's breakers.
  */
-import type { Allocator } from '../allocator/allocator.js';
+import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
-import { isFree, isLive, ownerOf, parsePoolSettings, samePool, workersOwnedBy, type PoolSettings } from '../core/worker-leases.js';
+import { assertPoolName, isFree, isLive, ownerOf, parsePoolSettings, samePool, workersOwnedBy, type PoolSettings } from '../core/worker-leases.js';
 import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 
@@ -67,6 +67,8 @@ export class WorkerPools {
    * already has the pool, its owners: a repeat completes what a 503 left). True when created anywhere now.
    */
   async create(name: string, body: unknown): Promise<{ pool: PoolSettings; created: boolean }> {
+    // Bad input is a 400 whatever the backends' state: judged before any of them is asked.
+    parsePoolSettings(name, body, []);
     const held = (await this.#allocator.onWorkerStores((s) => s.readPools(name), { includeOpen: true })).flatMap((a) => (a.ok ? a.value : []));
     const owners = held[0]?.owners ?? (await this.#allocator.stripes()).map((s) => s.offset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const pool = parsePoolSettings(name, body, owners);
@@ -83,6 +85,7 @@ export class WorkerPools {
 
   /** A pool's settings, as the backends that answer hold them. */
   async pool(name: string): Promise<PoolSettings> {
+    assertPoolName(name);
     const known = this.#pools.get(name);
     if (known !== undefined) return known;
     const answers = await this.#allocator.onWorkerStores((s) => s.readPools(name));
@@ -104,9 +107,10 @@ export class WorkerPools {
     return [...this.#pools.keys()];
   }
 
-  /** Every pool any answering backend holds. */
+  /** Every pool any answering backend holds; when none answers, that is an error, not an empty list. */
   async list(): Promise<PoolSettings[]> {
     const answers = await this.#allocator.onWorkerStores((s) => s.readPools());
+    if (!answers.some((a) => a.ok)) throw new BackendsUnavailableError(`no backend answered for the worker pools: ${answers.map((a) => (a.ok ? '' : `${a.backend}: ${errorText(a.error)}`)).join('; ')}`);
     const byName = new Map<string, PoolSettings>();
     for (const a of answers) if (a.ok) for (const p of a.value) if (!byName.has(p.name)) byName.set(p.name, p);
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -161,13 +165,10 @@ export class WorkerPools {
    */
   async fence(): Promise<PoolSettings[]> {
     const answers = await this.#allocator.onWorkerStores((s) => s.readPools(), { includeOpen: true });
-    const failed = answers.find((a) => !a.ok);
-    if (failed !== undefined && !failed.ok) throw failed.error;
+    throwFirstFailure(answers);
     const pools = [...new Map(answers.flatMap((a) => (a.ok ? a.value : [])).map((p) => [p.name, p])).values()];
     for (const pool of pools) {
-      const fenced = await this.#allocator.onWorkerStores((s) => s.fencePool(pool), { includeOpen: true });
-      const error = fenced.find((a) => !a.ok);
-      if (error !== undefined && !error.ok) throw error.error;
+      throwFirstFailure(await this.#allocator.onWorkerStores((s) => s.fencePool(pool), { includeOpen: true }));
     }
     return pools;
   }

@@ -8,7 +8,7 @@ import type { LocalPair } from '../../src/launcher/local-pair.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { LeaseLedger } from '../support/lease-ledger.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { metricSum, runCliAsync, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { capturingLogger, metricSum, runCliAsync, startInProcess, startPrivatePair } from '../support/ticketd.js';
 import { putPool, send } from '../support/worker-pools.js';
 
 const TTL_MS = 2000;
@@ -17,10 +17,11 @@ const RENEW_EVERY_MS = 500;
 describe('worker leases when a backend fails', () => {
   let pair: LocalPair & { dispose(): Promise<void> };
   const servers: RunningTicketd[] = [];
+  const logs = [capturingLogger(), capturingLogger()];
 
   beforeAll(async () => {
     pair = await startPrivatePair();
-    for (let i = 0; i < 2; i++) servers.push(await startInProcess(pair.backendsUrl));
+    for (const { logger } of logs) servers.push(await startInProcess(pair.backendsUrl, {}, logger));
   });
 
   afterAll(async () => {
@@ -45,6 +46,11 @@ describe('worker leases when a backend fails', () => {
       const refusedByClaims = (await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_refused_total', { pool, reason: 'claimed' })))).reduce((a, b) => a + b, 0);
       console.log(`owner restored: ${ledger.taken} leases taken (${granted} after the restore), ${refusedByClaims} worker IDs refused by a claim, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
       expect(ledger.overlaps()).toEqual([]);
+      // One warning per episode, not one per worker ID a claim refused.
+      const claimWarnings = logs.map((l) => l.lines.filter((line) => Number(line.level) === 40 && String(line.msg).includes('held by a claim')).length);
+      console.log(`owner restored: warnings of worker IDs held by a claim per front end: ${claimWarnings.join(', ')}`);
+      expect(refusedByClaims).toBeGreaterThan(10);
+      for (const n of claimWarnings) expect(n).toBeLessThanOrEqual(1);
       // Exactly the two worker IDs nobody held were granted; the rest of the takes found the pool exhausted.
       expect(granted).toBe(2);
       expect(after.filter((a) => a.code === 'TICKETD_POOL_EXHAUSTED').length).toBe(10);

@@ -94,6 +94,8 @@ class SnowflakeGenerator implements Snowflake {
   #ms = Number.NEGATIVE_INFINITY;
   #next = 0n;
   #end = 0n;
+  /** A step back past maxStepBackMs was reported (one clock-back event per step, not per call). */
+  #backReported = false;
   // Calls of next() left that may reuse the last clock read (never more than the IDs left in the
   // open millisecond), and whether their reset at the end of this turn is queued.
   #fresh = 0;
@@ -236,17 +238,21 @@ class SnowflakeGenerator implements Snowflake {
     }
     if (now > this.#ms) {
       this.#ms = now;
+      this.#backReported = false;
       this.#next = firstIdOf(now, held.workerId, this.#layout, this.#epoch);
       this.#end = this.#next + (1n << BigInt(this.#layout.sequenceBits));
       return this.#next++;
     }
-    // The clock is at or behind the last millisecond opened: its sequence goes on while it lasts.
-    if (this.#next < this.#end) return this.#next++;
+    // A step back past maxStepBackMs stops it at once, as documented: going on with the open
+    // millisecond's sequence would freeze the time in its IDs without a word.
     const stepBack = this.#ms - now;
     if (stepBack > this.#maxStepBack) {
-      this.#emit({ type: 'clock-back', behindMs: stepBack });
+      if (!this.#backReported) this.#emit({ type: 'clock-back', behindMs: stepBack });
+      this.#backReported = true;
       throw new ClockMovedBackError(`the clock is ${stepBack} ms behind the last timestamp used (more than maxStepBackMs ${this.#maxStepBack}): nothing is issued until it passes ${new Date(this.#ms).toISOString()}`);
     }
+    // At or a little behind the last millisecond opened: its sequence goes on while it lasts.
+    if (this.#next < this.#end) return this.#next++;
     return undefined;
   }
 

@@ -129,9 +129,12 @@ function holderOf(req: Request): string {
   return given;
 }
 
+/** The widest pool (16 worker bits) has worker IDs 0 to 65535; the document says so. */
+const MAX_WORKER_ID = 65535;
+
 function workerOf(req: Request): number {
   const text = req.params.worker as string;
-  if (!/^[0-9]{1,5}$/.test(text)) throw new BadRequestError(`worker must be a worker ID from 0 to 65535; got ${JSON.stringify(text.slice(0, 20))}`);
+  if (!/^[0-9]{1,5}$/.test(text) || Number(text) > MAX_WORKER_ID) throw new BadRequestError(`worker must be a worker ID from 0 to 65535; got ${JSON.stringify(text.slice(0, 20))}`);
   return Number(text);
 }
 
