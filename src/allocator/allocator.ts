@@ -243,6 +243,18 @@ export class Allocator {
     return created || answers.some((a) => a.ok && a.value);
   }
 
+  /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
+  async widenSequence(name: string, maxId: bigint): Promise<void> {
+    const answers = await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true });
+    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
+    if (failed.length > 0) throw new BackendsUnavailableError(`maxId of sequence ${name} was not raised on ${failed.join('; ')}; repeat the request to complete it`);
+  }
+
+  /** This process's lanes of the sequence may serve up to a larger maxId: exhausted ones reopen. */
+  reopen(name: string): void {
+    for (const slot of this.#slots) slot.apply(name, { kind: 'widened' });
+  }
+
   /** Ticket tables and counters of a sequence on every backend, without its row (migrate apply). */
   async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
     await this.#onEvery((b) => b.prepareSequence(name, firstTicket));

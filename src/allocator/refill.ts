@@ -6,7 +6,7 @@
 import pRetry from 'p-retry';
 import type { IdRange } from '../core/blocks.js';
 import { mustRecheck, needsCheck, usable } from '../core/lane.js';
-import { sameSettings, type SequenceSettings } from '../core/sequence.js';
+import { sameButMaxId, type SequenceSettings } from '../core/sequence.js';
 import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendHealth } from './backend-health.js';
@@ -213,7 +213,8 @@ export class Refill {
     if (known?.kind === 'present') return true;
     if (known !== undefined && this.#ctx.clock() - known.checkedAt < MEMBERSHIP_RECHECK_MS) return false;
     const row = await slot.backend.readSequence(settings.name);
-    const kind = row === undefined ? 'absent' : sameSettings(row, settings) ? 'present' : 'conflict';
+    // A row that differs only by maxId is the same sequence, widened here or not yet (core/widening.ts).
+    const kind = row === undefined ? 'absent' : sameButMaxId(row, settings) ? 'present' : 'conflict';
     slot.setMembership(settings.name, { kind, checkedAt: this.#ctx.clock() });
     if (kind === 'conflict') {
       this.#ctx.logger.error(

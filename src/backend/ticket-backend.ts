@@ -82,6 +82,8 @@ export interface TicketBackend {
   readSequences(): Promise<SequenceSettings[]>;
   /** Creates the sequence here; false when an identical one exists; throws on a conflicting one. */
   createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
+  /** Raises an ordered sequence's maxId to `maxId` (never lowers it); true when this backend's row changed. */
+  widenSequence(name: string, maxId: bigint): Promise<boolean>;
   /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */
   prepareSequence(name: string, firstTicket: bigint): Promise<void>;
   /**

@@ -39,6 +39,9 @@ interface Cursor {
   readonly last: bigint;
 }
 
+/** How long an exhausted sequence is answered from memory before a refill asks the backends again. */
+export const EXHAUSTED_RECHECK_MS = 5000;
+
 /** The ID cache of one sequence. */
 export class RangeCache {
   readonly #options: RangeCacheOptions;
@@ -49,6 +52,8 @@ export class RangeCache {
   #refilling: Promise<void> | undefined;
   #lastRefillAt = Number.NEGATIVE_INFINITY;
   #exhausted: SequenceExhaustedError | undefined;
+  /** When the backends last said the sequence had no tickets left (its maxId may grow since). */
+  #exhaustedAt = Number.NEGATIVE_INFINITY;
   #issued = 0;
   #refills = 0;
 
@@ -107,7 +112,10 @@ export class RangeCache {
     for (;;) {
       const taken = this.tryTake(count);
       if (taken !== undefined) return taken;
-      if (this.#exhausted !== undefined && this.#refilling === undefined) {
+      if (this.#exhausted !== undefined && this.#refilling === undefined && this.#options.clock() - this.#exhaustedAt >= EXHAUSTED_RECHECK_MS) {
+        // A widened maxId (PATCH, in any process) is found by the refill that asks again.
+        this.reopen();
+      } else if (this.#exhausted !== undefined && this.#refilling === undefined) {
         throw new SequenceExhaustedError(
           `sequence ${this.#options.sequence} has ${this.#available} IDs left below its maxId; ${count} were asked for`,
           { cause: this.#exhausted },
@@ -122,6 +130,11 @@ export class RangeCache {
         if (!(error instanceof SequenceExhaustedError)) throw error;
       }
     }
+  }
+
+  /** The sequence may have tickets again (its maxId grew): the next refill asks the backends. */
+  reopen(): void {
+    this.#exhausted = undefined;
   }
 
   #prefetch(): void {
@@ -148,7 +161,10 @@ export class RangeCache {
       .then(
         append,
         (error: unknown) => {
-          if (error instanceof SequenceExhaustedError) this.#exhausted = error;
+          if (error instanceof SequenceExhaustedError) {
+            this.#exhausted = error;
+            this.#exhaustedAt = this.#options.clock();
+          }
           throw error;
         },
       )

@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
 import { configInputFromEnv, DEFAULT_PORT, loadConfig, readConfigFile, type Config, type ConfigInput } from '../config.js';
 import { parseSequenceSettings, parseUnsigned } from '../core/sequence.js';
+import { parseWidening } from '../core/widening.js';
 import { ConfigError, TicketdError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
 import { packageVersion } from '../paths.js';
@@ -97,7 +98,7 @@ program
     });
   });
 
-const sequences = program.command('sequences').description('create or list sequences');
+const sequences = program.command('sequences').description('create, widen or list sequences');
 sequences
   .command('create <name>')
   .description('create a sequence on every backend')
@@ -117,6 +118,19 @@ sequences
     await withService(flags, async (_allocator, service) => {
       const created = await service.createSequence(settings);
       console.log(`sequence ${name} ${created ? 'created' : 'already exists with these settings'}`);
+    });
+  });
+sequences
+  .command('set <name>')
+  .description("widen a sequence: raise its maxId on every backend (never lower; an opaque sequence's is fixed)")
+  .requiredOption('--max-id <n>', 'the new largest ID')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
+  .action(async (name: string, flags: { maxId: string; backends?: string; adminBackends?: string }) => {
+    const maxId = parseWidening({ maxId: flags.maxId });
+    await withService(flags, async (_allocator, service) => {
+      const settings = await service.widen(name, maxId);
+      console.log(`sequence ${name} has maxId ${settings.maxId}; running ticketd processes serve up to it from their next refill`);
     });
   });
 sequences

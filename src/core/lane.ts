@@ -26,14 +26,15 @@
  * 7. A counter at or below a used ticket is advanced past every used ticket known, plus a gap
  *    (counters.ts: regressionTarget), or quarantined until an operator releases it. ALTER never lowers a
  *    counter; the claims, not the advance, keep IDs unique, so a short advance costs refusals only.
- * 8. A ticket that maps past maxId exhausts the lane for good: tickets only grow.
+ * 8. A ticket that maps past maxId exhausts the lane: tickets only grow. Only a wider maxId
+ *    (core/widening.ts) reopens it, unchecked, so it is checked again before it serves.
  */
 import { blockForTicket, firstUsefulTicket, type BlockSettings, type IdRange } from './blocks.js';
 import { claimVerdict, highestUsed, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type ClassClaims } from './claims.js';
 import { accept, catchUpTarget, isRegressed, regressionTarget, type Refusal, type RegressionPolicy } from './counters.js';
 import type { Stripe } from './stripes.js';
 
-/** unchecked → serving ⇄ unchecked; any → quarantined → (release) unchecked; serving → exhausted. */
+/** unchecked → serving ⇄ unchecked; any → quarantined → (release) unchecked; serving → exhausted → (widened) unchecked. */
 export type LanePhase = 'unchecked' | 'serving' | 'quarantined' | 'exhausted';
 
 /** One backend, one sequence, as this process knows it. */
@@ -84,7 +85,9 @@ export type LaneEvent =
   /** An operator's release: every peer's claims and the backend's next ticket. */
   | { readonly kind: 'release-read'; readonly next: bigint; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe }
   /** The release's advance (if any) went through; `peers` as read for it. */
-  | { readonly kind: 'released'; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe };
+  | { readonly kind: 'released'; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe }
+  /** The sequence's maxId grew: tickets past the old bound may serve. */
+  | { readonly kind: 'widened' };
 
 /** I/O a step asks for. */
 export type Effect =
@@ -169,6 +172,9 @@ export function step(lane: Lane, event: LaneEvent): Step {
       const raised = raise(lane, highestUsed(event.peers, event.stripe));
       return { ...NOTHING, lane: { ...raised, phase: lane.phase === 'exhausted' ? 'exhausted' : 'unchecked', quarantine: undefined } };
     }
+    case 'widened':
+      // Its mark stays: a reopened lane still serves only above every ticket it saw.
+      return { ...NOTHING, lane: lane.phase === 'exhausted' ? { ...lane, phase: 'unchecked' } : lane };
   }
 }
 

@@ -123,6 +123,14 @@ export function sameSettings(a: SequenceSettings, b: SequenceSettings): boolean 
   return sameExceptKey(a, b) && sameKey(a.key, b.key);
 }
 
+/**
+ * True when two rows are one sequence, one of them widened (a larger maxId) and the other not yet:
+ * a widening in progress, or a process that has not re-read it. Both map tickets to the same IDs.
+ */
+export function sameButMaxId(a: SequenceSettings, b: SequenceSettings): boolean {
+  return sameSettings({ ...a, maxId: b.maxId }, b);
+}
+
 /** True when two sequences agree on everything but hold different keys (messages say so, never the keys). */
 export function onlyKeyDiffers(a: SequenceSettings, b: SequenceSettings): boolean {
   return sameExceptKey(a, b) && !sameKey(a.key, b.key);

@@ -286,6 +286,26 @@ export const openApiDocument = Object.freeze({
           '503': problemResponse('A backend did not answer (repeat to complete), or an opaque sequence meets a backend whose schema predates 0.6 (type /problems/schema-outdated: run npx ticketd init).'),
         },
       },
+      patch: {
+        operationId: 'widenSequence',
+        summary:
+          'Widen a sequence (admin): raise its maxId on every backend, as when a legacy INT column became BIGINT. Running processes serve up to it from their next refill (an exhausted one looks again every 5 s). Only maxId can change, and only upward.',
+        security: [{ admin: [] }],
+        parameters: [nameParam],
+        requestBody: {
+          required: true,
+          content: json({ type: 'object', required: ['maxId'], additionalProperties: false, properties: { maxId: { oneOf: [{ type: 'integer', minimum: 1 }, idString] } } }),
+        },
+        responses: {
+          '200': { description: 'The sequence as it now is (the same maxId again is a 200 that changes nothing).', content: json({ $ref: '#/components/schemas/Sequence' }) },
+          '400': problemResponse('Not an object with maxId alone: blockSize, startAfter and ids are fixed.'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Wrong token, or admin API disabled.'),
+          '404': problemResponse('Unknown sequence.'),
+          '409': problemResponse('A lower maxId (it can only grow), or an opaque sequence (its domain is its key’s: another maxId would move every ID).'),
+          '503': problemResponse('A backend did not answer: repeat to complete (every backend that answered has the new maxId already).'),
+        },
+      },
     },
     '/v1/sequences': {
       get: {

@@ -2,7 +2,8 @@
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
 import { RangeCache } from '../cache/range-cache.js';
-import { assertSequenceName, conflictOf, describeSettings, type IdMode, type SequenceSettings } from '../core/sequence.js';
+import { assertSequenceName, conflictOf, describeSettings, sameButMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
+import { judgeWidening } from '../core/widening.js';
 import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { EpisodeLog } from '../util/episode-log.js';
@@ -29,9 +30,10 @@ export interface TicketServiceOptions {
 }
 
 interface Entry {
-  readonly settings: SequenceSettings;
+  /** Replaced only by #adopt, when the sequence's maxId grew. */
+  settings: SequenceSettings;
   readonly cache: RangeCache;
-  readonly capacity: CapacityTracker;
+  capacity: CapacityTracker;
   /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
   readonly codec: IdCodec;
 }
@@ -150,19 +152,18 @@ export class TicketService {
       throw unknown;
     }
     for (const other of found) {
-      const conflict = conflictOf(other.settings, first.settings);
+      const conflict = sameButMaxId(other.settings, first.settings) ? undefined : conflictOf(other.settings, first.settings);
       if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
     }
-    const settings = first.settings;
+    // Mid-widening the backends' maxIds differ: the smallest is the bound every one of them has.
+    const settings = found.reduce((least, f) => (f.settings.maxId < least.maxId ? f.settings : least), first.settings);
     const needs = found.map((f) => newerNeeded(f.settings)).find((v) => v !== undefined);
     if (needs !== undefined) {
       const tooOld = new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: ask another, or upgrade this one (docs/operating.md, "Upgrades and rollbacks")`);
       this.#remember(name, tooOld);
       throw tooOld;
     }
-    const capacity = new CapacityTracker(settings.maxId, this.#clock, (status) =>
-      this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${settings.maxId} used`),
-    );
+    const capacity = this.#capacityOf(settings);
     const cache = new RangeCache({
       sequence: name,
       blockSize: settings.blockSize,
@@ -180,6 +181,33 @@ export class TicketService {
     return entry;
   }
 
+  #capacityOf(settings: SequenceSettings): CapacityTracker {
+    const { name, maxId } = settings;
+    return new CapacityTracker(maxId, this.#clock, (status) => this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`));
+  }
+
+  /** The sequence's maxId grew: this process serves up to it from now on (lanes and cache reopen). */
+  #adopt(entry: Entry, settings: SequenceSettings): void {
+    const highest = entry.capacity.status()?.highestId;
+    entry.settings = settings;
+    entry.capacity = this.#capacityOf(settings);
+    if (highest !== undefined) entry.capacity.observe(BigInt(highest));
+    entry.cache.reopen();
+    this.#allocator.reopen(settings.name);
+    this.#logger.info({ sequence: settings.name, maxId: settings.maxId }, `sequence ${settings.name} widened to maxId ${settings.maxId}`);
+  }
+
+  /**
+   * The sequence as the answering backends hold it now, when they all hold a larger maxId than this
+   * process: the smallest of theirs, the bound every one of them has. Undefined otherwise.
+   */
+  async #widened(entry: Entry): Promise<SequenceSettings | undefined> {
+    const rows = (await this.#allocator.readSequence(entry.settings.name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+    if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, entry.settings))) return undefined;
+    const maxId = rows.reduce((least, r) => (r.maxId < least ? r.maxId : least), rows[0]!.maxId);
+    return maxId > entry.settings.maxId ? { ...entry.settings, maxId } : undefined;
+  }
+
   #remember(name: string, error: TicketdError): void {
     this.#refused.delete(name);
     // Oldest first: a flood of random names cannot grow this without bound.
@@ -188,7 +216,7 @@ export class TicketService {
   }
 
   /** Fetches ranges for a sequence and keeps its capacity view up to date. */
-  async #fetch(entry: Entry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+  async #fetch(entry: Entry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined, widenedOnce = false): Promise<IdRange[]> {
     const observe = (ranges: IdRange[]): void => {
       for (const r of ranges) entry.capacity.observe(r.last);
     };
@@ -200,6 +228,14 @@ export class TicketService {
       observe(ranges);
       return ranges;
     } catch (error) {
+      if (error instanceof SequenceExhaustedError && !widenedOnce) {
+        // Exhausted at this process's bound: the backends may hold a wider one (PATCH, from any process).
+        const wider = await this.#widened(entry);
+        if (wider !== undefined) {
+          this.#adopt(entry, wider);
+          return this.#fetch(entry, tickets, late, true);
+        }
+      }
       if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
       // Why no backend issued names tickets: not for an opaque sequence's clients (the log and the admin's detail keep it).
       if (error instanceof BackendsUnavailableError && entry.settings.ids === 'opaque') {
@@ -217,6 +253,20 @@ export class TicketService {
   async createSequence(requested: SequenceSettings): Promise<boolean> {
     this.#refused.delete(requested.name);
     return this.#allocator.createSequence(requested);
+  }
+
+  /**
+   * Raises an ordered sequence's maxId on every backend (core/widening.ts), then serves up to it
+   * here. Returns the settings as they now are. A backend down: 503, and a repeat completes it.
+   */
+  async widen(name: string, maxId: bigint): Promise<SequenceSettings> {
+    const entry = await this.#entry(name);
+    // Judged against what the backends hold, not this process's copy: another may have widened it.
+    const current = (await this.#widened(entry)) ?? entry.settings;
+    if (judgeWidening(current, maxId)) await this.#allocator.widenSequence(name, maxId);
+    const settings = { ...current, maxId };
+    if (settings.maxId > entry.settings.maxId) this.#adopt(entry, settings);
+    return entry.settings;
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */

@@ -87,6 +87,35 @@ describe('an earlier release beside this one', () => {
     }
   }, 60_000);
 
+  it('0.3.0, which loaded an INT sequence before it was widened, only stops at the old bound while this one serves past it; no ID twice', async () => {
+    if ('unavailable' in built) return;
+    const [old, fresh] = [await spawnOld(), await spawnNew()];
+    const intMax = 2_147_483_647n;
+    expect(await putSequence(fresh.url, 'narrow', { blockSize: 1000, startAfter: '2147000000', maxId: String(intMax) })).toBe(201);
+    const ledger = new IdLedger();
+    const drain = async (url: string, who: string): Promise<number> => {
+      for (let i = 0; i < 400; i++) {
+        const status = await ledger.request(url, who, 'narrow', 1000);
+        if (status !== 200) return status;
+      }
+      return 200;
+    };
+    expect(await ledger.request(old.url, 'old', 'narrow', 10)).toBe(200);
+    expect(await drain(fresh.url, 'new')).not.toBe(200);
+    expect(await drain(old.url, 'old')).not.toBe(200);
+    const patched = await fetch(`${fresh.url}/v1/sequences/narrow`, { method: 'PATCH', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"maxId":"9223372036854775807"}' });
+    expect(patched.status).toBe(200);
+    const oldAfter = [];
+    for (let i = 0; i < 20; i++) oldAfter.push(await ledger.request(old.url, 'old', 'narrow', 1000));
+    for (let i = 0; i < 20; i++) expect(await ledger.request(fresh.url, 'new', 'narrow', 1000)).toBe(200);
+    const ids = [...ledger.ids()].map(BigInt);
+    console.log(`old release beside a widening: 0.3.0 answered ${JSON.stringify(oldAfter.reduce<Record<number, number>>((m, st) => ({ ...m, [st]: (m[st] ?? 0) + 1 }), {}))} after it; ${ids.filter((id) => id > intMax).length} IDs past 2^31 − 1 from this version, ${ledger.repeats.length} repeated`);
+    // 0.3.0 holds the old bound: it stopped early, and never served an ID past it.
+    expect(oldAfter.every((st) => st !== 200)).toBe(true);
+    expect(ledger.repeats).toEqual([]);
+    expect(ids.filter((id) => id > intMax)).toHaveLength(20_000);
+  }, 60_000);
+
   it('init gates an opaque sequence an earlier version left readable; a 0.3.0 that loaded it can take no more tickets', async () => {
     if ('unavailable' in built) return;
     const [old, n1] = [await spawnOld(), await spawnNew()];

@@ -125,6 +125,17 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
       { name: 'wrong token', params: { name: ORDERED }, auth: 'wrong', body: { blockSize: 100 } },
     ],
   }),
+  'PATCH /v1/sequences/{name}': () => ({
+    valid: [{ name: 'the same maxId', params: { name: ORDERED }, auth: 'admin', body: { maxId: '18446744073709551615' } }],
+    invalid: [
+      { name: 'lower', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000' } },
+      { name: 'another setting', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000', blockSize: 5 } },
+      { name: 'opaque', params: { name: SEALED }, auth: 'admin', body: { maxId: '1000' } },
+      { name: 'unknown', params: { name: 'nope' }, auth: 'admin', body: { maxId: '1000' } },
+      { name: 'no token', params: { name: ORDERED }, body: { maxId: '1000' } },
+      { name: 'wrong token', params: { name: ORDERED }, auth: 'wrong', body: { maxId: '1000' } },
+    ],
+  }),
   'GET /v1/sequences': () => ({ valid: [{ name: 'all' }, { name: 'as admin', auth: 'admin' }], invalid: [{ name: 'wrong token', auth: 'wrong' }] }),
   'GET /healthz': () => ({ valid: [{ name: 'alive' }], invalid: [] }),
   'GET /readyz': () => ({ valid: [{ name: 'open' }, { name: 'as admin', auth: 'admin' }], invalid: [{ name: 'wrong token', auth: 'wrong' }] }),

@@ -84,6 +84,9 @@ export class FakeServer {
       readSequence: async (name) => (enter(), server.readSequence(name)),
       readSequences: async () => (enter(), server.readSequences()),
       createSequence: async (settings, first) => (enter(), server.createSequence(settings, first)),
+      widenSequence: async () => {
+        throw new Error('the fake backend does not widen sequences');
+      },
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {

@@ -135,6 +135,18 @@ describe('lane: tickets, then claims, then blocks', () => {
     expect(r.notes).toEqual([{ kind: 'exhausted', ticket: 5n }]);
   });
 
+  it('reopens an exhausted lane when the sequence is widened, unchecked and with its mark kept; other phases stay', () => {
+    const exhausted = step(serving, claimed([5n, 7n], { blockSize: 10n, startAfter: 0n, maxId: 59n })).lane;
+    const reopened = step(exhausted, { kind: 'widened' }).lane;
+    expect(reopened.phase).toBe('unchecked');
+    expect(reopened.mark).toBe(exhausted.mark);
+    expect(usable(reopened)).toBe(true);
+    // Past the new bound, tickets above the old one serve: the block of ticket 7 fits maxId 99.
+    const wider = step(step(reopened, { kind: 'checked' }).lane, claimed([9n], { blockSize: 10n, startAfter: 0n, maxId: 99n }));
+    expect(wider.serve).toEqual([{ first: 90n, last: 99n }]);
+    for (const phase of ['serving', 'unchecked', 'quarantined'] as const) expect(step(lane({ phase }), { kind: 'widened' }).lane.phase).toBe(phase);
+  });
+
   it('exhausts the lane at a ticket past maxId, serving nothing of it', () => {
     const r = step(serving, claimed([7n], { blockSize: 10n, startAfter: 0n, maxId: 59n }));
     expect(r.serve).toEqual([]);

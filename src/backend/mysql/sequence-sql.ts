@@ -1,5 +1,5 @@
 /** Sequence rows, opaque sequences' keys, and gated sequences' settings (core/versions.ts). */
-import type { RowDataPacket } from 'mysql2/promise';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
 import { DECOY_SETTINGS, GATE_VERSION, gateFor, newerNeeded, THIS_VERSION } from '../../core/versions.js';
@@ -82,6 +82,18 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
     assertSame(db.label, raced, settings);
     return false;
   }
+}
+
+/**
+ * Raises an ordered sequence's maxId. The WHERE clause only ever raises it: a repeat, or a process
+ * racing with an older value, changes nothing. Gated sequences (opaque ones) are never widened
+ * (core/widening.ts), so their row is never the one touched here.
+ */
+export async function widenSequence(db: Db, name: string, maxId: bigint): Promise<boolean> {
+  const [result] = await db.withAdminConnection((conn) =>
+    conn.query<ResultSetHeader>({ sql: 'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ?', values: [String(maxId), name, String(maxId)], timeout: db.options.queryTimeoutMs }),
+  );
+  return result.affectedRows > 0;
 }
 
 function assertSame(label: string, existing: SequenceSettings, wanted: SequenceSettings): void {

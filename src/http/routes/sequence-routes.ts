@@ -1,6 +1,7 @@
 /** The sequence routes: settings and state, creation, the admin's decode and release. */
 import type { RequestHandler } from 'express';
 import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core/sequence.js';
+import { parseWidening } from '../../core/widening.js';
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import type { Route } from '../router.js';
@@ -35,6 +36,14 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
         const settings = parseSequenceSettings(req.params.name as string, req.body);
         const created = await service.createSequence(settings);
         res.status(created ? 201 : 200).json(settingsToJson(settings));
+      },
+    },
+    patch: {
+      guards: [admin],
+      jsonBody: true,
+      handler: async (req, res) => {
+        const maxId = parseWidening(req.body);
+        res.json(settingsToJson(await service.widen(req.params.name as string, maxId)));
       },
     },
   });

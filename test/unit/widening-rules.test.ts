@@ -1,0 +1,37 @@
+import { judgeWidening, parseWidening } from '../../src/core/widening.js';
+import type { SequenceSettings } from '../../src/core/sequence.js';
+import { sameButMaxId } from '../../src/core/sequence.js';
+import { BadRequestError, SequenceConflictError } from '../../src/errors.js';
+
+const int32: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 100n, startAfter: 1_500_000n, maxId: 2_147_483_647n, ids: 'ordered' });
+
+describe('widening rules', () => {
+  it('reads only maxId, as a number or a decimal string, and names every other field it refuses', () => {
+    expect(parseWidening({ maxId: '9223372036854775807' })).toBe(9_223_372_036_854_775_807n);
+    expect(parseWidening({ maxId: 4294967295 })).toBe(4_294_967_295n);
+    expect(() => parseWidening({ maxId: '5', blockSize: 10 })).toThrow(/"blockSize" is fixed/);
+    expect(() => parseWidening({ startAfter: 1, ids: 'opaque' })).toThrow(/"startAfter", "ids" are fixed/);
+    expect(() => parseWidening({})).toThrow(BadRequestError);
+    expect(() => parseWidening([])).toThrow(BadRequestError);
+    expect(() => parseWidening({ maxId: -1 })).toThrow(BadRequestError);
+  });
+
+  it('grows maxId, takes the same one as a repeat, and refuses to lower it', () => {
+    expect(judgeWidening(int32, 9_223_372_036_854_775_807n)).toBe(true);
+    expect(judgeWidening(int32, 2_147_483_647n)).toBe(false);
+    expect(() => judgeWidening(int32, 2_147_483_646n)).toThrow(SequenceConflictError);
+    expect(() => judgeWidening(int32, 1n)).toThrow(/can only grow/);
+  });
+
+  it("refuses any change to an opaque sequence's maxId, saying why", () => {
+    const opaque: SequenceSettings = { ...int32, ids: 'opaque', startAfter: 0n, maxId: 10_000_000n };
+    expect(() => judgeWidening(opaque, 20_000_000n)).toThrow(/keyed permutation .* IDs would repeat/);
+    expect(judgeWidening(opaque, 10_000_000n)).toBe(false);
+  });
+
+  it('holds rows that differ only by maxId for one sequence, and any other difference for another', () => {
+    expect(sameButMaxId(int32, { ...int32, maxId: 9n ** 18n })).toBe(true);
+    expect(sameButMaxId(int32, { ...int32, blockSize: 10n })).toBe(false);
+    expect(sameButMaxId(int32, { ...int32, ids: 'opaque' })).toBe(false);
+  });
+});
