@@ -38,6 +38,15 @@ CREATE TABLE IF NOT EXISTS ticketd_gated_sequences (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 
+-- Retired sequences (DELETE /v1/sequences/{name}): never issued again, and their names never reused.
+-- Their ticket table (counter kept) and claims stay; the ticket table gets a column more, so a REPLACE
+-- of any ticketd version fails on it, and the sequence is gated for this version (needs_version).
+CREATE TABLE IF NOT EXISTS ticketd_retired_sequences (
+  name       VARCHAR(48)  NOT NULL,
+  retired_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
 -- The oldest ticketd that may use this backend at all. Every ticketd since 0.6 reads it on each new
 -- connection and refuses the backend when it is older; init only ever raises it.
 CREATE TABLE IF NOT EXISTS ticketd_schema (

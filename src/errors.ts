@@ -57,7 +57,12 @@ export class SequenceConflictError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_CONFLICT';
 }
 
-/** The sequence has no IDs left at or below its maxId. Never retry: it will not come back. */
+/** The sequence was retired for good: nothing of it is issued again, and its name is never reused. */
+export class SequenceRetiredError extends TicketdError {
+  readonly code = 'TICKETD_SEQUENCE_RETIRED';
+}
+
+/** The sequence has no IDs left at or below its maxId (until it is widened). */
 export class SequenceExhaustedError extends TicketdError {
   readonly code = 'TICKETD_SEQUENCE_EXHAUSTED';
 }

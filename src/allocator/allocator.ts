@@ -250,6 +250,18 @@ export class Allocator {
     if (failed.length > 0) throw new BackendsUnavailableError(`maxId of sequence ${name} was not raised on ${failed.join('; ')}; repeat the request to complete it`);
   }
 
+  /**
+   * Retires the sequence on every backend, open ones included. Only once every backend has done so
+   * may the caller answer: from then on no backend hands a ticket of it to any ticketd.
+   */
+  async retireSequence(settings: SequenceSettings): Promise<void> {
+    const answers = await this.#everywhere((b) => b.retireSequence(settings), { includeOpen: true });
+    const refusal = answers.find((a) => !a.ok && a.error instanceof SchemaOutdatedError);
+    if (refusal !== undefined && !refusal.ok) throw refusal.error;
+    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
+    if (failed.length > 0) throw new BackendsUnavailableError(`sequence ${settings.name} was not retired on ${failed.join('; ')}; repeat the request to complete it (the backends that answered issue nothing of it already)`);
+  }
+
   /** This process's lanes of the sequence may serve up to a larger maxId: exhausted ones reopen. */
   reopen(name: string): void {
     for (const slot of this.#slots) slot.apply(name, { kind: 'widened' });

@@ -7,7 +7,7 @@ import pRetry from 'p-retry';
 import type { IdRange } from '../core/blocks.js';
 import { mustRecheck, needsCheck, usable } from '../core/lane.js';
 import { sameButMaxId, type SequenceSettings } from '../core/sequence.js';
-import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError } from '../errors.js';
+import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, SequenceRetiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendHealth } from './backend-health.js';
 import { emptyHandedError, type BackendSlot } from './backend-slot.js';
@@ -196,10 +196,11 @@ export class Refill {
     }
     if (batch.error === undefined) {
       this.#ctx.health.recordSuccess(slot);
-    } else if (batch.error instanceof CounterOverflowError) {
+    } else if (batch.error instanceof CounterOverflowError || batch.error instanceof SequenceRetiredError) {
+      // The sequence's own end, not the backend's fault: its breaker stays closed for the others.
       const last = fetched.accepted[fetched.accepted.length - 1];
       slot.apply(name, { kind: 'overflow', ticket: last });
-      this.#logExhausted(slot, name, last);
+      if (batch.error instanceof CounterOverflowError) this.#logExhausted(slot, name, last);
       stop = true;
     } else {
       this.#ctx.health.recordFailure(slot, batch.error);

@@ -84,6 +84,8 @@ export interface TicketBackend {
   createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
   /** Raises an ordered sequence's maxId to `maxId` (never lowers it); true when this backend's row changed. */
   widenSequence(name: string, maxId: bigint): Promise<boolean>;
+  /** Retires the sequence here for good: its ticket table takes no more tickets from any ticketd. Idempotent. */
+  retireSequence(settings: SequenceSettings): Promise<void>;
   /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */
   prepareSequence(name: string, firstTicket: bigint): Promise<void>;
   /**

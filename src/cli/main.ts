@@ -12,7 +12,7 @@ import { packageVersion } from '../paths.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
-import { TicketService } from '../service/ticket-service.js';
+import { SETTINGS_RECHECK_MS, TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
 import { addFleetCommands } from './fleet-commands.js';
@@ -98,7 +98,7 @@ program
     });
   });
 
-const sequences = program.command('sequences').description('create, widen or list sequences');
+const sequences = program.command('sequences').description('create, widen, retire or list sequences');
 sequences
   .command('create <name>')
   .description('create a sequence on every backend')
@@ -134,6 +134,17 @@ sequences
     });
   });
 sequences
+  .command('retire <name>')
+  .description('retire a sequence for good on every backend: no ticketd issues it again, and its name is never created again')
+  .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
+  .action(async (name: string, flags: { backends?: string; adminBackends?: string }) => {
+    await withService(flags, async (_allocator, service) => {
+      await service.retire(name);
+      console.log(`sequence ${name} is retired on every backend: no backend hands out a ticket of it; running ticketd processes stop serving it within ${SETTINGS_RECHECK_MS / 1000} s`);
+    });
+  });
+sequences
   .command('list')
   .description('list sequences and the backends that have them')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
@@ -144,7 +155,7 @@ sequences
       for (const u of list.unanswered) console.error(`ticketd: warning: backend ${u.backend} did not answer, so its sequences are not listed: ${u.reason}`);
       for (const s of list.sequences) {
         const { name, blockSize, startAfter, maxId, ids } = s.settings;
-        console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tids=${ids}\tbackends=${s.backends.join(',')}`);
+        console.log(`${name}\tblockSize=${blockSize}\tstartAfter=${startAfter}\tmaxId=${maxId}\tids=${ids}\tbackends=${s.backends.join(',')}${s.settings.retired === true ? '\tretired' : ''}`);
       }
     });
   });

@@ -20,6 +20,8 @@ const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids'];
 
 /** A sequence as stored on the backends. */
 export interface SequenceSettings extends BlockSettings {
+  /** Retired for good (DELETE): nothing of it is issued again. */
+  readonly retired?: true;
   readonly name: string;
   readonly ids: IdMode;
   /**
@@ -162,7 +164,7 @@ export function describeSettings(s: SequenceSettings): string {
 }
 
 /** The sequence's settings as JSON: integers as decimal strings, like IDs. */
-export function settingsToJson(s: SequenceSettings): Record<string, string> {
+export function settingsToJson(s: SequenceSettings): Record<string, string | boolean> {
   return {
     name: s.name,
     blockSize: String(s.blockSize),
@@ -170,5 +172,6 @@ export function settingsToJson(s: SequenceSettings): Record<string, string> {
     maxId: String(s.maxId),
     ids: s.ids,
     ...(s.scheme === undefined ? {} : { scheme: s.scheme }),
+    ...(s.retired === true ? { retired: true } : {}),
   };
 }

@@ -12,10 +12,16 @@
  */
 
 /** The version of this ticketd; a unit test holds it equal to package.json's. */
-export const THIS_VERSION = '0.7.0';
+export const THIS_VERSION = '0.8.0';
 
 /** The first version that reads gated sequences and checks needs_version: what a gated sequence needs at least. */
 export const GATE_VERSION = '0.6.0';
+
+/** The first version that knows retired sequences: what a retired sequence is gated for. */
+export const RETIRE_VERSION = '0.8.0';
+
+/** The column a retired sequence's ticket table gains: no ticketd's REPLACE gives it a value, so every one fails. */
+export const RETIRED_COLUMN = 'retired_ticketd_0_8';
 
 /** What a backend initialised by this version needs of the ticketd that uses it (ticketd_schema). */
 export const BACKEND_NEEDS_VERSION = '0.6.0';

@@ -72,6 +72,7 @@ export const openApiDocument = Object.freeze({
           startAfter: idString,
           maxId: idString,
           ids: { type: 'string', enum: ['ordered', 'opaque'] },
+          retired: { type: 'boolean', description: 'Present (true) once the sequence is retired: nothing of it is issued again.' },
           scheme: { type: 'string', description: 'Opaque sequences only: the permutation scheme stored with the key (feistel-aes256-v2 for new ones, feistel-aes256-v1 for those made by 0.4). It never changes.' },
         },
       },
@@ -286,6 +287,21 @@ export const openApiDocument = Object.freeze({
           '503': problemResponse('A backend did not answer (repeat to complete), or an opaque sequence meets a backend whose schema predates 0.6 (type /problems/schema-outdated: run npx ticketd init).'),
         },
       },
+      delete: {
+        operationId: 'retireSequence',
+        summary:
+          'Retire a sequence for good (admin). Once this answers, no backend hands a ticket of it to any ticketd, whatever its version; running processes of this version stop serving what they cached within 5 s (410 TICKETD_SEQUENCE_RETIRED). Its counters and claims stay, and its name is never created again (409). Repeating it completes what a backend that was down left.',
+        security: [{ admin: [] }],
+        parameters: [nameParam],
+        responses: {
+          '200': { description: 'Retired on every backend (also when it was already).', content: json({ $ref: '#/components/schemas/Sequence' }) },
+          '400': problemResponse('A name that does not match the pattern.'),
+          '401': problemResponse('No bearer token.'),
+          '403': problemResponse('Wrong token, or admin API disabled.'),
+          '404': problemResponse('Unknown sequence.'),
+          '503': problemResponse('A backend did not answer: repeat to complete (the backends that answered issue nothing of it already), or a backend’s schema predates 0.8 (type /problems/schema-outdated: run npx ticketd init).'),
+        },
+      },
       patch: {
         operationId: 'widenSequence',
         summary:
@@ -379,12 +395,16 @@ export const openApiDocument = Object.freeze({
 
 /**
  * What every operation can answer besides its own: a request Node's parser or the router refuses
- * (400, 431) and, where the operation reads a body, one over 16 KiB (413). Added here once, so no
- * operation can be documented without them.
+ * (400, 431), where the operation reads a body one over 16 KiB (413), and where it uses a sequence
+ * a retired one (410). Added here once, so no operation can be documented without them.
  */
 function withSharedAnswers<P extends Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>>(paths: P): P {
-  for (const item of Object.values(paths)) {
-    for (const operation of Object.values(item)) {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      // Whatever uses a sequence meets a retired one (creating it again is a 409, retiring it again a 200).
+      if (path.startsWith('/v1/sequences/{name}') && method !== 'put' && method !== 'delete') {
+        operation.responses['410'] ??= problemResponse('The sequence is retired (TICKETD_SEQUENCE_RETIRED): nothing of it is issued again.');
+      }
       if (operation.requestBody !== undefined) operation.responses['413'] ??= problemResponse('The body is larger than 16 KiB.');
       operation.responses['4XX'] ??= problemResponse('A malformed request: bad percent-encoding in the path or a request the HTTP parser refuses (400), a body over 16 KiB (413), headers over 16 KiB (431).');
     }

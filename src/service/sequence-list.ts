@@ -27,6 +27,8 @@ export async function listSequences(allocator: Allocator): Promise<SequenceList>
     if (!a.ok) continue;
     for (const settings of a.value) {
       const seen = listing.get(settings.name) ?? { settings, backends: [] };
+      // Retired on one backend is retired: a retirement under way shows as done where it is.
+      if (settings.retired === true) seen.settings = settings;
       seen.backends.push(a.backend);
       listing.set(settings.name, seen);
     }

@@ -8,7 +8,7 @@ import { ticketOfId, type IdRange } from '../core/blocks.js';
 import { ownsTicket } from '../core/stripes.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
-import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, UpgradeRequiredError, type TicketdError } from '../errors.js';
+import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, SequenceRetiredError, UpgradeRequiredError, type TicketdError } from '../errors.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
 import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
@@ -16,6 +16,9 @@ import { EncoderThread } from './encoder-thread.js';
 import { codecFor, type IdCodec } from './id-codec.js';
 import { listSequences, type SequenceList } from './sequence-list.js';
 import type { IssuedIds } from './opaque-ids.js';
+
+/** How often a sequence served from memory is read again from the backends (retired? widened?). */
+export const SETTINGS_RECHECK_MS = 5000;
 
 /** How long a name no backend had is answered 404 without asking the backends again. */
 export const UNKNOWN_SEQUENCE_TTL_MS = 1000;
@@ -34,6 +37,9 @@ interface Entry {
   settings: SequenceSettings;
   readonly cache: RangeCache;
   capacity: CapacityTracker;
+  /** When this process last read the sequence from the backends (retired? widened?), and whether it is reading it now. */
+  checkedAt: number;
+  checking: boolean;
   /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
   readonly codec: IdCodec;
 }
@@ -79,6 +85,7 @@ export class TicketService {
   tryIssue(name: string, count: number): IssuedIds | undefined {
     const entry = this.#entries.get(name);
     if (entry === undefined) return undefined;
+    this.#checkDue(entry);
     return entry.codec.tryTake(count);
   }
 
@@ -124,7 +131,10 @@ export class TicketService {
   /** The sequence's cache and settings, loaded from the backends on first use. */
   #entry(name: string): Entry | Promise<Entry> {
     const known = this.#entries.get(name);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.#checkDue(known);
+      return known;
+    }
     assertSequenceName(name);
     const refused = this.#refused.get(name);
     if (refused !== undefined && this.#clock() - refused.at < UNKNOWN_SEQUENCE_TTL_MS) return Promise.reject(refused.error);
@@ -151,6 +161,11 @@ export class TicketService {
       if (failed.length === 0) this.#remember(name, unknown);
       throw unknown;
     }
+    if (found.some((f) => f.settings.retired === true)) {
+      const retired = new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`);
+      this.#remember(name, retired);
+      throw retired;
+    }
     for (const other of found) {
       const conflict = sameButMaxId(other.settings, first.settings) ? undefined : conflictOf(other.settings, first.settings);
       if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
@@ -174,6 +189,8 @@ export class TicketService {
     const entry: Entry = {
       settings,
       capacity,
+      checkedAt: this.#clock(),
+      checking: false,
       cache,
       codec: codecFor(settings, (n) => cache.tryTake(n), this.#encoder),
     };
@@ -198,14 +215,46 @@ export class TicketService {
   }
 
   /**
-   * The sequence as the answering backends hold it now, when they all hold a larger maxId than this
-   * process: the smallest of theirs, the bound every one of them has. Undefined otherwise.
+   * Reads the sequence from the backends afresh and follows what changed: retired on any backend
+   * that answered (this process drops it and refuses it from now on), or a larger maxId on every one
+   * of them (it serves up to the smallest of theirs, the bound every one has).
    */
-  async #widened(entry: Entry): Promise<SequenceSettings | undefined> {
+  async #refresh(entry: Entry): Promise<'retired' | 'widened' | 'same'> {
     const rows = (await this.#allocator.readSequence(entry.settings.name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
-    if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, entry.settings))) return undefined;
+    entry.checkedAt = this.#clock();
+    if (rows.some((r) => r.retired === true)) {
+      this.#drop(entry);
+      return 'retired';
+    }
+    if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, entry.settings))) return 'same';
     const maxId = rows.reduce((least, r) => (r.maxId < least ? r.maxId : least), rows[0]!.maxId);
-    return maxId > entry.settings.maxId ? { ...entry.settings, maxId } : undefined;
+    if (maxId <= entry.settings.maxId) return 'same';
+    this.#adopt(entry, { ...entry.settings, maxId });
+    return 'widened';
+  }
+
+  /**
+   * Every SETTINGS_RECHECK_MS a sequence served from memory is read again, in the background: a
+   * process holding cached blocks of a sequence retired elsewhere stops within that time.
+   */
+  #checkDue(entry: Entry): void {
+    if (entry.checking || this.#clock() - entry.checkedAt < SETTINGS_RECHECK_MS) return;
+    entry.checking = true;
+    void this.#refresh(entry)
+      .catch(() => undefined)
+      .finally(() => {
+        entry.checking = false;
+        entry.checkedAt = this.#clock();
+      });
+  }
+
+  /** A retired sequence: its cache is dropped (a gap, never a repeat) and it is refused from now on. */
+  #drop(entry: Entry): SequenceRetiredError {
+    const name = entry.settings.name;
+    const retired = new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`);
+    if (this.#entries.get(name) === entry) this.#entries.delete(name);
+    this.#remember(name, retired);
+    return retired;
   }
 
   #remember(name: string, error: TicketdError): void {
@@ -229,12 +278,10 @@ export class TicketService {
       return ranges;
     } catch (error) {
       if (error instanceof SequenceExhaustedError && !widenedOnce) {
-        // Exhausted at this process's bound: the backends may hold a wider one (PATCH, from any process).
-        const wider = await this.#widened(entry);
-        if (wider !== undefined) {
-          this.#adopt(entry, wider);
-          return this.#fetch(entry, tickets, late, true);
-        }
+        // No backend gave a ticket: the sequence may have been widened (PATCH) or retired (DELETE), from any process.
+        const now = await this.#refresh(entry);
+        if (now === 'widened') return this.#fetch(entry, tickets, late, true);
+        if (now === 'retired') throw this.#drop(entry);
       }
       if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
       // Why no backend issued names tickets: not for an opaque sequence's clients (the log and the admin's detail keep it).
@@ -262,11 +309,31 @@ export class TicketService {
   async widen(name: string, maxId: bigint): Promise<SequenceSettings> {
     const entry = await this.#entry(name);
     // Judged against what the backends hold, not this process's copy: another may have widened it.
-    const current = (await this.#widened(entry)) ?? entry.settings;
-    if (judgeWidening(current, maxId)) await this.#allocator.widenSequence(name, maxId);
-    const settings = { ...current, maxId };
-    if (settings.maxId > entry.settings.maxId) this.#adopt(entry, settings);
+    if ((await this.#refresh(entry)) === 'retired') throw this.#drop(entry);
+    if (judgeWidening(entry.settings, maxId)) await this.#allocator.widenSequence(name, maxId);
+    if (maxId > entry.settings.maxId) this.#adopt(entry, { ...entry.settings, maxId });
     return entry.settings;
+  }
+
+  /**
+   * Retires the sequence on every backend, for good (Allocator.retireSequence); repeating it on a
+   * retired one completes what a backend that did not answer left. Returns its settings.
+   */
+  async retire(name: string): Promise<SequenceSettings> {
+    assertSequenceName(name);
+    const answers = await this.#allocator.readSequence(name);
+    const row = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
+    if (row === undefined) {
+      if (answers.every((a) => !a.ok)) throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name}`);
+      throw new SequenceNotFoundError(`sequence ${name} does not exist`);
+    }
+    const needs = newerNeeded(row);
+    if (needs !== undefined) throw new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`);
+    await this.#allocator.retireSequence(row);
+    const entry = this.#entries.get(name);
+    if (entry !== undefined) this.#drop(entry);
+    else this.#remember(name, new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`));
+    return { ...row, retired: true };
   }
 
   /** Every sequence found on a reachable backend, with the backends that have it, and the backends that did not answer. */

@@ -116,6 +116,35 @@ describe('an earlier release beside this one', () => {
     expect(ids.filter((id) => id > intMax)).toHaveLength(20_000);
   }, 60_000);
 
+  it('0.7.0, which has never heard of retiring, stops issuing a sequence retired beside it once its cache is spent; no ID twice', async () => {
+    const seven = buildRelease('0.7.0');
+    if ('unavailable' in seven) {
+      console.log(`old-release test of 0.7.0 does not run: ${seven.unavailable}`);
+      return;
+    }
+    const old = await spawnTicketd(pair.backendsUrl, {}, seven.main);
+    children.push(old);
+    const fresh = await spawnNew();
+    expect(await putSequence(fresh.url, 'short_lived', { blockSize: 10 })).toBe(201);
+    const ledger = new IdLedger();
+    const load = startLoad(ledger, [{ url: old.url, name: 'old' }, { url: fresh.url, name: 'new' }], 'short_lived', 4);
+    await sleep(1500);
+    const retired = await fetch(`${fresh.url}/v1/sequences/short_lived`, { method: 'DELETE', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    expect(retired.status).toBe(200);
+    const servedAtRetire = ledger.servedBy('old');
+    await sleep(2000);
+    const servedAfter = ledger.servedBy('old') - servedAtRetire;
+    const lastSecond = ledger.servedBy('old');
+    await sleep(1000);
+    await load.stop();
+    console.log(`0.7.0 beside a retirement: it served ${servedAfter} IDs after DELETE answered (its cache), then ${ledger.servedBy('old') - lastSecond} in the last second; ${ledger.unique} IDs in all, ${ledger.repeats.length} repeated`);
+    // What it had cached (a few blocks of 10), then nothing: no backend gives it a ticket.
+    expect(servedAfter).toBeLessThan(2000);
+    expect(ledger.servedBy('old') - lastSecond).toBe(0);
+    expect(ledger.repeats).toEqual([]);
+    expect((await fetch(`${fresh.url}/v1/sequences/short_lived/next`)).status).toBe(410);
+  }, 120_000);
+
   it('init gates an opaque sequence an earlier version left readable; a 0.3.0 that loaded it can take no more tickets', async () => {
     if ('unavailable' in built) return;
     const [old, n1] = [await spawnOld(), await spawnNew()];

@@ -14,6 +14,8 @@ const CLIENT_TOKEN = 'sealed-client-token-0123456789';
 const ORDERED = 'contract';
 const SEALED = 'sealed';
 const POOL = 'cpool';
+/** Retired by its DELETE example; then every other route meets a retired sequence (410). */
+const DOOMED = 'doomed';
 
 /** What a request example asks for; `auth` names the bearer it carries. */
 interface Example {
@@ -56,6 +58,7 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
   'GET /v1/sequences/{name}/next': () => ({
     valid: [{ name: 'one', params: { name: ORDERED } }],
     invalid: [
+      { name: 'retired', params: { name: DOOMED } },
       { name: 'unknown', params: { name: 'nope' } },
       { name: 'bad escape', params: { name: '%ZZ' } },
     ],
@@ -123,6 +126,15 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
       { name: 'too large', params: { name: 'other' }, auth: 'admin', body: { blockSize: 1, pad: big } },
       { name: 'no token', params: { name: ORDERED }, body: { blockSize: 100 } },
       { name: 'wrong token', params: { name: ORDERED }, auth: 'wrong', body: { blockSize: 100 } },
+    ],
+  }),
+  'DELETE /v1/sequences/{name}': () => ({
+    valid: [{ name: 'retire', params: { name: DOOMED }, auth: 'admin' }],
+    invalid: [
+      { name: 'unknown', params: { name: 'nope' }, auth: 'admin' },
+      { name: 'bad name', params: { name: 'Bad' }, auth: 'admin' },
+      { name: 'no token', params: { name: ORDERED } },
+      { name: 'wrong token', params: { name: ORDERED }, auth: 'wrong' },
     ],
   }),
   'PATCH /v1/sequences/{name}': () => ({
@@ -210,6 +222,7 @@ describe('every answer as /openapi.json documents it, with backends up, one down
     for (const [path, body] of [
       [`/v1/sequences/${ORDERED}`, { blockSize: 100 }],
       [`/v1/sequences/${SEALED}`, { blockSize: 100, ids: 'opaque' }],
+      [`/v1/sequences/${DOOMED}`, { blockSize: 100 }],
       [`/v1/worker-pools/${POOL}`, { workerBits: 3 }],
     ] as const) {
       const res = await fetch(`${server.url}${path}`, { method: 'PUT', headers: admin, body: JSON.stringify(body) });

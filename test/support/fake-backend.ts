@@ -87,6 +87,9 @@ export class FakeServer {
       widenSequence: async () => {
         throw new Error('the fake backend does not widen sequences');
       },
+      retireSequence: async () => {
+        throw new Error('the fake backend does not retire sequences');
+      },
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {

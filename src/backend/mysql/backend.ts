@@ -8,7 +8,7 @@ import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch } fro
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
-import { createSequence, gateSequences, readSequences, widenSequence } from './sequence-sql.js';
+import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { WorkerSql } from './worker-sql.js';
 
@@ -98,6 +98,10 @@ export class Backend implements TicketBackend {
 
   widenSequence(name: string, maxId: bigint): Promise<boolean> {
     return widenSequence(this.#pools, name, maxId);
+  }
+
+  retireSequence(settings: SequenceSettings): Promise<void> {
+    return retireSequence(this.#pools, this.#tickets, settings);
   }
 
   prepareSequence(name: string, firstTicket: bigint): Promise<void> {

@@ -1,5 +1,5 @@
 /** MySQL's error numbers, told apart in one place and turned into ticketd's errors here only. */
-import { BackendAccessDeniedError, CounterOverflowError } from '../../errors.js';
+import { BackendAccessDeniedError, CounterOverflowError, SequenceRetiredError } from '../../errors.js';
 
 const ER_BAD_DB_ERROR = 1049;
 const ER_DUP_ENTRY = 1062;
@@ -47,6 +47,16 @@ export function serverAnswered(error: unknown): boolean {
 export function accessError(error: unknown, label: string): unknown {
   if (!ACCESS_DENIED.has(errnoOf(error) ?? 0)) return error;
   return new BackendAccessDeniedError(`backend ${label}: ${(error as Error).message}`, { cause: error });
+}
+
+/**
+ * A REPLACE into a retired sequence's ticket table, which has a column more than the values this
+ * ticketd's REPLACE gives by position (ER_WRONG_VALUE_COUNT_ON_ROW), as ticketd's error; other
+ * errors as they are.
+ */
+export function retiredError(error: unknown, label: string, sequence: string): unknown {
+  if (errnoOf(error) !== 1136) return error;
+  return new SequenceRetiredError(`sequence ${sequence} is retired on ${label}: its ticket table takes no more tickets`, { cause: error });
 }
 
 /** A counter at its column's maximum, as ticketd's error; other errors as they are. */

@@ -2,7 +2,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
-import { DECOY_SETTINGS, GATE_VERSION, gateFor, newerNeeded, THIS_VERSION } from '../../core/versions.js';
+import { DECOY_SETTINGS, GATE_VERSION, gateFor, newerNeeded, RETIRE_VERSION, THIS_VERSION } from '../../core/versions.js';
 import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from '../../errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
@@ -11,6 +11,7 @@ import type { TicketSql } from './ticket-sql.js';
 const COLUMNS = 's.name, s.block_size, s.start_after, s.max_id';
 const KEYS = 'k.scheme, k.id_key';
 const GATED = 'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
+const RETIRED = 'r.retired_at';
 
 /**
  * Sequence rows (one, or all) with their keys and gated settings. A backend of an older schema
@@ -21,7 +22,9 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
   const where = name === undefined ? '' : ' WHERE s.name = ?';
   const keys = ' LEFT JOIN ticketd_sequence_keys k ON k.name = s.name';
   const gated = ' LEFT JOIN ticketd_gated_sequences g ON g.name = s.name';
+  const retired = ' LEFT JOIN ticketd_retired_sequences r ON r.name = s.name';
   const queries = [
+    `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED} FROM ticketd_sequences s${keys}${gated}${retired}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED} FROM ticketd_sequences s${keys}${gated}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS} FROM ticketd_sequences s${keys}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS} FROM ticketd_sequences s${where} ORDER BY s.name`,
@@ -47,6 +50,8 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
     const needs = newerNeeded(existing);
     // Its settings may hold what this version cannot compare (a later mode, another key): never touch it.
     if (needs !== undefined) throw new UpgradeRequiredError(`sequence ${settings.name} on ${db.label} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`);
+    // A retired name never starts again from its first IDs: consumers keyed on (sequence, ID) would meet them twice.
+    if (existing.retired === true) throw new SequenceConflictError(`sequence ${settings.name} was retired on ${db.label}; a retired name is never created again: choose another name`);
     assertSame(db.label, existing, settings);
     return false;
   }
@@ -94,6 +99,31 @@ export async function widenSequence(db: Db, name: string, maxId: bigint): Promis
     conn.query<ResultSetHeader>({ sql: 'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ?', values: [String(maxId), name, String(maxId)], timeout: db.options.queryTimeoutMs }),
   );
   return result.affectedRows > 0;
+}
+
+/**
+ * Retires the sequence on this backend, for good (core/versions.ts, RETIRE_VERSION): first its ticket
+ * table stops taking tickets from any ticketd (TicketSql.retireTicketTable), then, in one transaction,
+ * it is recorded retired and gated for this version, its row the decoy. Counter and claims stay.
+ * Idempotent: a repeat completes what a failure left.
+ */
+export async function retireSequence(db: Db, tickets: TicketSql, settings: SequenceSettings): Promise<void> {
+  await tickets.retireTicketTable(settings.name);
+  await db.withAdminConnection(async (conn) => {
+    await conn.beginTransaction();
+    try {
+      await conn.query('INSERT IGNORE INTO ticketd_retired_sequences (name) VALUES (?)', [settings.name]);
+      await conn.query(
+        'INSERT INTO ticketd_gated_sequences (name, block_size, start_after, max_id, needs_version) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE needs_version = VALUES(needs_version)',
+        [...rowValues(settings.name, settings), RETIRE_VERSION],
+      );
+      await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [...rowValues(settings.name, DECOY_SETTINGS).slice(1), settings.name]);
+      await conn.commit();
+    } catch (error) {
+      await conn.rollback().catch(() => undefined);
+      throw isNoSuchTable(error) ? new SchemaOutdatedError(`backend ${db.label} has no ticketd_retired_sequences (schema of a ticketd before ${RETIRE_VERSION}); run npx ticketd init, then repeat`, { cause: error }) : error;
+    }
+  });
 }
 
 function assertSame(label: string, existing: SequenceSettings, wanted: SequenceSettings): void {
@@ -146,6 +176,7 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     maxId: BigInt(String(gated ? row.gated_max_id : row.max_id)),
     ids: row.id_key === null || row.id_key === undefined ? 'ordered' : 'opaque',
     ...(gated ? { needsVersion: String(row.needs_version) } : {}),
+    ...(row.retired_at !== null && row.retired_at !== undefined ? { retired: true } : {}),
   });
   if (!gated && settings.maxId <= settings.startAfter) {
     throw new SequenceConflictError(`sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`);

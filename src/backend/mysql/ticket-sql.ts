@@ -2,9 +2,9 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import pRetry from 'p-retry';
 import { MAX_UINT64 } from '../../core/blocks.js';
-import { GATED_STUB_COLUMN } from '../../core/versions.js';
+import { GATED_STUB_COLUMN, RETIRED_COLUMN } from '../../core/versions.js';
 import type { TicketBatch } from '../ticket-backend.js';
-import { isDeadlock, overflowError } from './errors.js';
+import { isDeadlock, overflowError, retiredError } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import { createTicketTableStatement, ticketTable } from './schema.js';
 
@@ -28,7 +28,7 @@ export class TicketSql {
     void tail.then(() => {
       if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
     });
-    return run;
+    return run.then((batch) => (batch.error === undefined ? batch : { ...batch, error: retiredError(batch.error, this.#db.label, sequence) }));
   }
 
   async #replaceRun(table: string, count: number): Promise<TicketBatch> {
@@ -89,6 +89,27 @@ export class TicketSql {
       if (rows.length === 0) return;
       await conn.query({ sql: `ALTER TABLE ${table} RENAME COLUMN stub TO ${GATED_STUB_COLUMN}`, timeout: this.#db.options.ddlTimeoutMs });
     });
+  }
+
+  /**
+   * Stops the ticket table taking tickets from any ticketd, at once and for good (a retired sequence):
+   * its stub column is renamed, as gating does, which stops 0.5 and older (they REPLACE by column
+   * name), and it gains a column, which stops every later one (they REPLACE by position, two values).
+   * The counter and the rows are kept. Idempotent.
+   */
+  retireTicketTable(name: string): Promise<void> {
+    const table = ticketTable(name);
+    return this.gateTicketTable(name).then(() =>
+      this.#db.withAdminConnection(async (conn) => {
+        const [rows] = await conn.query<RowDataPacket[]>({
+          sql: 'SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?',
+          values: [`tickets_${name}`, RETIRED_COLUMN],
+          timeout: this.#db.options.queryTimeoutMs,
+        });
+        if (rows.length > 0) return;
+        await conn.query({ sql: `ALTER TABLE ${table} ADD COLUMN ${RETIRED_COLUMN} TINYINT NOT NULL DEFAULT 1`, timeout: this.#db.options.ddlTimeoutMs });
+      }),
+    );
   }
 
   /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */

@@ -38,6 +38,12 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
         res.status(created ? 201 : 200).json(settingsToJson(settings));
       },
     },
+    delete: {
+      guards: [admin],
+      handler: async (req, res) => {
+        res.json(settingsToJson(await service.retire(req.params.name as string)));
+      },
+    },
     patch: {
       guards: [admin],
       jsonBody: true,
