@@ -6,8 +6,9 @@ import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings }
 import { largestIncrement } from '../core/stripes.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
-import { alterLegacy, connectLegacy, connectReadOnly, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
-import { formatPlan, planMigration, type MigrationPlan } from '../migrate/plan.js';
+import { alterLegacy, connectLegacy, connectReadOnly, readIdsAbove, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
+import { formatRollback, highestIdEverIssued, planRollback, ROWS_SHOWN, type RollbackPlan } from '../migrate/rollback.js';
+import { formatPlan, planMigration, share, type MigrationPlan } from '../migrate/plan.js';
 import { verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
 import type { TicketService } from '../service/ticket-service.js';
@@ -62,7 +63,7 @@ export function addMigrateCommands(program: Command, withService: WithService, s
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
       const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
       const { existing, fleet } = await readFleet(plan.settings.name, flags, withService);
-      if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing), null, 2));
+      if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing, fleet), null, 2));
       else for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing, fleet })) console.log(line);
       if (flags.source !== undefined && redact(flags.source) !== flags.source && flags.json !== true) {
         console.log(`(*** stands for the password of --source; or export TICKETD_SOURCE='<the URL>' and leave --source out)`);
@@ -84,6 +85,49 @@ export function addMigrateCommands(program: Command, withService: WithService, s
     .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(source(flags), flags, withService));
+
+  common(migrate.command('rollback'))
+    .description('take a migration back to the legacy AUTO_INCREMENT, above every ID ticketd could have issued; plans, and --apply does it (the sequence must be retired first)')
+    .option('--apply', 'set AUTO_INCREMENT on the legacy table (adding it to the column if apply --alter removed it)')
+    .option('--json', 'print the plan as JSON')
+    .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+    .action((flags: MigrateFlags & { apply?: boolean; json?: boolean }) => runRollback(source(flags), flags, withService));
+}
+
+/** `migrate rollback`: AUTO_INCREMENT above every ID of every block any backend's tickets could map to. */
+async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean; json?: boolean }, withService: WithService): Promise<void> {
+  await withLegacy(url, flags, flags.apply === true ? connectLegacy : connectReadOnly, async (conn, table) => {
+    const name = sequenceName(flags, table);
+    await withService(flags, async (allocator) => {
+      // Every backend's counter bounds the tickets taken: one that does not answer could hide the highest.
+      await requireEveryBackend(allocator, 'migrate');
+      const rows = (await allocator.readSequence(name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+      const settings = rows.find((r) => r.retired === true) ?? rows[0];
+      if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
+      const highestTicket = await allocator.highestTicketUsed(name);
+      const rowsAbove = await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN);
+      const plan = planRollback(settings, highestTicket, table, rowsAbove);
+      const apply = flags.apply === true && plan.refusal === undefined && !plan.done;
+      if (apply) await alterLegacy(conn, plan.statement);
+      if (flags.json === true) console.log(JSON.stringify(rollbackToJson(plan, apply), null, 2));
+      else for (const line of formatRollback(plan, apply)) console.log(line);
+      if (plan.refusal !== undefined) throw new MigrationRefusedError(plan.refusal);
+    });
+  });
+}
+
+function rollbackToJson(plan: RollbackPlan, applied: boolean): Record<string, unknown> {
+  return {
+    sequence: plan.sequence,
+    table: plan.table,
+    highestTicket: String(plan.highestTicket),
+    highestId: String(plan.highestId),
+    nextAutoIncrement: String(plan.nextAutoIncrement),
+    statement: plan.statement,
+    refusal: plan.refusal ?? null,
+    done: plan.done,
+    applied,
+  };
 }
 
 /** `migrate apply`: creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
@@ -210,8 +254,10 @@ async function readFleet(name: string, flags: MigrateFlags, withService: WithSer
   return found;
 }
 
-function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined): Record<string, unknown> {
+function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined, fleet: { backends: number; increment: bigint } | undefined): Record<string, unknown> {
   const t = plan.table;
+  const range = t.maxId - plan.settings.startAfter;
+  const reach = share(fleet);
   return {
     table: t.name,
     column: t.column,
@@ -226,7 +272,10 @@ function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined)
     maxId: String(plan.settings.maxId),
     ids: plan.settings.ids,
     headroom: String(plan.headroom),
-    lastsSeconds: plan.lastsSeconds ?? null,
+    lastsSeconds: plan.lastsSeconds === undefined ? null : plan.lastsSeconds * reach,
+    idsLeft: String(range),
+    // The share of the range the backends reach: each issues one residue class of the increment (the text plan prints it too).
+    reach: fleet === undefined ? null : { backends: fleet.backends, increment: String(fleet.increment), share: reach, idsReachable: String(reach === 1 ? range : (range * BigInt(fleet.backends)) / fleet.increment) },
     alterStatement: plan.alterStatement,
     insertStatement: plan.insertStatement,
     exists: existing !== undefined,

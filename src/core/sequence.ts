@@ -130,7 +130,8 @@ export function sameSettings(a: SequenceSettings, b: SequenceSettings): boolean 
  * a widening in progress, or a process that has not re-read it. Both map tickets to the same IDs.
  */
 export function sameButMaxId(a: SequenceSettings, b: SequenceSettings): boolean {
-  return sameSettings({ ...a, maxId: b.maxId }, b);
+  // Field by field, not a spread copy: the key is a non-enumerable property, which a spread drops.
+  return sameExceptKeyAndMaxId(a, b) && sameKey(a.key, b.key);
 }
 
 /** True when two sequences agree on everything but hold different keys (messages say so, never the keys). */
@@ -139,8 +140,12 @@ export function onlyKeyDiffers(a: SequenceSettings, b: SequenceSettings): boolea
 }
 
 function sameExceptKey(a: SequenceSettings, b: SequenceSettings): boolean {
+  return sameExceptKeyAndMaxId(a, b) && a.maxId === b.maxId;
+}
+
+function sameExceptKeyAndMaxId(a: SequenceSettings, b: SequenceSettings): boolean {
   const sameScheme = a.scheme === undefined || b.scheme === undefined || a.scheme === b.scheme;
-  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.maxId === b.maxId && a.ids === b.ids && sameScheme;
+  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.ids === b.ids && sameScheme;
 }
 
 function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {

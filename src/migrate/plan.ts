@@ -89,7 +89,7 @@ function insertStatementFor(table: LegacyTable): string {
 }
 
 /** The share of tickets the backends issue: each takes one residue class of the increment. */
-function share(fleet: NextSteps['fleet']): number {
+export function share(fleet: NextSteps['fleet']): number {
   return fleet === undefined || BigInt(fleet.backends) >= fleet.increment ? 1 : fleet.backends / Number(fleet.increment);
 }
 

@@ -72,6 +72,8 @@ describe('fuzzing the HTTP API', () => {
         // Only PUTs with the admin token create sequences; keep those few and with known names.
         const auth = pick(auths);
         if (method === 'PUT' && auth?.includes(TEST_ADMIN_TOKEN) && rnd() < 0.9) path = '/v1/sequences/not%20valid';
+        // An admin DELETE retires a sequence for good, on the pair every suite shares: only unknown names.
+        if (method === 'DELETE' && auth?.includes(TEST_ADMIN_TOKEN)) path = '/v1/sequences/no_such_seq';
         const body = method === 'GET' || method === 'HEAD' ? '' : pick(bodies);
         const headers: Record<string, string> = {};
         if (auth !== undefined) headers.authorization = auth.replace(/[^\x20-\x7e]/g, '?');

@@ -1,6 +1,6 @@
 import { judgeWidening, parseWidening } from '../../src/core/widening.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
-import { sameButMaxId } from '../../src/core/sequence.js';
+import { sameButMaxId, withKey } from '../../src/core/sequence.js';
 import { BadRequestError, SequenceConflictError } from '../../src/errors.js';
 
 const int32: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 100n, startAfter: 1_500_000n, maxId: 2_147_483_647n, ids: 'ordered' });
@@ -33,5 +33,10 @@ describe('widening rules', () => {
     expect(sameButMaxId(int32, { ...int32, maxId: 9n ** 18n })).toBe(true);
     expect(sameButMaxId(int32, { ...int32, blockSize: 10n })).toBe(false);
     expect(sameButMaxId(int32, { ...int32, ids: 'opaque' })).toBe(false);
+    // Keys are compared although they are not enumerable (a spread copy would lose them).
+    const opaque: SequenceSettings = { ...int32, ids: 'opaque', startAfter: 0n, maxId: 10_000_000n };
+    const keyed = withKey(opaque, new Uint8Array(32).fill(1), 'feistel-aes256-v2');
+    expect(sameButMaxId(keyed, withKey(opaque, new Uint8Array(32).fill(1), 'feistel-aes256-v2'))).toBe(true);
+    expect(sameButMaxId(keyed, withKey(opaque, new Uint8Array(32).fill(2), 'feistel-aes256-v2'))).toBe(false);
   });
 });
