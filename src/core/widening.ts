@@ -5,7 +5,7 @@
  * lets later tickets serve, and a process that still holds the smaller one only stops early.
  */
 import { BadRequestError, SequenceConflictError } from '../errors.js';
-import { parseUnsigned, type SequenceSettings } from './sequence.js';
+import { parseUnsigned, sameButMaxId, type SequenceSettings } from './sequence.js';
 
 /** What a PATCH asks: the new maxId; anything else in the body is refused by name. */
 export function parseWidening(body: unknown): bigint {
@@ -32,4 +32,16 @@ export function judgeWidening(current: SequenceSettings, maxId: bigint): boolean
     throw new SequenceConflictError(`sequence ${current.name} has maxId ${current.maxId}; it can only grow (IDs up to it may already be issued), not go down to ${maxId}`);
   }
   return maxId > current.maxId;
+}
+
+/**
+ * What a process serving `current` makes of the sequence's rows as the backends that answered hold
+ * them now: retired on any of them ends it; a larger maxId on every one of them widens it to the
+ * smallest of theirs (the bound each has); anything else leaves it as it is.
+ */
+export function judgeRows(current: SequenceSettings, rows: readonly SequenceSettings[]): { readonly kind: 'retired' } | { readonly kind: 'widened'; readonly maxId: bigint } | { readonly kind: 'same' } {
+  if (rows.some((r) => r.retired === true)) return { kind: 'retired' };
+  if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, current))) return { kind: 'same' };
+  const maxId = rows.reduce((least, r) => (r.maxId < least ? r.maxId : least), rows[0]!.maxId);
+  return maxId > current.maxId ? { kind: 'widened', maxId } : { kind: 'same' };
 }

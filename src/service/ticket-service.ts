@@ -1,29 +1,22 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import { Allocator, type BackendStatus, type ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
-import { RangeCache } from '../cache/range-cache.js';
-import { assertSequenceName, conflictOf, describeSettings, sameButMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
-import { judgeWidening } from '../core/widening.js';
-import { ticketOfId, type IdRange } from '../core/blocks.js';
-import { ownsTicket } from '../core/stripes.js';
+import { assertSequenceName, type IdMode, type SequenceSettings } from '../core/sequence.js';
+import { judgeRows, judgeWidening } from '../core/widening.js';
+import type { IdRange } from '../core/blocks.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
-import { BackendsUnavailableError, IdNotIssuedError, SequenceConflictError, SequenceExhaustedError, SequenceNotFoundError, SequenceRetiredError, UpgradeRequiredError, type TicketdError } from '../errors.js';
-import { newerNeeded, THIS_VERSION } from '../core/versions.js';
+import { BackendsUnavailableError, SequenceExhaustedError, SequenceRetiredError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { CapacityTracker, type CapacityStatus } from './capacity.js';
+import type { CapacityStatus } from './capacity.js';
 import { EncoderThread } from './encoder-thread.js';
-import { codecFor, type IdCodec } from './id-codec.js';
+import { SequenceEntry, type CacheStatus } from './sequence-entry.js';
 import { listSequences, type SequenceList } from './sequence-list.js';
+import { MAX_UNKNOWN_SEQUENCES, RefusedNames } from './refused-names.js';
+import { resolveSequence, retiredError, rowToRetire } from './sequence-rows.js';
+import { decodeId, type DecodedId } from './decode.js';
+
 import type { IssuedIds } from './opaque-ids.js';
-
-/** How often a sequence served from memory is read again from the backends (retired? widened?). */
-export const SETTINGS_RECHECK_MS = 5000;
-
-/** How long a name no backend had is answered 404 without asking the backends again. */
-export const UNKNOWN_SEQUENCE_TTL_MS = 1000;
-/** Names remembered as unknown at most (the oldest are forgotten first). */
-export const MAX_UNKNOWN_SEQUENCES = 10_000;
 
 /** Dependencies of the service. */
 export interface TicketServiceOptions {
@@ -32,45 +25,18 @@ export interface TicketServiceOptions {
   readonly clock?: Clock;
 }
 
-interface Entry {
-  /** Replaced only by #adopt, when the sequence's maxId grew. */
-  settings: SequenceSettings;
-  readonly cache: RangeCache;
-  capacity: CapacityTracker;
-  /** When this process last read the sequence from the backends (retired? widened?), and whether it is reading it now. */
-  checkedAt: number;
-  checking: boolean;
-  /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
-  readonly codec: IdCodec;
-}
-
-/** Where an ID of a sequence came from (the admin decode route). */
-export interface DecodedId {
-  readonly sequence: string;
-  readonly id: bigint;
-  readonly ids: SequenceSettings['ids'];
-  readonly ordered: bigint;
-  readonly ticket: bigint;
-  /** The backend whose residue class holds the ticket; undefined when no known backend's does. */
-  readonly backend: string | undefined;
-}
-
 /** Issues IDs from per-sequence caches and manages sequences on every backend. */
 export class TicketService {
   readonly #allocator: Allocator;
   readonly #logger: Logger;
   readonly #clock: Clock;
-  readonly #entries = new Map<string, Entry>();
-  readonly #resolving = new Map<string, Promise<Entry>>();
+  readonly #entries = new Map<string, SequenceEntry>();
+  readonly #resolving = new Map<string, Promise<SequenceEntry>>();
   /** Where opaque sequences' IDs are encoded ahead, off the thread that answers requests. */
   readonly #encoder = new EncoderThread((error) => this.#logger.warn({ err: errorText(error) }, 'the encoder thread failed: opaque IDs are encoded on the request thread from now on'));
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
-  /**
-   * Names refused on loading, when and why: no backend had them, or they need a newer ticketd. A
-   * burst of requests for them asks MySQL once.
-   */
-  readonly #refused = new Map<string, { readonly at: number; readonly error: TicketdError }>();
+  readonly #refused: RefusedNames;
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
 
@@ -79,6 +45,7 @@ export class TicketService {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
+    this.#refused = new RefusedNames(this.#clock);
   }
 
   /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
@@ -99,21 +66,12 @@ export class TicketService {
   }
 
   /**
-   * Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P).
-   * An ID outside the domain, or whose ticket is above its backend's last ticket, was never handed
-   * out: IdNotIssuedError says so instead of answering a plausible ticket.
+   * Which ordered ID, ticket and backend an ID of the sequence stands for (admin only: it undoes P);
+   * an ID never handed out is an IdNotIssuedError (decode.ts).
    */
   async decode(name: string, id: bigint): Promise<DecodedId> {
     const { settings, codec } = await this.#entry(name);
-    if (id <= settings.startAfter || id > settings.maxId) {
-      throw new IdNotIssuedError(`ID ${id} was never issued: it is outside sequence ${name}'s domain (${settings.startAfter}, ${settings.maxId}]`);
-    }
-    const ordered = codec.decode(id);
-    const ticket = ticketOfId(ordered, settings);
-    const owner = this.#allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
-    const last = owner && (await this.#allocator.lastTicketOn(owner.backend, name));
-    if (last !== undefined && ticket > last) throw new IdNotIssuedError(`ID ${id} of sequence ${name} was never issued: its ticket ${ticket} is above ${owner?.backend}'s last ticket ${last}`);
-    return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
+    return decodeId(this.#allocator, settings, codec, id);
   }
 
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
@@ -129,15 +87,15 @@ export class TicketService {
   }
 
   /** The sequence's cache and settings, loaded from the backends on first use. */
-  #entry(name: string): Entry | Promise<Entry> {
+  #entry(name: string): SequenceEntry | Promise<SequenceEntry> {
     const known = this.#entries.get(name);
     if (known !== undefined) {
       this.#checkDue(known);
       return known;
     }
     assertSequenceName(name);
-    const refused = this.#refused.get(name);
-    if (refused !== undefined && this.#clock() - refused.at < UNKNOWN_SEQUENCE_TTL_MS) return Promise.reject(refused.error);
+    const refused = this.#refused.recent(name);
+    if (refused !== undefined) return Promise.reject(refused);
     const pending = this.#resolving.get(name);
     if (pending !== undefined) return pending;
     const resolving = this.#load(name).finally(() => this.#resolving.delete(name));
@@ -145,73 +103,21 @@ export class TicketService {
     return resolving;
   }
 
-  async #load(name: string): Promise<Entry> {
-    const answers = await this.#allocator.readSequence(name);
-    const found = answers.flatMap((a) => (a.ok && a.value !== undefined ? [{ backend: a.backend, settings: a.value }] : []));
-    const first = found[0];
-    if (first === undefined) {
-      const failed = answers.flatMap((a) => (a.ok ? [] : [a]));
-      if (failed.length === answers.length) {
-        throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name} (${failed.map((a) => `${a.backend}: ${errorText(a.error)}`).join('; ')})`, {
-          cause: failed[0]?.error,
-        });
-      }
-      const unknown = new SequenceNotFoundError(`sequence ${name} does not exist`);
-      // Remembered only when every backend said so: one that did not answer may have it.
-      if (failed.length === 0) this.#remember(name, unknown);
-      throw unknown;
+  async #load(name: string): Promise<SequenceEntry> {
+    const resolved = resolveSequence(name, await this.#allocator.readSequence(name));
+    if ('error' in resolved) {
+      if (resolved.remember) this.#refused.remember(name, resolved.error);
+      throw resolved.error;
     }
-    if (found.some((f) => f.settings.retired === true)) {
-      const retired = new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`);
-      this.#remember(name, retired);
-      throw retired;
-    }
-    for (const other of found) {
-      const conflict = sameButMaxId(other.settings, first.settings) ? undefined : conflictOf(other.settings, first.settings);
-      if (conflict !== undefined) throw new SequenceConflictError(`sequence ${name} has ${describeSettings(first.settings)} on ${first.backend} but ${conflict} on ${other.backend}`);
-    }
-    // Mid-widening the backends' maxIds differ: the smallest is the bound every one of them has.
-    const settings = found.reduce((least, f) => (f.settings.maxId < least.maxId ? f.settings : least), first.settings);
-    const needs = found.map((f) => newerNeeded(f.settings)).find((v) => v !== undefined);
-    if (needs !== undefined) {
-      const tooOld = new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: ask another, or upgrade this one (docs/operating.md, "Upgrades and rollbacks")`);
-      this.#remember(name, tooOld);
-      throw tooOld;
-    }
-    const capacity = this.#capacityOf(settings);
-    const cache = new RangeCache({
-      sequence: name,
-      blockSize: settings.blockSize,
-      refill: (tickets, late) => this.#fetch(entry, tickets, late),
+    const entry = new SequenceEntry(resolved.settings, {
       clock: this.#clock,
+      logger: this.#logger,
+      encoder: this.#encoder,
+      refill: (e, tickets, late) => this.#fetch(e, tickets, late),
       onBackgroundError: (error) => this.#episodes.note(`prefetch ${name}`, { sequence: name, err: errorText(error) }, `prefetch of sequence ${name} failed`),
     });
-    const entry: Entry = {
-      settings,
-      capacity,
-      checkedAt: this.#clock(),
-      checking: false,
-      cache,
-      codec: codecFor(settings, (n) => cache.tryTake(n), this.#encoder),
-    };
     this.#entries.set(name, entry);
     return entry;
-  }
-
-  #capacityOf(settings: SequenceSettings): CapacityTracker {
-    const { name, maxId } = settings;
-    return new CapacityTracker(maxId, this.#clock, (status) => this.#logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`));
-  }
-
-  /** The sequence's maxId grew: this process serves up to it from now on (lanes and cache reopen). */
-  #adopt(entry: Entry, settings: SequenceSettings): void {
-    const highest = entry.capacity.status()?.highestId;
-    entry.settings = settings;
-    entry.capacity = this.#capacityOf(settings);
-    if (highest !== undefined) entry.capacity.observe(BigInt(highest));
-    entry.cache.reopen();
-    this.#allocator.reopen(settings.name);
-    this.#logger.info({ sequence: settings.name, maxId: settings.maxId }, `sequence ${settings.name} widened to maxId ${settings.maxId}`);
   }
 
   /**
@@ -219,71 +125,60 @@ export class TicketService {
    * that answered (this process drops it and refuses it from now on), or a larger maxId on every one
    * of them (it serves up to the smallest of theirs, the bound every one has).
    */
-  async #refresh(entry: Entry): Promise<'retired' | 'widened' | 'same'> {
+  async #refresh(entry: SequenceEntry): Promise<'retired' | 'widened' | 'same'> {
     const rows = (await this.#allocator.readSequence(entry.settings.name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
-    entry.checkedAt = this.#clock();
-    if (rows.some((r) => r.retired === true)) {
-      this.#drop(entry);
-      return 'retired';
-    }
-    if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, entry.settings))) return 'same';
-    const maxId = rows.reduce((least, r) => (r.maxId < least ? r.maxId : least), rows[0]!.maxId);
-    if (maxId <= entry.settings.maxId) return 'same';
-    this.#adopt(entry, { ...entry.settings, maxId });
-    return 'widened';
+    entry.checked();
+    const verdict = judgeRows(entry.settings, rows);
+    if (verdict.kind === 'retired') this.#drop(entry);
+    if (verdict.kind === 'widened') this.#adopt(entry, { ...entry.settings, maxId: verdict.maxId });
+    return verdict.kind;
+  }
+
+  /** The sequence's maxId grew: this process's cache, capacity view and lanes serve up to it. */
+  #adopt(entry: SequenceEntry, settings: SequenceSettings): void {
+    entry.adopt(settings);
+    this.#allocator.reopen(settings.name);
   }
 
   /**
    * Every SETTINGS_RECHECK_MS a sequence served from memory is read again, in the background: a
    * process holding cached blocks of a sequence retired elsewhere stops within that time.
    */
-  #checkDue(entry: Entry): void {
-    if (entry.checking || this.#clock() - entry.checkedAt < SETTINGS_RECHECK_MS) return;
-    entry.checking = true;
+  #checkDue(entry: SequenceEntry): void {
+    if (!entry.takeRecheck()) return;
     void this.#refresh(entry)
       .catch(() => undefined)
-      .finally(() => {
-        entry.checking = false;
-        entry.checkedAt = this.#clock();
-      });
+      .finally(() => entry.checked());
   }
 
   /** A retired sequence: its cache is dropped (a gap, never a repeat) and it is refused from now on. */
-  #drop(entry: Entry): SequenceRetiredError {
+  #drop(entry: SequenceEntry): SequenceRetiredError {
     const name = entry.settings.name;
-    const retired = new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`);
+    const retired = retiredError(name);
     if (this.#entries.get(name) === entry) this.#entries.delete(name);
-    this.#remember(name, retired);
+    this.#refused.remember(name, retired);
     return retired;
   }
 
-  #remember(name: string, error: TicketdError): void {
-    this.#refused.delete(name);
-    // Oldest first: a flood of random names cannot grow this without bound.
-    if (this.#refused.size >= MAX_UNKNOWN_SEQUENCES) this.#refused.delete(this.#refused.keys().next().value!);
-    this.#refused.set(name, { at: this.#clock(), error });
-  }
-
   /** Fetches ranges for a sequence and keeps its capacity view up to date. */
-  async #fetch(entry: Entry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined, widenedOnce = false): Promise<IdRange[]> {
-    const observe = (ranges: IdRange[]): void => {
-      for (const r of ranges) entry.capacity.observe(r.last);
-    };
+  async #fetch(entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined, widenedOnce = false): Promise<IdRange[]> {
+    const asked = entry.settings;
     try {
-      const ranges = await this.#allocator.fetchRanges(entry.settings, tickets, (more) => {
-        observe(more);
+      const ranges = await this.#allocator.fetchRanges(asked, tickets, (more) => {
+        entry.observe(more);
         late(more);
       });
-      observe(ranges);
+      entry.observe(ranges);
       return ranges;
     } catch (error) {
       if (error instanceof SequenceExhaustedError && !widenedOnce) {
         // No backend gave a ticket: the sequence may have been widened (PATCH) or retired (DELETE), from any process.
         const now = await this.#refresh(entry);
-        if (now === 'widened') return this.#fetch(entry, tickets, late, true);
         if (now === 'retired') throw this.#drop(entry);
+        // Widened now, or by a recheck that ran while this refill asked at the old bound.
+        if (now === 'widened' || entry.settings !== asked) return this.#fetch(entry, tickets, late, true);
       }
-      if (error instanceof SequenceExhaustedError) entry.capacity.markExhausted();
+      if (error instanceof SequenceExhaustedError) entry.markExhausted();
       // Why no backend issued names tickets: not for an opaque sequence's clients (the log and the admin's detail keep it).
       if (error instanceof BackendsUnavailableError && entry.settings.ids === 'opaque') {
         const name = entry.settings.name;
@@ -298,7 +193,7 @@ export class TicketService {
    * created anywhere now, false when every backend already had it.
    */
   async createSequence(requested: SequenceSettings): Promise<boolean> {
-    this.#refused.delete(requested.name);
+    this.#refused.forget(requested.name);
     return this.#allocator.createSequence(requested);
   }
 
@@ -321,18 +216,11 @@ export class TicketService {
    */
   async retire(name: string): Promise<SequenceSettings> {
     assertSequenceName(name);
-    const answers = await this.#allocator.readSequence(name);
-    const row = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
-    if (row === undefined) {
-      if (answers.every((a) => !a.ok)) throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name}`);
-      throw new SequenceNotFoundError(`sequence ${name} does not exist`);
-    }
-    const needs = newerNeeded(row);
-    if (needs !== undefined) throw new UpgradeRequiredError(`sequence ${name} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`);
+    const row = rowToRetire(name, await this.#allocator.readSequence(name));
     await this.#allocator.retireSequence(row);
     const entry = this.#entries.get(name);
     if (entry !== undefined) this.#drop(entry);
-    else this.#remember(name, new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`));
+    else this.#refused.remember(name, retiredError(name));
     return { ...row, retired: true };
   }
 
@@ -348,16 +236,13 @@ export class TicketService {
   }
 
   /** The cache of a sequence as seen by this process, if it has served it. */
-  cacheStatus(name: string): { available: number; issued: number; ticketsPerRefill: number; exhausted: boolean } | undefined {
-    const entry = this.#entries.get(name);
-    if (entry === undefined) return undefined;
-    const { cache } = entry;
-    return { available: available(entry), issued: issued(entry), ticketsPerRefill: cache.ticketsPerRefill, exhausted: cache.exhausted };
+  cacheStatus(name: string): CacheStatus | undefined {
+    return this.#entries.get(name)?.cacheStatus();
   }
 
   /** How much of the sequence's maxId is used, as far as this process has seen; undefined before. */
   capacityStatus(name: string): CapacityStatus | undefined {
-    return this.#entries.get(name)?.capacity.status();
+    return this.#entries.get(name)?.capacityStatus();
   }
 
   /** Settings of a sequence this process has served; undefined for others. */
@@ -368,7 +253,7 @@ export class TicketService {
   /** IDs handed out by this process so far, over the sequences `counted` admits (default: every one). */
   issuedTotal(counted: (sequence: string) => boolean = () => true): number {
     let total = 0;
-    for (const [name, entry] of this.#entries) if (counted(name)) total += issued(entry);
+    for (const [name, entry] of this.#entries) if (counted(name)) total += entry.issued;
     return total;
   }
 
@@ -403,7 +288,7 @@ export class TicketService {
   /** True when an ID can be issued now: a backend is usable or some cache holds IDs. */
   get ready(): boolean {
     if (this.#allocator.anyBackendAvailable) return true;
-    return [...this.#entries.values()].some((e) => available(e) > 0);
+    return [...this.#entries.values()].some((e) => e.available > 0);
   }
 
   /** Releases the backend pools. */
@@ -412,17 +297,4 @@ export class TicketService {
     await this.#encoder.close();
     await this.#allocator.close();
   }
-}
-
-// IDs an opaque sequence encoded ahead have left the cache but not this process: they count as
-// cached, not as issued.
-
-/** IDs this process holds for the sequence and has not handed out. */
-function available(entry: Entry): number {
-  return entry.cache.available + entry.codec.ahead;
-}
-
-/** IDs this process has handed out for the sequence. */
-function issued(entry: Entry): number {
-  return entry.cache.issued - entry.codec.ahead;
 }

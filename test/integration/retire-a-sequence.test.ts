@@ -7,7 +7,7 @@
  */
 import mysql from 'mysql2/promise';
 import type { RunningTicketd } from '../../src/server.js';
-import { SETTINGS_RECHECK_MS } from '../../src/service/ticket-service.js';
+import { SETTINGS_RECHECK_MS } from '../../src/service/sequence-entry.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { putSequence, runCli, startInProcess, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 

@@ -1,4 +1,4 @@
-import { judgeWidening, parseWidening } from '../../src/core/widening.js';
+import { judgeRows, judgeWidening, parseWidening } from '../../src/core/widening.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
 import { sameButMaxId, withKey } from '../../src/core/sequence.js';
 import { BadRequestError, SequenceConflictError } from '../../src/errors.js';
@@ -38,5 +38,15 @@ describe('widening rules', () => {
     const keyed = withKey(opaque, new Uint8Array(32).fill(1), 'feistel-aes256-v2');
     expect(sameButMaxId(keyed, withKey(opaque, new Uint8Array(32).fill(1), 'feistel-aes256-v2'))).toBe(true);
     expect(sameButMaxId(keyed, withKey(opaque, new Uint8Array(32).fill(2), 'feistel-aes256-v2'))).toBe(false);
+  });
+
+  it('judges the rows a process reads again: retired anywhere ends it, a wider maxId everywhere widens it to the smallest', () => {
+    const wide = { ...int32, maxId: 9_000_000_000n };
+    expect(judgeRows(int32, [wide, { ...int32, retired: true }])).toEqual({ kind: 'retired' });
+    expect(judgeRows(int32, [wide, { ...wide, maxId: 5_000_000_000n }])).toEqual({ kind: 'widened', maxId: 5_000_000_000n });
+    // Mid-widening (one backend not yet): the bound every backend has is still the old one.
+    expect(judgeRows(int32, [wide, int32])).toEqual({ kind: 'same' });
+    expect(judgeRows(int32, [])).toEqual({ kind: 'same' });
+    expect(judgeRows(int32, [{ ...wide, blockSize: 10n }])).toEqual({ kind: 'same' });
   });
 });

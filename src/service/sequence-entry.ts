@@ -1,0 +1,127 @@
+/**
+ * One sequence as this process serves it: its settings, its cache, its capacity view and its codec,
+ * and when it was last read from the backends. This class is their one owner: the service asks it,
+ * and only a widening (adopt) changes the settings and the capacity view.
+ */
+import type { Clock } from '../allocator/breaker.js';
+import { RangeCache } from '../cache/range-cache.js';
+import type { IdRange } from '../core/blocks.js';
+import type { SequenceSettings } from '../core/sequence.js';
+import type { Logger } from '../logger.js';
+import { CapacityTracker, type CapacityStatus } from './capacity.js';
+import type { EncoderThread } from './encoder-thread.js';
+import { codecFor, type IdCodec } from './id-codec.js';
+
+/** How often a sequence served from memory is read again from the backends (retired? widened?). */
+export const SETTINGS_RECHECK_MS = 5000;
+
+/** What an entry needs from the service that holds it. */
+export interface SequenceEntryOptions {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly encoder: EncoderThread;
+  /** Fetches tickets' ranges for this entry (the service's refill, through the allocator). */
+  readonly refill: (entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void) => Promise<IdRange[]>;
+  readonly onBackgroundError: (error: unknown) => void;
+}
+
+/** The cache of a sequence as one process sees it. */
+export interface CacheStatus {
+  readonly available: number;
+  readonly issued: number;
+  readonly ticketsPerRefill: number;
+  readonly exhausted: boolean;
+}
+
+/** A sequence this process serves. */
+export class SequenceEntry {
+  readonly cache: RangeCache;
+  /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
+  readonly codec: IdCodec;
+  readonly #options: SequenceEntryOptions;
+  #settings: SequenceSettings;
+  #capacity: CapacityTracker;
+  #checkedAt: number;
+  #checking = false;
+
+  constructor(settings: SequenceSettings, options: SequenceEntryOptions) {
+    this.#options = options;
+    this.#settings = settings;
+    this.#capacity = this.#capacityOf(settings);
+    this.#checkedAt = options.clock();
+    this.cache = new RangeCache({
+      sequence: settings.name,
+      blockSize: settings.blockSize,
+      refill: (tickets, late) => options.refill(this, tickets, late),
+      clock: options.clock,
+      onBackgroundError: options.onBackgroundError,
+    });
+    this.codec = codecFor(settings, (n) => this.cache.tryTake(n), options.encoder);
+  }
+
+  get settings(): SequenceSettings {
+    return this.#settings;
+  }
+
+  /** Records the IDs of fetched ranges in the capacity view. */
+  observe(ranges: readonly IdRange[]): void {
+    for (const r of ranges) this.#capacity.observe(r.last);
+  }
+
+  /** The backends have no ticket left below maxId. */
+  markExhausted(): void {
+    this.#capacity.markExhausted();
+  }
+
+  /** How much of maxId is used, as far as this process has seen; undefined before it fetched any. */
+  capacityStatus(): CapacityStatus | undefined {
+    return this.#capacity.status();
+  }
+
+  /** The sequence's maxId grew: serve up to it from now on (the cache reopens; the capacity view follows). */
+  adopt(settings: SequenceSettings): void {
+    const highest = this.#capacity.status()?.highestId;
+    this.#settings = settings;
+    this.#capacity = this.#capacityOf(settings);
+    if (highest !== undefined) this.#capacity.observe(BigInt(highest));
+    this.cache.reopen();
+    this.#options.logger.info({ sequence: settings.name, maxId: settings.maxId }, `sequence ${settings.name} widened to maxId ${settings.maxId}`);
+  }
+
+  /** True when the sequence is due to be read again, and no read is under way: the caller starts one. */
+  takeRecheck(): boolean {
+    if (this.#checking || this.#options.clock() - this.#checkedAt < SETTINGS_RECHECK_MS) return false;
+    this.#checking = true;
+    return true;
+  }
+
+  /** A read of the sequence from the backends ended (whatever it found). */
+  checked(): void {
+    this.#checking = false;
+    this.#checkedAt = this.#options.clock();
+  }
+
+  // IDs an opaque sequence encoded ahead have left the cache but not this process: they count as
+  // cached, not as issued.
+
+  /** IDs this process holds for the sequence and has not handed out. */
+  get available(): number {
+    return this.cache.available + this.codec.ahead;
+  }
+
+  /** IDs this process has handed out for the sequence. */
+  get issued(): number {
+    return this.cache.issued - this.codec.ahead;
+  }
+
+  cacheStatus(): CacheStatus {
+    return { available: this.available, issued: this.issued, ticketsPerRefill: this.cache.ticketsPerRefill, exhausted: this.cache.exhausted };
+  }
+
+  #capacityOf(settings: SequenceSettings): CapacityTracker {
+    const { name, maxId } = settings;
+    return new CapacityTracker(maxId, this.#options.clock, (status) =>
+      this.#options.logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`),
+    );
+  }
+}
