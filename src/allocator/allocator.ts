@@ -8,24 +8,21 @@ import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { IdRange } from '../core/blocks.js';
-import { firstUsefulTicket } from '../core/blocks.js';
-import type { ClaimsPolicy, ClassClaims } from '../core/claims.js';
-import type { ClaimHistory } from '../core/fence.js';
+import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { judgeConnection, type ResidueClass, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, SchemaOutdatedError, SequenceConflictError, TicketdError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
+import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
+import { BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, TicketdError, UpgradeRequiredError } from '../errors.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
-import { errorText } from '../util/error-text.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
-import { agreeOnKey, type Answer } from './key-agreement.js';
-import { failureOf, throwFirstFailure } from './answers.js';
+import type { Answer } from './key-agreement.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
+import { FleetReads } from './fleet-reads.js';
 import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
@@ -75,6 +72,8 @@ export class Allocator {
   readonly #rejoin: Rejoin;
   readonly #claimer: Claimer;
   readonly #refill: Refill;
+  /** What needs every backend, or one named backend (commands, fence, migrate, widening, retiring). */
+  readonly fleet: FleetReads;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
@@ -105,6 +104,7 @@ export class Allocator {
       health: this.#health,
       policy: options.regressionPolicy ?? 'advance',
     });
+    this.fleet = new FleetReads((operation, opts) => this.#everywhere(operation, opts));
     this.#refill = new Refill({
       slots: this.#slots,
       health: this.#health,
@@ -180,13 +180,6 @@ export class Allocator {
     );
   }
 
-  /** The same on every backend, open ones included; throws the first failure (commands that need every backend). */
-  async #onEvery<T>(operation: (backend: TicketBackend) => Promise<T>): Promise<T[]> {
-    const answers = await this.#everywhere(operation, { includeOpen: true });
-    throwFirstFailure(answers);
-    return answers.flatMap((a) => (a.ok ? [a.value] : []));
-  }
-
   /**
    * What every backend reports of itself, open ones included, for the checks to judge
    * (service/check.ts). Each answer's settings also pass the connection guard's judgement, as a
@@ -216,50 +209,9 @@ export class Allocator {
     return this.#everywhere((b) => b.readSequences());
   }
 
-  /**
-   * Creates the sequence on every backend (an opaque one with the key they agree on). Returns true
-   * when it was created anywhere now, false when every backend already had it. A conflicting one is
-   * refused; a backend that does not answer makes it fail with 503, and a repeat completes it.
-   */
-  async createSequence(requested: SequenceSettings): Promise<boolean> {
-    const { settings, created } = requested.ids === 'opaque' ? await agreeOnKey((op) => this.#everywhere(op, { includeOpen: true }), requested) : { settings: requested, created: false };
-    const answers = await this.#everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
-    // A conflict, a schema too old to hold the sequence, or a sequence of a later ticketd is the answer: repeating will not help.
-    const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError || a.error instanceof UpgradeRequiredError));
-    if (refusal !== undefined && !refusal.ok) throw refusal.error;
-    const failed: string[] = [];
-    for (const a of answers) {
-      if (a.ok) this.#slots.find((s) => s.label === a.backend)?.setMembership(settings.name, { kind: 'present', checkedAt: this.#clock() });
-      else failed.push(`${a.backend}: ${errorText(a.error)}`);
-    }
-    if (failed.length > 0) {
-      const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
-      throw new BackendsUnavailableError(
-        denied
-          ? `sequence ${settings.name} was not created on ${failed.join('; ')}; the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS`
-          : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
-      );
-    }
-    return created || answers.some((a) => a.ok && a.value);
-  }
-
-  /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
-  async widenSequence(name: string, maxId: bigint): Promise<void> {
-    const answers = await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true });
-    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-    if (failed.length > 0) throw new BackendsUnavailableError(`maxId of sequence ${name} was not raised on ${failed.join('; ')}; repeat the request to complete it`);
-  }
-
-  /**
-   * Retires the sequence on every backend, open ones included. Only once every backend has done so
-   * may the caller answer: from then on no backend hands a ticket of it to any ticketd.
-   */
-  async retireSequence(settings: SequenceSettings): Promise<void> {
-    const answers = await this.#everywhere((b) => b.retireSequence(settings), { includeOpen: true });
-    const refusal = answers.find((a) => !a.ok && a.error instanceof SchemaOutdatedError);
-    if (refusal !== undefined && !refusal.ok) throw refusal.error;
-    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-    if (failed.length > 0) throw new BackendsUnavailableError(`sequence ${settings.name} was not retired on ${failed.join('; ')}; repeat the request to complete it (the backends that answered issue nothing of it already)`);
+  /** Creates the sequence on every backend (FleetReads.createSequence); the backends that took it are known to hold it. */
+  createSequence(requested: SequenceSettings): Promise<boolean> {
+    return this.fleet.createSequence(requested, (label) => this.#slots.find((s) => s.label === label)?.setMembership(requested.name, { kind: 'present', checkedAt: this.#clock() }));
   }
 
   /** This process's lanes of the sequence may serve up to a larger maxId: exhausted ones reopen. */
@@ -269,75 +221,13 @@ export class Allocator {
 
   /** Ticket tables and counters of a sequence on every backend, without its row (migrate apply). */
   async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
-    await this.#onEvery((b) => b.prepareSequence(name, firstTicket));
+    await this.fleet.onEvery((b) => b.prepareSequence(name, firstTicket));
   }
 
   /** Applies the schema on every backend; returns what it did on each, in configured order. */
   async applySchema(): Promise<({ backend: string } & SchemaApplied)[]> {
-    const applied = await this.#onEvery((b) => b.applySchema());
+    const applied = await this.fleet.onEvery((b) => b.applySchema());
     return applied.map((a, i) => ({ backend: this.#slots[i]!.label, ...a }));
-  }
-
-  /** Every backend's residue class, read afresh, in configured order (migrate verify). */
-  stripes(): Promise<Stripe[]> {
-    return this.#onEvery((b) => b.settings());
-  }
-
-  /** Every backend's kept claims of a sequence per residue class, with their times (fence). */
-  async claimHistories(name: string): Promise<ClaimHistory[]> {
-    return (await this.#onEvery((b) => b.readClaimHistory(name))).flat();
-  }
-
-  /** Advances a sequence's counter on every backend so that its next ticket is ≥ minTicket (fence). Never lowers one. */
-  async advanceEverywhere(name: string, minTicket: bigint): Promise<void> {
-    await this.#onEvery((b) => b.advanceCounter(name, minTicket));
-  }
-
-  /** The schema on one backend only (a backend joining the fleet); returns what it did there. */
-  async applySchemaOn(label: string): Promise<SchemaApplied> {
-    return this.#onOne(label, (b) => b.applySchema());
-  }
-
-  /**
-   * The highest ticket of a sequence any backend has issued, claimed or left below a floor, in any
-   * class; backends that lack the sequence count as 0. Needs every backend (fence, a backend joining).
-   */
-  async highestTicketUsed(name: string): Promise<bigint> {
-    const highest = await this.#onEvery(async (b) => {
-      if ((await b.readSequence(name)) === undefined) return 0n;
-      let top = (await b.nextTicket(name)) - 1n;
-      for (const c of await b.readClaims(name)) for (const t of [c.highest, c.floor]) if (t !== undefined && t > top) top = t;
-      return top;
-    });
-    return highest.reduce((m, t) => (t > m ? t : m), 0n);
-  }
-
-  /** Every backend's highest claim and floor per residue class of a sequence (backends that lack it hold none). */
-  async claimsEverywhere(name: string): Promise<ClassClaims[]> {
-    const claims = await this.#onEvery(async (b) => ((await b.readSequence(name)) === undefined ? [] : b.readClaims(name)));
-    return claims.flat();
-  }
-
-  /** Advances a sequence's counter on one backend only (a backend joining). Never lowers it. */
-  async advanceOn(label: string, name: string, minTicket: bigint): Promise<void> {
-    await this.#onOne(label, (b) => b.advanceCounter(name, minTicket));
-  }
-
-  /** One backend's next ticket of a sequence (a backend joining or leaving). */
-  nextTicketOn(label: string, name: string): Promise<bigint> {
-    return this.#onOne(label, (b) => b.nextTicket(name));
-  }
-
-  /** Writes a claim floor of a residue class on every backend but `except` (a backend leaving: its class is never reused below it). */
-  async addFloorEverywhereBut(except: string, name: string, cls: ResidueClass, floor: bigint): Promise<void> {
-    throwFirstFailure(await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), { includeOpen: true }));
-  }
-
-  async #onOne<T>(label: string, operation: (backend: TicketBackend) => Promise<T>): Promise<T> {
-    const [answer] = await this.#everywhere(operation, { includeOpen: true, only: [label] });
-    if (answer === undefined) throw new UnknownBackendError(`no backend ${label} among TICKETD_BACKENDS`);
-    if (!answer.ok) throw failureOf(answer);
-    return answer.value;
   }
 
   /** Each backend's label and auto_increment_offset, where known: worker pools name their owners by offset. */
@@ -351,16 +241,6 @@ export class Allocator {
    */
   onWorkerStores<T>(operation: (store: WorkerLeaseStore) => Promise<T>, options: { only?: readonly string[]; includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
     return this.#everywhere((b) => operation(b.workers), options);
-  }
-
-  /** Every backend's last ticket of a sequence, in configured order (migrate verify). */
-  lastTickets(name: string): Promise<bigint[]> {
-    return this.#onEvery((b) => b.lastTicket(name));
-  }
-
-  /** One backend's last ticket of a sequence (decode); throws what the backend answered when it failed. */
-  lastTicketOn(label: string, name: string): Promise<bigint> {
-    return this.#onOne(label, (b) => b.lastTicket(name));
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */

@@ -104,7 +104,7 @@ async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean;
       const rows = (await allocator.readSequence(name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
       const settings = rows.find((r) => r.retired === true) ?? rows[0];
       if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
-      const highestTicket = await allocator.highestTicketUsed(name);
+      const highestTicket = await allocator.fleet.highestTicketUsed(name);
       const rowsAbove = await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN);
       const plan = planRollback(settings, highestTicket, table, rowsAbove);
       const apply = flags.apply === true && plan.refusal === undefined && !plan.done;
@@ -246,7 +246,7 @@ async function readFleet(name: string, flags: MigrateFlags, withService: WithSer
         return undefined;
       });
       if (existing !== undefined) found.existing = existing;
-      const stripes = await allocator.stripes().catch(() => []);
+      const stripes = await allocator.fleet.stripes().catch(() => []);
       if (stripes.length > 0) found.fleet = { backends: allocator.backendCount, increment: largestIncrement(stripes) };
     },
     { ifConfigured: true },

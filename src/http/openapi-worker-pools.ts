@@ -1,7 +1,6 @@
 /** The worker-pool part of the OpenAPI document (routes/worker-routes.ts). */
+import { json as body, problemResponse as problem } from './openapi-parts.js';
 
-const problem = (description: string): object => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
-const body = (schema: object): object => ({ 'application/json': { schema } });
 const poolParam = { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,47}$' } };
 const workerParam = { name: 'worker', in: 'path', required: true, schema: { type: 'integer', minimum: 0, maximum: 65535 } };
 const epoch = { type: 'string', pattern: '^[0-9]+$', description: 'The lease epoch, a decimal string: it only grows for a worker ID and is never handed out twice.' };

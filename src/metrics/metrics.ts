@@ -133,6 +133,24 @@ const SCRAPED: readonly ScrapedSeries[] = [
   { type: 'gauge', name: 'ticketd_ready', help: '1 when an ID can be issued now.', labelNames: [], aggregator: 'min', read: (service) => [[[], service?.ready === true ? 1 : 0]] },
 ];
 
+/** The series read from the service at scrape time (SCRAPED), in the registries given. */
+function addScraped(registers: Registry[], service: () => TicketService | undefined): void {
+  for (const { type, read, ...series } of SCRAPED) {
+    const labelNames = [...series.labelNames];
+    if (type === 'counter') {
+      new Counter({ ...series, labelNames, registers, collect() {
+        this.reset();
+        for (const [labels, value] of read(service())) (labels.length === 0 ? this : this.labels(...labels)).inc(value);
+      } });
+    } else {
+      new Gauge({ ...series, labelNames, registers, collect() {
+        this.reset();
+        for (const [labels, value] of read(service())) (labels.length === 0 ? this : this.labels(...labels)).set(value);
+      } });
+    }
+  }
+}
+
 /** Creates the registry and its series. `processMetrics` adds prom-client's process_* and nodejs_* series. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): TicketdMetrics {
   const registry = new Registry();
@@ -176,20 +194,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     buckets: [...FETCH_BUCKETS_SECONDS],
     registers,
   });
-  for (const { type, read, ...series } of SCRAPED) {
-    const labelNames = [...series.labelNames];
-    if (type === 'counter') {
-      new Counter({ ...series, labelNames, registers, collect() {
-        this.reset();
-        for (const [labels, value] of read(service)) (labels.length === 0 ? this : this.labels(...labels)).inc(value);
-      } });
-    } else {
-      new Gauge({ ...series, labelNames, registers, collect() {
-        this.reset();
-        for (const [labels, value] of read(service)) (labels.length === 0 ? this : this.labels(...labels)).set(value);
-      } });
-    }
-  }
+  addScraped(registers, () => service);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {

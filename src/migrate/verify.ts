@@ -26,7 +26,7 @@ export interface VerifyReport {
 
 /** Scans the legacy IDs above startAfter and checks each against the backends' counters. */
 export async function verifyMigration(legacy: LegacyConnection, table: LegacyTable, settings: SequenceSettings, allocator: Allocator): Promise<VerifyReport> {
-  const stripes: Stripe[] = await allocator.stripes();
+  const stripes: Stripe[] = await allocator.fleet.stripes();
   // An opaque sequence's IDs are P(ordered ID): the ticket is that of the ordered one.
   const decode = decoderFor(settings);
   const unexplained: bigint[] = [];
@@ -35,7 +35,7 @@ export async function verifyMigration(legacy: LegacyConnection, table: LegacyTab
   for (let after = settings.startAfter; ; ) {
     const page = await readIdsAbove(legacy, table, after, VERIFY_PAGE_ROWS);
     // Counters are read after the page: every ID in it came from a ticket issued before now.
-    const lastTickets = await allocator.lastTickets(settings.name);
+    const lastTickets = await allocator.fleet.lastTickets(settings.name);
     for (const id of page) {
       if (id > settings.maxId) continue;
       checked++;

@@ -29,7 +29,7 @@ export async function decodeId(allocator: Allocator, settings: SequenceSettings,
   const ordered = codec.decode(id);
   const ticket = ticketOfId(ordered, settings);
   const owner = allocator.status().find((b) => b.stripe !== undefined && ownsTicket(ticket, { increment: BigInt(b.stripe.increment), offset: BigInt(b.stripe.offset) }));
-  const last = owner && (await allocator.lastTicketOn(owner.backend, name));
+  const last = owner && (await allocator.fleet.lastTicketOn(owner.backend, name));
   if (last !== undefined && ticket > last) throw new IdNotIssuedError(`ID ${id} of sequence ${name} was never issued: its ticket ${ticket} is above ${owner?.backend}'s last ticket ${last}`);
   return { sequence: name, id, ids: settings.ids, ordered, ticket, backend: owner?.backend };
 }

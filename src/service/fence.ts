@@ -22,13 +22,13 @@ export interface FenceOptions {
 /** Plans the fence of every sequence on the backends; changes nothing. Needs every backend. */
 export async function planFences(allocator: Allocator, options: FenceOptions): Promise<SequenceFence[]> {
   await requireEveryBackend(allocator, 'fence');
-  const increment = largestIncrement(await allocator.stripes());
+  const increment = largestIncrement(await allocator.fleet.stripes());
   const fences: SequenceFence[] = [];
   const { sequences, unanswered } = await listSequences(allocator);
   if (unanswered.length > 0) throw new BackendsUnavailableError(`fence needs every backend: ${unanswered.map((u) => `${u.backend}: ${u.reason}`).join('; ')}`);
   for (const { settings } of sequences) {
-    const histories = await allocator.claimHistories(settings.name);
-    const highestTicket = await allocator.highestTicketUsed(settings.name);
+    const histories = await allocator.fleet.claimHistories(settings.name);
+    const highestTicket = await allocator.fleet.highestTicketUsed(settings.name);
     const plan = planFence({ settings, highestTicket, histories, increment, margin: options.margin, ...(options.ticketsBound !== undefined && { ticketsBound: options.ticketsBound }) });
     fences.push({ sequence: settings.name, highestTicket, ...plan });
   }
@@ -41,5 +41,5 @@ export async function applyFences(allocator: Allocator, fences: readonly Sequenc
   if (exhausting.length > 0) {
     throw new FenceRefusedError(`fence would move ${exhausting.join(', ')} past maxId; give --tickets with a bound you know, or fence the others by hand (docs/operating.md)`);
   }
-  for (const f of fences) await allocator.advanceEverywhere(f.sequence, f.nextTicket);
+  for (const f of fences) await allocator.fleet.advanceEverywhere(f.sequence, f.nextTicket);
 }

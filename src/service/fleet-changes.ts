@@ -86,14 +86,14 @@ export async function seedJoining(allocator: Allocator, plan: AddPlan): Promise<
   const joining = readings[readings.length - 1]!;
   const newer = union(readings.slice(0, -1)).find((s) => newerNeeded(s) !== undefined);
   if (newer !== undefined) throw new FleetChangeRefusedError(`sequence ${newer.name} needs ticketd ${newerNeeded(newer)} or later; seed the new backend with that version`);
-  await allocator.applySchemaOn(joining.label);
+  await allocator.fleet.applySchemaOn(joining.label);
   const seeded: { sequence: string; nextTicket: bigint }[] = [];
   for (const settings of union(readings.slice(0, -1))) {
     await allocator.createSequence(settings);
     // Its class may hold tickets the others issued under the wider classes: start above them all.
-    const next = (await allocator.highestTicketUsed(settings.name)) + 1n;
-    await allocator.advanceOn(joining.label, settings.name, next);
-    seeded.push({ sequence: settings.name, nextTicket: await allocator.nextTicketOn(joining.label, settings.name) });
+    const next = (await allocator.fleet.highestTicketUsed(settings.name)) + 1n;
+    await allocator.fleet.advanceOn(joining.label, settings.name, next);
+    seeded.push({ sequence: settings.name, nextTicket: await allocator.fleet.nextTicketOn(joining.label, settings.name) });
   }
   return seeded;
 }
@@ -128,8 +128,8 @@ export async function planRemove(allocator: Allocator, urls: readonly string[]):
 async function floorsCover(allocator: Allocator, leaving: Reading): Promise<boolean> {
   const residue = residueOf(leaving.settings!);
   for (const s of leaving.sequences) {
-    const last = (await allocator.nextTicketOn(leaving.label, s.name)) - 1n;
-    const floors = (await allocator.claimsEverywhere(s.name)).filter((c) => c.increment === leaving.settings!.increment && c.residue === residue);
+    const last = (await allocator.fleet.nextTicketOn(leaving.label, s.name)) - 1n;
+    const floors = (await allocator.fleet.claimsEverywhere(s.name)).filter((c) => c.increment === leaving.settings!.increment && c.residue === residue);
     if (last > 0n && !floors.some((c) => c.floor !== undefined && c.floor >= last)) return false;
   }
   return true;
@@ -143,8 +143,8 @@ export async function retireLeaving(allocator: Allocator): Promise<{ sequence: s
   const cls = { increment: leaving.settings.increment, residue: residueOf(leaving.settings) };
   const floors: { sequence: string; floor: bigint }[] = [];
   for (const s of leaving.sequences) {
-    const floor = (await allocator.nextTicketOn(leaving.label, s.name)) - 1n;
-    await allocator.addFloorEverywhereBut(leaving.label, s.name, cls, floor);
+    const floor = (await allocator.fleet.nextTicketOn(leaving.label, s.name)) - 1n;
+    await allocator.fleet.addFloorEverywhereBut(leaving.label, s.name, cls, floor);
     floors.push({ sequence: s.name, floor });
   }
   return floors;
@@ -165,11 +165,11 @@ async function isSeeded(allocator: Allocator, joining: Reading, current: readonl
   const own = joining.settings!;
   for (const s of wanted) {
     let highest = 0n;
-    for (const c of await allocator.claimsEverywhere(s.name)) {
+    for (const c of await allocator.fleet.claimsEverywhere(s.name)) {
       if (!classesOverlap(c, own)) continue;
       for (const t of [c.highest, c.floor]) if (t !== undefined && t > highest) highest = t;
     }
-    if ((await allocator.nextTicketOn(joining.label, s.name)) <= highest) return false;
+    if ((await allocator.fleet.nextTicketOn(joining.label, s.name)) <= highest) return false;
   }
   return true;
 }

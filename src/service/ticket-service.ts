@@ -15,7 +15,6 @@ import { listSequences, type SequenceList } from './sequence-list.js';
 import { MAX_UNKNOWN_SEQUENCES, RefusedNames } from './refused-names.js';
 import { resolveSequence, retiredError, rowToRetire } from './sequence-rows.js';
 import { decodeId, type DecodedId } from './decode.js';
-
 import type { IssuedIds } from './opaque-ids.js';
 
 /** Dependencies of the service. */
@@ -205,7 +204,7 @@ export class TicketService {
     const entry = await this.#entry(name);
     // Judged against what the backends hold, not this process's copy: another may have widened it.
     if ((await this.#refresh(entry)) === 'retired') throw this.#drop(entry);
-    if (judgeWidening(entry.settings, maxId)) await this.#allocator.widenSequence(name, maxId);
+    if (judgeWidening(entry.settings, maxId)) await this.#allocator.fleet.widenSequence(name, maxId);
     if (maxId > entry.settings.maxId) this.#adopt(entry, { ...entry.settings, maxId });
     return entry.settings;
   }
@@ -217,7 +216,7 @@ export class TicketService {
   async retire(name: string): Promise<SequenceSettings> {
     assertSequenceName(name);
     const row = rowToRetire(name, await this.#allocator.readSequence(name));
-    await this.#allocator.retireSequence(row);
+    await this.#allocator.fleet.retireSequence(row);
     const entry = this.#entries.get(name);
     if (entry !== undefined) this.#drop(entry);
     else this.#refused.remember(name, retiredError(name));

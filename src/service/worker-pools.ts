@@ -70,7 +70,7 @@ export class WorkerPools {
     // Bad input is a 400 whatever the backends' state: judged before any of them is asked.
     parsePoolSettings(name, body, []);
     const held = (await this.#allocator.onWorkerStores((s) => s.readPools(name), { includeOpen: true })).flatMap((a) => (a.ok ? a.value : []));
-    const owners = held[0]?.owners ?? (await this.#allocator.stripes()).map((s) => s.offset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const owners = held[0]?.owners ?? (await this.#allocator.fleet.stripes()).map((s) => s.offset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const pool = parsePoolSettings(name, body, owners);
     const conflicting = held.find((h) => !samePool(h, pool));
     if (conflicting !== undefined) throw new PoolConflictError(`pool ${name} exists with other settings (workerBits ${conflicting.workerBits}, ttlMs ${conflicting.ttlMs}, maxSkewMs ${conflicting.maxSkewMs}, reuseDelayMs ${conflicting.reuseDelayMs})`);

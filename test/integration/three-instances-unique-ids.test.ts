@@ -41,7 +41,7 @@ describe('three ticketd instances on the same two backends', () => {
     // none beyond the backend's counter. Both backends must have been used.
     const allocator = new Allocator({ backends: loadConfig({ backends: sharedBackends() }).backends, logger: silentLogger });
     try {
-      const [lastA, lastB] = (await allocator.lastTickets(SEQUENCE)) as [bigint, bigint];
+      const [lastA, lastB] = (await allocator.fleet.lastTickets(SEQUENCE)) as [bigint, bigint];
       expect(lastA % 2n).toBe(1n);
       expect(lastB % 2n).toBe(0n);
       const tickets = new Set<bigint>();
