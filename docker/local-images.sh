@@ -184,6 +184,7 @@ fi
 if official "$NODE_OFFICIAL"; then
   echo "TICKETD_NODE_IMAGE=$NODE_OFFICIAL"
 else
+  [ -x "$NODE_BIN" ] || fail "no node on PATH to build the Node stand-in from, and $NODE_OFFICIAL cannot be pulled"
   version=$("$NODE_BIN" --version)
   tag="ticketd-local/node:${version#v}-$( (echo "$BASE_TAG"; sha256sum "$NODE_BIN"; npm --version) | sha256sum | cut -c1-12)"
   standin "$tag" build_node
