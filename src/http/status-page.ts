@@ -118,7 +118,8 @@ function backendRows(service: TicketService, served: readonly string[]): string 
 
 /** One row per sequence this process serves: its settings, and its cache and capacity where `counted` admits them. */
 function sequenceRows(service: TicketService, served: readonly string[], counted: Counted): string {
-  return served
+  const retired = service.retiredSequences().map((name) => row([name, '', '', '', '', '', '', '', 'retired'], 'muted'));
+  return retired.join('') + served
     .map((name) => {
       const settings = service.servedSettings(name);
       if (!counted(name)) return row([name, settings?.ids ?? '', group(settings?.blockSize ?? ''), 'not shown', 'not shown', 'not shown', 'not shown', 'not shown', 'not shown']);

@@ -130,6 +130,14 @@ const SCRAPED: readonly ScrapedSeries[] = [
     aggregator: 'max',
     read: (service) => (service?.backendStatus() ?? []).flatMap((b) => BREAKER_STATES.map((state): Sample => [[b.backend, state], b.state === state ? 1 : 0])),
   },
+  {
+    type: 'gauge',
+    name: 'ticketd_sequence_retired',
+    help: '1 for each sequence this process found retired: it issues nothing of it again.',
+    labelNames: ['sequence'],
+    aggregator: 'max',
+    read: (service) => (service?.retiredSequences() ?? []).map((sequence) => [[sequence], 1]),
+  },
   { type: 'gauge', name: 'ticketd_ready', help: '1 when an ID can be issued now.', labelNames: [], aggregator: 'min', read: (service) => [[[], service?.ready === true ? 1 : 0]] },
 ];
 

@@ -36,6 +36,8 @@ export class TicketService {
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
   readonly #refused: RefusedNames;
+  /** Sequences this process has found retired (status page, metrics); retirement is rare, the cap a guard. */
+  readonly #retired = new Set<string>();
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
 
@@ -106,6 +108,7 @@ export class TicketService {
     const resolved = resolveSequence(name, await this.#allocator.readSequence(name));
     if ('error' in resolved) {
       if (resolved.remember) this.#refused.remember(name, resolved.error);
+      if (resolved.error instanceof SequenceRetiredError) this.#noteRetired(name);
       throw resolved.error;
     }
     const entry = new SequenceEntry(resolved.settings, {
@@ -154,6 +157,7 @@ export class TicketService {
   #drop(entry: SequenceEntry): SequenceRetiredError {
     const name = entry.settings.name;
     const retired = retiredError(name);
+    this.#noteRetired(name);
     if (this.#entries.get(name) === entry) this.#entries.delete(name);
     this.#refused.remember(name, retired);
     return retired;
@@ -220,6 +224,7 @@ export class TicketService {
     const entry = this.#entries.get(name);
     if (entry !== undefined) this.#drop(entry);
     else this.#refused.remember(name, retiredError(name));
+    this.#noteRetired(name);
     return { ...row, retired: true };
   }
 
@@ -267,6 +272,15 @@ export class TicketService {
     const mode = found?.ok === true ? found.value?.ids : undefined;
     if (mode !== undefined && this.#modes.size < MAX_UNKNOWN_SEQUENCES) this.#modes.set(name, mode);
     return mode;
+  }
+
+  #noteRetired(name: string): void {
+    if (this.#retired.size < MAX_UNKNOWN_SEQUENCES) this.#retired.add(name);
+  }
+
+  /** Names of the sequences this process found retired (it served or was asked for them). */
+  retiredSequences(): string[] {
+    return [...this.#retired];
   }
 
   /** Names of the sequences this process has served. */

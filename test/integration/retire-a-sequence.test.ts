@@ -104,6 +104,11 @@ describe('retiring a sequence', () => {
     const listed = (await (await fetch(`${answering.url}/v1/sequences`)).json()) as { sequences: { name: string; retired?: boolean }[] };
     expect(listed.sequences.find((s) => s.name === name)).toMatchObject({ retired: true });
     expect(runCli(['sequences', 'list'], { TICKETD_BACKENDS: pair.backendsUrl }).stdout).toMatch(new RegExp(`^${name}\\t.*\\tretired$`, 'm'));
+    // The status page and /metrics of both processes show it retired (its capacity alarm is gone with its cache).
+    for (const s of [answering, caching]) {
+      expect(await (await fetch(`${s.url}/metrics`)).text()).toContain(`ticketd_sequence_retired{sequence="${name}"} 1`);
+      expect(await (await fetch(`${s.url}/`)).text()).toMatch(new RegExp(`<td>${name}</td>(<td></td>){7}<td>retired</td>`));
+    }
     expect((await fetch(`${caching.url}/v1/sequences/${name}`, { method: 'DELETE', headers: admin })).status).toBe(200);
   }, 60_000);
 
