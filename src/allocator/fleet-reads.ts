@@ -3,18 +3,16 @@
  * as every other call: the commands' reads and writes (fence, migrate, growing and shrinking the
  * fleet, decode), and widening and retiring a sequence. Reached as `Allocator.fleet`.
  */
-import type { TicketBackend } from '../backend/ticket-backend.js';
-import type { SchemaApplied } from '../backend/ticket-backend.js';
+import type { SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { ResidueClass, Stripe } from '../core/stripes.js';
 import { BackendAccessDeniedError, BackendsUnavailableError, SchemaOutdatedError, SequenceConflictError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
 import { firstUsefulTicket } from '../core/blocks.js';
-import { agreeOnKey } from './key-agreement.js';
 import { errorText } from '../util/error-text.js';
 import { failureOf, throwFirstFailure } from './answers.js';
-import type { Answer } from './key-agreement.js';
+import { agreeOnKey, type Answer } from './key-agreement.js';
 
 /** The allocator's guarded call on the backends (every one, or those named; open ones too when asked). */
 export type Everywhere = <T>(operation: (backend: TicketBackend) => Promise<T>, options?: { includeOpen?: boolean; only?: readonly string[] }) => Promise<Answer<T>[]>;
@@ -53,27 +51,14 @@ export class FleetReads {
     // A conflict, a schema too old to hold the sequence, or a sequence of a later ticketd is the answer: repeating will not help.
     const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError || a.error instanceof UpgradeRequiredError));
     if (refusal !== undefined && !refusal.ok) throw refusal.error;
-    const failed: string[] = [];
-    for (const a of answers) {
-      if (a.ok) onCreated(a.backend);
-      else failed.push(`${a.backend}: ${errorText(a.error)}`);
-    }
-    if (failed.length > 0) {
-      const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
-      throw new BackendsUnavailableError(
-        denied
-          ? `sequence ${settings.name} was not created on ${failed.join('; ')}; the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS`
-          : `sequence ${settings.name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
-      );
-    }
+    for (const a of answers) if (a.ok) onCreated(a.backend);
+    throwUnfinished(answers, `sequence ${settings.name} was not created`);
     return created || answers.some((a) => a.ok && a.value);
   }
 
   /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
   async widenSequence(name: string, maxId: bigint): Promise<void> {
-    const answers = await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true });
-    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-    if (failed.length > 0) throw new BackendsUnavailableError(`maxId of sequence ${name} was not raised on ${failed.join('; ')}; repeat the request to complete it`);
+    throwUnfinished(await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true }), `maxId of sequence ${name} was not raised`);
   }
 
   /**
@@ -84,8 +69,8 @@ export class FleetReads {
     const answers = await this.#everywhere((b) => b.retireSequence(settings), { includeOpen: true });
     const refusal = answers.find((a) => !a.ok && a.error instanceof SchemaOutdatedError);
     if (refusal !== undefined && !refusal.ok) throw refusal.error;
-    const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-    if (failed.length > 0) throw new BackendsUnavailableError(`sequence ${settings.name} was not retired on ${failed.join('; ')}; repeat the request to complete it (the backends that answered issue nothing of it already)`);
+    // The backends that answered issue nothing of it already.
+    throwUnfinished(answers, `sequence ${settings.name} was not retired`);
   }
 
   /** Every backend's residue class, read afresh, in configured order (migrate verify). */
@@ -152,4 +137,15 @@ export class FleetReads {
   lastTicketOn(label: string, name: string): Promise<bigint> {
     return this.onOne(label, (b) => b.lastTicket(name));
   }
+}
+
+/**
+ * A change every backend must make: when some did not, a 503 that names them and says what to do (a
+ * repeat completes it; or, when the serving account may not change the schema, the admin account).
+ */
+function throwUnfinished(answers: readonly Answer<unknown>[], what: string): void {
+  const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
+  if (failed.length === 0) return;
+  const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
+  throw new BackendsUnavailableError(`${what} on ${failed.join('; ')}; ${denied ? 'the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS' : 'repeat the request to complete it'}`);
 }
