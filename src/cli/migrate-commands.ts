@@ -11,6 +11,7 @@ import { formatRollback, highestIdEverIssued, planRollback, ROWS_SHOWN, type Rol
 import { formatPlan, planMigration, share, type MigrationPlan } from '../migrate/plan.js';
 import { verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
+import { rowsOf } from '../service/sequence-rows.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { errorText } from '../util/error-text.js';
 
@@ -101,7 +102,7 @@ async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean;
     await withService(flags, async (allocator) => {
       // Every backend's counter bounds the tickets taken: one that does not answer could hide the highest.
       await requireEveryBackend(allocator, 'migrate');
-      const rows = (await allocator.readSequence(name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+      const rows = rowsOf(await allocator.readSequence(name));
       const settings = rows.find((r) => r.retired === true) ?? rows[0];
       if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
       const highestTicket = await allocator.fleet.highestTicketUsed(name);

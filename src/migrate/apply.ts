@@ -3,6 +3,7 @@
  * above startAfter, and commits it only if the legacy table has not grown past startAfter.
  */
 import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
+import { rowsOf } from '../service/sequence-rows.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
@@ -26,7 +27,7 @@ export async function applyMigration(
   const wanted = plan.settings;
   const answers = await allocator.readSequence(wanted.name);
   throwFirstFailure(answers);
-  const existing = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
+  const existing = rowsOf(answers)[0];
   if (existing !== undefined) {
     // A second apply without --start-after recomputes a higher one from a table that has grown
     // since (with ticketd's own IDs, too), so it adopts the stored one when the rest agrees.

@@ -11,6 +11,11 @@ import { errorText } from '../util/error-text.js';
 /** The settings to serve, or the error to answer and whether it may be remembered (every backend said so). */
 export type Resolution = { readonly settings: SequenceSettings } | { readonly error: TicketdError; readonly remember: boolean };
 
+/** The rows of a sequence that the backends which answered hold (those without it hold none). */
+export function rowsOf(answers: readonly Answer<SequenceSettings | undefined>[]): SequenceSettings[] {
+  return answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+}
+
 /** The error a retired sequence is answered with. */
 export function retiredError(name: string): SequenceRetiredError {
   return new SequenceRetiredError(`sequence ${name} was retired: nothing of it is issued again, and its name is not created again`);
@@ -47,7 +52,7 @@ export function resolveSequence(name: string, answers: readonly Answer<SequenceS
 
 /** The row to retire: any backend's (they agree on what matters); none answering, none having it, or a later ticketd's are errors. */
 export function rowToRetire(name: string, answers: readonly Answer<SequenceSettings | undefined>[]): SequenceSettings {
-  const row = answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []))[0];
+  const row = rowsOf(answers)[0];
   if (row === undefined) {
     if (answers.every((a) => !a.ok)) throw new BackendsUnavailableError(`no backend answered while looking up sequence ${name}`);
     throw new SequenceNotFoundError(`sequence ${name} does not exist`);

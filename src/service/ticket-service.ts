@@ -13,7 +13,7 @@ import { EncoderThread } from './encoder-thread.js';
 import { SequenceEntry, type CacheStatus } from './sequence-entry.js';
 import { listSequences, type SequenceList } from './sequence-list.js';
 import { MAX_UNKNOWN_SEQUENCES, RefusedNames } from './refused-names.js';
-import { resolveSequence, retiredError, rowToRetire } from './sequence-rows.js';
+import { resolveSequence, retiredError, rowsOf, rowToRetire } from './sequence-rows.js';
 import { decodeId, type DecodedId } from './decode.js';
 import type { IssuedIds } from './opaque-ids.js';
 
@@ -36,8 +36,6 @@ export class TicketService {
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
   readonly #refused: RefusedNames;
-  /** Sequences this process has found retired (status page, metrics); retirement is rare, the cap a guard. */
-  readonly #retired = new Set<string>();
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
 
@@ -108,7 +106,6 @@ export class TicketService {
     const resolved = resolveSequence(name, await this.#allocator.readSequence(name));
     if ('error' in resolved) {
       if (resolved.remember) this.#refused.remember(name, resolved.error);
-      if (resolved.error instanceof SequenceRetiredError) this.#noteRetired(name);
       throw resolved.error;
     }
     const entry = new SequenceEntry(resolved.settings, {
@@ -128,10 +125,10 @@ export class TicketService {
    * of them (it serves up to the smallest of theirs, the bound every one has).
    */
   async #refresh(entry: SequenceEntry): Promise<'retired' | 'widened' | 'same'> {
-    const rows = (await this.#allocator.readSequence(entry.settings.name)).flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+    const rows = rowsOf(await this.#allocator.readSequence(entry.settings.name));
     entry.checked();
     const verdict = judgeRows(entry.settings, rows);
-    if (verdict.kind === 'retired') this.#drop(entry);
+    if (verdict.kind === 'retired') this.#drop(entry.settings.name);
     if (verdict.kind === 'widened') this.#adopt(entry, { ...entry.settings, maxId: verdict.maxId });
     return verdict.kind;
   }
@@ -154,11 +151,9 @@ export class TicketService {
   }
 
   /** A retired sequence: its cache is dropped (a gap, never a repeat) and it is refused from now on. */
-  #drop(entry: SequenceEntry): SequenceRetiredError {
-    const name = entry.settings.name;
+  #drop(name: string): SequenceRetiredError {
     const retired = retiredError(name);
-    this.#noteRetired(name);
-    if (this.#entries.get(name) === entry) this.#entries.delete(name);
+    this.#entries.delete(name);
     this.#refused.remember(name, retired);
     return retired;
   }
@@ -177,7 +172,7 @@ export class TicketService {
       if (error instanceof SequenceExhaustedError && !widenedOnce) {
         // No backend gave a ticket: the sequence may have been widened (PATCH) or retired (DELETE), from any process.
         const now = await this.#refresh(entry);
-        if (now === 'retired') throw this.#drop(entry);
+        if (now === 'retired') throw this.#drop(entry.settings.name);
         // Widened now, or by a recheck that ran while this refill asked at the old bound.
         if (now === 'widened' || entry.settings !== asked) return this.#fetch(entry, tickets, late, true);
       }
@@ -191,10 +186,7 @@ export class TicketService {
     }
   }
 
-  /**
-   * Creates the sequence on every backend (Allocator.createSequence). Returns true when it was
-   * created anywhere now, false when every backend already had it.
-   */
+  /** Creates the sequence on every backend (Allocator.createSequence): true when created anywhere now. */
   async createSequence(requested: SequenceSettings): Promise<boolean> {
     this.#refused.forget(requested.name);
     return this.#allocator.createSequence(requested);
@@ -207,7 +199,7 @@ export class TicketService {
   async widen(name: string, maxId: bigint): Promise<SequenceSettings> {
     const entry = await this.#entry(name);
     // Judged against what the backends hold, not this process's copy: another may have widened it.
-    if ((await this.#refresh(entry)) === 'retired') throw this.#drop(entry);
+    if ((await this.#refresh(entry)) === 'retired') throw this.#drop(name);
     if (judgeWidening(entry.settings, maxId)) await this.#allocator.fleet.widenSequence(name, maxId);
     if (maxId > entry.settings.maxId) this.#adopt(entry, { ...entry.settings, maxId });
     return entry.settings;
@@ -221,10 +213,7 @@ export class TicketService {
     assertSequenceName(name);
     const row = rowToRetire(name, await this.#allocator.readSequence(name));
     await this.#allocator.fleet.retireSequence(row);
-    const entry = this.#entries.get(name);
-    if (entry !== undefined) this.#drop(entry);
-    else this.#refused.remember(name, retiredError(name));
-    this.#noteRetired(name);
+    this.#drop(name);
     return { ...row, retired: true };
   }
 
@@ -274,13 +263,9 @@ export class TicketService {
     return mode;
   }
 
-  #noteRetired(name: string): void {
-    if (this.#retired.size < MAX_UNKNOWN_SEQUENCES) this.#retired.add(name);
-  }
-
   /** Names of the sequences this process found retired (it served or was asked for them). */
   retiredSequences(): string[] {
-    return [...this.#retired];
+    return this.#refused.retired();
   }
 
   /** Names of the sequences this process has served. */
