@@ -1,4 +1,4 @@
-/** The sequence routes: settings and state, creation, the admin's decode and release. */
+/** The sequence routes: settings and state, creation, widening and retiring, the admin's decode and release. */
 import type { RequestHandler } from 'express';
 import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core/sequence.js';
 import { parseWidening } from '../../core/widening.js';
