@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Images for hosts that cannot pull from a container registry.
 #
-# For each image ticketd's Docker files use (MySQL for the backends, Node for ticketd), it prints the
-# line to export: the official image when this engine has it or can pull it, otherwise a stand-in
+# For each image ticketd's Docker files use (MySQL for the backends, Node for ticketd), it prints an
+# `export` line: the official image when this engine has it or can pull it, otherwise a stand-in
 # built here from Debian packages:
 #   TICKETD_MYSQL_IMAGE  mysql:8.4, or MariaDB 10.11 with an entrypoint that honours the official
 #                        image's (MYSQL_ROOT_PASSWORD, MYSQL_DATABASE, MYSQL_USER/MYSQL_PASSWORD,
@@ -174,19 +174,19 @@ EOF
 }
 
 if official "$MYSQL_OFFICIAL"; then
-  echo "TICKETD_MYSQL_IMAGE=$MYSQL_OFFICIAL"
+  echo "export TICKETD_MYSQL_IMAGE=$MYSQL_OFFICIAL"
 else
   tag="ticketd-local/mariadb:10.11-$(echo "$BASE_TAG" | sha256sum | cut -c1-12)"
   standin "$tag" build_mysql
-  echo "TICKETD_MYSQL_IMAGE=$tag"
+  echo "export TICKETD_MYSQL_IMAGE=$tag"
 fi
 
 if official "$NODE_OFFICIAL"; then
-  echo "TICKETD_NODE_IMAGE=$NODE_OFFICIAL"
+  echo "export TICKETD_NODE_IMAGE=$NODE_OFFICIAL"
 else
   [ -x "$NODE_BIN" ] || fail "no node on PATH to build the Node stand-in from, and $NODE_OFFICIAL cannot be pulled"
   version=$("$NODE_BIN" --version)
   tag="ticketd-local/node:${version#v}-$( (echo "$BASE_TAG"; sha256sum "$NODE_BIN"; npm --version) | sha256sum | cut -c1-12)"
   standin "$tag" build_node
-  echo "TICKETD_NODE_IMAGE=$tag"
+  echo "export TICKETD_NODE_IMAGE=$tag"
 fi

@@ -38,7 +38,7 @@ export function settleDocker() {
     if (images.status !== 0) {
       process.env.TICKETD_TEST_DOCKER = `docker/local-images.sh failed: ${(images.stderr || String(images.error)).trim().split('\n').pop()}`;
     } else {
-      for (const match of images.stdout.matchAll(/^(TICKETD_(?:MYSQL|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
+      for (const match of images.stdout.matchAll(/^export (TICKETD_(?:MYSQL|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
       process.env.TICKETD_TEST_DOCKER = 'yes';
       // Ryuk's image cannot be pulled where no registry answers; every test stops what it starts.
       if (spawnSync('docker', ['image', 'inspect', 'testcontainers/ryuk:0.14.0']).status !== 0) process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
