@@ -54,7 +54,7 @@ export function accessError(error: unknown, label: string): unknown {
  * ticketd's REPLACE gives by position (ER_WRONG_VALUE_COUNT_ON_ROW), as ticketd's error; other
  * errors as they are.
  */
-export function retiredError(error: unknown, label: string, sequence: string): unknown {
+export function retiredTableError(error: unknown, label: string, sequence: string): unknown {
   if (errnoOf(error) !== 1136) return error;
   return new SequenceRetiredError(`sequence ${sequence} is retired on ${label}: its ticket table takes no more tickets`, { cause: error });
 }

@@ -4,7 +4,7 @@ import pRetry from 'p-retry';
 import { MAX_UINT64 } from '../../core/blocks.js';
 import { GATED_STUB_COLUMN, RETIRED_COLUMN } from '../../core/versions.js';
 import type { TicketBatch } from '../ticket-backend.js';
-import { isDeadlock, overflowError, retiredError } from './errors.js';
+import { isDeadlock, overflowError, retiredTableError } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import { createTicketTableStatement, ticketTable } from './schema.js';
 
@@ -22,16 +22,16 @@ export class TicketSql {
   fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
     const table = ticketTable(sequence);
     const previous = this.#lanes.get(table) ?? Promise.resolve();
-    const run = previous.then(() => this.#replaceRun(table, count));
+    const run = previous.then(() => this.#replaceRun(sequence, table, count));
     const tail = run.catch(() => undefined);
     this.#lanes.set(table, tail);
     void tail.then(() => {
       if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
     });
-    return run.then((batch) => (batch.error === undefined ? batch : { ...batch, error: retiredError(batch.error, this.#db.label, sequence) }));
+    return run;
   }
 
-  async #replaceRun(table: string, count: number): Promise<TicketBatch> {
+  async #replaceRun(sequence: string, table: string, count: number): Promise<TicketBatch> {
     const tickets: bigint[] = [];
     try {
       await this.#db.withConnection(async (conn) => {
@@ -49,7 +49,7 @@ export class TicketSql {
       });
       return { tickets, error: undefined };
     } catch (error) {
-      return { tickets, error: overflowError(error, this.#db.label, table) };
+      return { tickets, error: retiredTableError(overflowError(error, this.#db.label, table), this.#db.label, sequence) };
     }
   }
 
@@ -81,12 +81,7 @@ export class TicketSql {
   gateTicketTable(name: string): Promise<void> {
     const table = ticketTable(name);
     return this.#db.withAdminConnection(async (conn) => {
-      const [rows] = await conn.query<RowDataPacket[]>({
-        sql: "SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = 'stub'",
-        values: [`tickets_${name}`],
-        timeout: this.#db.options.queryTimeoutMs,
-      });
-      if (rows.length === 0) return;
+      if (!(await this.#hasColumn(conn, name, 'stub'))) return;
       await conn.query({ sql: `ALTER TABLE ${table} RENAME COLUMN stub TO ${GATED_STUB_COLUMN}`, timeout: this.#db.options.ddlTimeoutMs });
     });
   }
@@ -101,15 +96,20 @@ export class TicketSql {
     const table = ticketTable(name);
     return this.gateTicketTable(name).then(() =>
       this.#db.withAdminConnection(async (conn) => {
-        const [rows] = await conn.query<RowDataPacket[]>({
-          sql: 'SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?',
-          values: [`tickets_${name}`, RETIRED_COLUMN],
-          timeout: this.#db.options.queryTimeoutMs,
-        });
-        if (rows.length > 0) return;
+        if (await this.#hasColumn(conn, name, RETIRED_COLUMN)) return;
         await conn.query({ sql: `ALTER TABLE ${table} ADD COLUMN ${RETIRED_COLUMN} TINYINT NOT NULL DEFAULT 1`, timeout: this.#db.options.ddlTimeoutMs });
       }),
     );
+  }
+
+  /** Whether the sequence's ticket table has the column now (gating and retiring change it once). */
+  async #hasColumn(conn: Connection, sequence: string, column: string): Promise<boolean> {
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql: 'SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?',
+      values: [`tickets_${sequence}`, column],
+      timeout: this.#db.options.queryTimeoutMs,
+    });
+    return rows.length > 0;
   }
 
   /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
