@@ -40,15 +40,9 @@ export interface SequenceSettings extends BlockSettings {
 
 /** The settings with the opaque sequence's key (non-enumerable) and scheme attached. */
 export function withKey(settings: SequenceSettings, key: Uint8Array, scheme: PermutationScheme): SequenceSettings {
-  const copy = {
-    name: settings.name,
-    blockSize: settings.blockSize,
-    startAfter: settings.startAfter,
-    maxId: settings.maxId,
-    ids: settings.ids,
-    scheme,
-    ...(settings.needsVersion === undefined ? {} : { needsVersion: settings.needsVersion }),
-  };
+  // Every enumerable field goes along (needsVersion, retired: a copy that named fields lost `retired`,
+  // and a retired opaque sequence was served again); the key is attached below, non-enumerable.
+  const copy = { ...settings, scheme };
   Object.defineProperty(copy, 'key', { value: key, enumerable: false });
   return Object.freeze(copy);
 }

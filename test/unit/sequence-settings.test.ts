@@ -48,4 +48,13 @@ describe('sequence names and settings', () => {
     expect(sameSettings(settings, withKey(settings, new Uint8Array(32).fill(8), 'feistel-aes256-v2'))).toBe(false);
     expect(sameSettings(settings, parseSequenceSettings('s', { blockSize: 1 }))).toBe(false);
   });
+
+  test('attaching a key keeps what the row says of the sequence: retired, and the version it needs', () => {
+    const row = { ...parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }), needsVersion: '0.8.0', retired: true as const };
+    const keyed = withKey(row, new Uint8Array(32).fill(7), 'feistel-aes256-v2');
+    expect(keyed.retired).toBe(true);
+    expect(keyed.needsVersion).toBe('0.8.0');
+    expect(keyed.key).toBeDefined();
+    expect(Object.isFrozen(keyed)).toBe(true);
+  });
 });
