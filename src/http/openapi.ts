@@ -82,6 +82,11 @@ export const openApiDocument = Object.freeze({
           {
             type: 'object',
             properties: {
+              cached: {
+                type: 'boolean',
+                description:
+                  'False: the settings (maxId, retired) were read from the backends for this answer, so a widening or a retirement made anywhere shows at once. True: no backend answered that read, and these are the settings this process last read (up to 5 s old while it serves the sequence).',
+              },
               cache: { type: ['object', 'null'], description: "This process's cache of the sequence." },
               capacity: { $ref: '#/components/schemas/Capacity' },
               backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence: state, member, lastTicket, lastError, exhausted, quarantined (the reason, or null) and unclaimed (true while no peer takes its claims).' },

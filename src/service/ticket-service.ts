@@ -85,6 +85,18 @@ export class TicketService {
     return (await this.#entry(name)).settings;
   }
 
+  /**
+   * The sequence as the backends hold it now, read for this call (a widening or a retirement made
+   * by another process or the CLI shows at once); `cached` when no backend answered the read and
+   * these are the settings this process last read.
+   */
+  async currentSettings(name: string): Promise<{ readonly settings: SequenceSettings; readonly cached: boolean }> {
+    const entry = await this.#entry(name);
+    const verdict = await this.#refresh(entry);
+    if (verdict.kind === 'retired') throw this.#drop(name);
+    return { settings: entry.settings, cached: !verdict.answered };
+  }
+
   /** The sequence's cache and settings, loaded from the backends on first use. */
   #entry(name: string): SequenceEntry | Promise<SequenceEntry> {
     const known = this.#entries.get(name);
@@ -124,13 +136,13 @@ export class TicketService {
    * that answered (this process drops it and refuses it from now on), or a larger maxId on every one
    * of them (it serves up to the smallest of theirs, the bound every one has).
    */
-  async #refresh(entry: SequenceEntry): Promise<'retired' | 'widened' | 'same'> {
-    const rows = rowsOf(await this.#allocator.readSequence(entry.settings.name));
+  async #refresh(entry: SequenceEntry): Promise<{ readonly kind: 'retired' | 'widened' | 'same'; readonly answered: boolean }> {
+    const answers = await this.#allocator.readSequence(entry.settings.name);
     entry.checked();
-    const verdict = judgeRows(entry.settings, rows);
+    const verdict = judgeRows(entry.settings, rowsOf(answers));
     if (verdict.kind === 'retired') this.#drop(entry.settings.name);
     if (verdict.kind === 'widened') this.#adopt(entry, { ...entry.settings, maxId: verdict.maxId });
-    return verdict.kind;
+    return { kind: verdict.kind, answered: answers.some((a) => a.ok) };
   }
 
   /** The sequence's maxId grew: this process's cache, capacity view and lanes serve up to it. */
@@ -171,7 +183,7 @@ export class TicketService {
     } catch (error) {
       if (error instanceof SequenceExhaustedError && !widenedOnce) {
         // No backend gave a ticket: the sequence may have been widened (PATCH) or retired (DELETE), from any process.
-        const now = await this.#refresh(entry);
+        const now = (await this.#refresh(entry)).kind;
         if (now === 'retired') throw this.#drop(entry.settings.name);
         // Widened now, or by a recheck that ran while this refill asked at the old bound.
         if (now === 'widened' || entry.settings !== asked) return this.#fetch(entry, tickets, late, true);
@@ -199,7 +211,7 @@ export class TicketService {
   async widen(name: string, maxId: bigint): Promise<SequenceSettings> {
     const entry = await this.#entry(name);
     // Judged against what the backends hold, not this process's copy: another may have widened it.
-    if ((await this.#refresh(entry)) === 'retired') throw this.#drop(name);
+    if ((await this.#refresh(entry)).kind === 'retired') throw this.#drop(name);
     if (judgeWidening(entry.settings, maxId)) await this.#allocator.fleet.widenSequence(name, maxId);
     if (maxId > entry.settings.maxId) this.#adopt(entry, { ...entry.settings, maxId });
     return entry.settings;

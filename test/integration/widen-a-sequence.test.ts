@@ -93,6 +93,29 @@ describe('widening a sequence when its column grows', () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/opaque.*IDs would repeat/);
   });
 
+  it('shows a widening from the CLI at once in GET of a running process, read from the backends', async () => {
+    const name = 'lip';
+    expect(await putSequence(told.url, name, { blockSize: 10, maxId: '2000' })).toBe(201);
+    // Both processes serve it, so each holds its settings in memory.
+    for (const s of [told, other]) expect(await new IdLedger().request(s.url, 'warm', name, 5)).toBe(200);
+    const widened = runCli(['sequences', 'set', name, '--max-id', '3000'], { TICKETD_BACKENDS: pair.backendsUrl });
+    expect(widened.stderr).toBe('');
+    for (const s of [told, other]) {
+      const detail = (await (await fetch(`${s.url}/v1/sequences/${name}`)).json()) as Record<string, unknown>;
+      expect(detail).toMatchObject({ maxId: '3000', cached: false });
+    }
+    // With no backend answering, GET says its settings are this process's cached view.
+    await pair.a.stop();
+    await pair.b.stop();
+    try {
+      const detail = (await (await fetch(`${told.url}/v1/sequences/${name}`)).json()) as Record<string, unknown>;
+      expect(detail).toMatchObject({ maxId: '3000', cached: true });
+    } finally {
+      await pair.a.restart();
+      await pair.b.restart();
+    }
+  }, 60_000);
+
   it('with a backend down answers 503, and a repeat completes it (the CLI, as docs/migrating.md gives it)', async () => {
     expect(await putSequence(told.url, 'widen_later', { blockSize: 10, maxId: '1000000' })).toBe(201);
     await pair.b.stop();

@@ -16,13 +16,14 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
   route('/v1/sequences/:name', {
     get: async (req, res) => {
       const name = req.params.name as string;
-      const settings = await service.settings(name);
+      const { settings, cached } = await service.currentSettings(name);
       if (settings.ids === 'opaque' && !isAdmin(req)) {
-        res.json({ ...settingsToJson(settings), cache: null, capacity: null, backends: service.backendsFor(name).map(withoutTickets), redacted: true });
+        res.json({ ...settingsToJson(settings), cached, cache: null, capacity: null, backends: service.backendsFor(name).map(withoutTickets), redacted: true });
         return;
       }
       res.json({
         ...settingsToJson(settings),
+        cached,
         cache: service.cacheStatus(name) ?? null,
         capacity: service.capacityStatus(name) ?? null,
         backends: service.backendsFor(name),
