@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
+import { parseBackendTls, unreadableFile, type TlsDefaults } from './backend/backend-tls.js';
 import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { errorText } from './util/error-text.js';
@@ -29,10 +30,14 @@ export interface Config {
   /** Accounts for schema and counter changes, one per backend in the same order; empty: use `backends`. */
   readonly adminBackends: readonly BackendAddress[];
   readonly port: number;
-  /** Bearer token for admin routes; undefined disables them. */
-  readonly adminToken: string | undefined;
+  /** Bearer tokens for admin routes (several while one is rotated in); empty disables them. */
+  readonly adminTokens: readonly string[];
   /** Per sequence (or `*`), the bearer tokens that may issue IDs; a sequence not listed is open. */
   readonly clientTokens: ReadonlyMap<string, readonly string[]>;
+  /** HTTPS for clients: PEM files of the certificate and key, and the CA client certificates must chain to. */
+  readonly tls: HttpsFiles | undefined;
+  /** Files the secrets came from (TICKETD_*_FILE), read again on a reload. */
+  readonly secretFiles: SecretFiles;
   /** Requests per second per token (or per address without one); undefined: no limit. */
   readonly rateLimitPerSecond: number | undefined;
   readonly maxCount: number;
@@ -45,6 +50,25 @@ export interface Config {
   readonly onRegression: 'advance' | 'quarantine';
   /** When no peer can take a ticket's claim: serve on the process marks (`preferred`) or refuse (`required`). */
   readonly claims: 'preferred' | 'required';
+}
+
+/** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
+export interface HttpsFiles {
+  readonly cert: string;
+  readonly key: string;
+  readonly clientCa: string | undefined;
+}
+
+/** Where the tokens were read from, for a reload (SIGHUP). */
+export interface SecretFiles {
+  readonly adminToken?: string;
+  readonly clientTokens?: string;
+}
+
+/** The secrets a reload may change. */
+export interface Secrets {
+  readonly adminTokens: readonly string[];
+  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Values as given, by setting. Strings from env and flags; a config file may also use numbers, lists and objects. */
@@ -61,6 +85,16 @@ export interface ConfigInput {
   readonly allowUnsafeDurability?: boolean | undefined;
   readonly onRegression?: string | undefined;
   readonly claims?: string | undefined;
+  readonly backendSslMode?: string | undefined;
+  readonly backendSslCa?: string | undefined;
+  readonly backendSslCert?: string | undefined;
+  readonly backendSslKey?: string | undefined;
+  readonly tlsCert?: string | undefined;
+  readonly tlsKey?: string | undefined;
+  readonly tlsClientCa?: string | undefined;
+  readonly backendsFile?: string | undefined;
+  readonly adminTokenFile?: string | undefined;
+  readonly clientTokensFile?: string | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -77,7 +111,24 @@ const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze
   allowUnsafeDurability: '--allow-unsafe-durability',
   onRegression: 'TICKETD_ON_REGRESSION',
   claims: 'TICKETD_CLAIMS',
+  backendSslMode: 'TICKETD_BACKEND_SSL_MODE',
+  backendSslCa: 'TICKETD_BACKEND_SSL_CA',
+  backendSslCert: 'TICKETD_BACKEND_SSL_CERT',
+  backendSslKey: 'TICKETD_BACKEND_SSL_KEY',
+  tlsCert: 'TICKETD_TLS_CERT',
+  tlsKey: 'TICKETD_TLS_KEY',
+  tlsClientCa: 'TICKETD_TLS_CLIENT_CA',
+  backendsFile: 'TICKETD_BACKENDS_FILE',
+  adminTokenFile: 'TICKETD_ADMIN_TOKEN_FILE',
+  clientTokensFile: 'TICKETD_CLIENT_TOKENS_FILE',
 });
+
+/** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
+const FROM_FILE = [
+  ['backends', 'backendsFile'],
+  ['adminToken', 'adminTokenFile'],
+  ['clientTokens', 'clientTokensFile'],
+] as const;
 
 /** Reads TICKETD_* variables from an environment. */
 export function configInputFromEnv(env: Record<string, string | undefined>): ConfigInput {
@@ -93,6 +144,16 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     workers: env.TICKETD_WORKERS,
     onRegression: env.TICKETD_ON_REGRESSION,
     claims: env.TICKETD_CLAIMS,
+    backendSslMode: env.TICKETD_BACKEND_SSL_MODE,
+    backendSslCa: env.TICKETD_BACKEND_SSL_CA,
+    backendSslCert: env.TICKETD_BACKEND_SSL_CERT,
+    backendSslKey: env.TICKETD_BACKEND_SSL_KEY,
+    tlsCert: env.TICKETD_TLS_CERT,
+    tlsKey: env.TICKETD_TLS_KEY,
+    tlsClientCa: env.TICKETD_TLS_CLIENT_CA,
+    backendsFile: env.TICKETD_BACKENDS_FILE,
+    adminTokenFile: env.TICKETD_ADMIN_TOKEN_FILE,
+    clientTokensFile: env.TICKETD_CLIENT_TOKENS_FILE,
   };
 }
 
@@ -125,8 +186,8 @@ const integer = (name: string, min: number, max: number): z.ZodType<number> =>
     return n;
   });
 
-/** A list of backend URLs, as one comma-separated string or (from a file) an array. */
-const backendList = (name: string, required: boolean): z.ZodType<BackendAddress[]> =>
+/** A list of backend URLs, as one comma-separated string or (from a file) an array; `tls` fills in what a URL's query leaves out. */
+const backendList = (name: string, required: boolean, tls: TlsDefaults): z.ZodType<BackendAddress[]> =>
   z.union([z.string(), z.array(z.string())]).optional().transform((value, ctx) => {
     const parts = (Array.isArray(value) ? value : (value ?? '').split(',')).map((s) => s.trim()).filter((s) => s !== '');
     if (parts.length === 0) {
@@ -135,7 +196,7 @@ const backendList = (name: string, required: boolean): z.ZodType<BackendAddress[
     }
     const backends: BackendAddress[] = [];
     for (const part of parts) {
-      const parsed = parseBackendUrl(part);
+      const parsed = parseBackendUrl(part, tls);
       if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${name}: ${parsed}` });
       else backends.push(parsed);
     }
@@ -201,15 +262,49 @@ const clientTokens = z
     return map as ReadonlyMap<string, readonly string[]>;
   });
 
-const schema = z.object({
-  backends: backendList(SETTING_NAMES.backends, true),
-  adminBackends: backendList(SETTING_NAMES.adminBackends, false),
-  port: integer(SETTING_NAMES.port, 0, 65535).optional().transform((v) => v ?? DEFAULT_PORT),
-  adminToken: z
+/** `token` or `token,token` (one being rotated in): each long enough. */
+const adminTokens = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const tokens = (value ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+    for (const t of tokens) {
+      if (t.length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}` });
+    }
+    return Object.freeze(tokens);
+  });
+
+/** A PEM file path, checked readable at start. */
+const pemFile = (name: string): z.ZodType<string | undefined> =>
+  z
     .string()
-    .refine((t) => t.length >= MIN_TOKEN_LENGTH, { error: (issue) => `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters; got ${String(issue.input).length}` })
-    .optional(),
+    .optional()
+    .transform((path, ctx) => {
+      if (path === undefined) return undefined;
+      const problem = unreadableFile(path);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${name}: ${path} cannot be read (${problem})` });
+      return path;
+    });
+
+/** TICKETD_BACKEND_SSL_*, judged as a URL's own parameters would be. */
+const tlsDefaults = z
+  .object({ mode: z.string().optional(), ca: z.string().optional(), cert: z.string().optional(), key: z.string().optional() })
+  .transform((given, ctx) => {
+    const query = new URLSearchParams();
+    const parsed = parseBackendTls(query, given);
+    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `TICKETD_BACKEND_SSL_*: ${parsed.replace(/\bssl-(mode|ca|cert|key)\b/g, (_m, f: string) => `TICKETD_BACKEND_SSL_${f.toUpperCase()}`)}` });
+    return given;
+  });
+
+const schema = (tls: TlsDefaults) => z.object({
+  backends: backendList(SETTING_NAMES.backends, true, tls),
+  adminBackends: backendList(SETTING_NAMES.adminBackends, false, tls),
+  port: integer(SETTING_NAMES.port, 0, 65535).optional().transform((v) => v ?? DEFAULT_PORT),
+  adminToken: adminTokens,
   clientTokens,
+  tlsCert: pemFile(SETTING_NAMES.tlsCert),
+  tlsKey: pemFile(SETTING_NAMES.tlsKey),
+  tlsClientCa: pemFile(SETTING_NAMES.tlsClientCa),
   rateLimit: z
     .union([z.number(), z.string()])
     .optional()
@@ -252,9 +347,12 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     if (value !== undefined && value !== '') merged[key] = value;
     if (flags[key] !== undefined && flags[key] !== '') fromFlag.add(key);
   }
-  const parsed = schema.safeParse(merged);
-  if (!parsed.success) {
-    const messages = parsed.error.issues.map((issue) => {
+  const problems = readSecretFiles(merged);
+  const defaults = tlsDefaults.safeParse({ mode: merged.backendSslMode, ca: merged.backendSslCa, cert: merged.backendSslCert, key: merged.backendSslKey });
+  if (!defaults.success) problems.push(...defaults.error.issues.map((i) => i.message));
+  const parsed = schema(defaults.success ? defaults.data : {}).safeParse(merged);
+  if (!parsed.success || problems.length > 0) {
+    const messages = (parsed.error?.issues ?? []).map((issue) => {
       const key = issue.path[0] as keyof ConfigInput | undefined;
       if (key === undefined) return issue.message;
       // Our own checks name the setting; zod's type errors (a file giving a number for a URL) get the name here.
@@ -262,10 +360,12 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
       // A value given as a flag is named as the flag the user typed.
       return fromFlag.has(key) ? message.replace(SETTING_NAMES[key], flagName(key)) : message;
     });
-    throw new ConfigError(messages.join('; '));
+    throw new ConfigError([...problems, ...messages].join('; '));
   }
-  const c = parsed.data;
+  const c = parsed.data!;
   if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
+  if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) throw new ConfigError('TICKETD_TLS_CERT and TICKETD_TLS_KEY go together: HTTPS needs both the certificate and its key');
+  if (c.tlsClientCa !== undefined && c.tlsCert === undefined) throw new ConfigError('TICKETD_TLS_CLIENT_CA needs TICKETD_TLS_CERT and TICKETD_TLS_KEY: client certificates are asked for over HTTPS only');
   if (c.claims === 'required' && c.backends.length < 2) {
     // A claim goes to a peer of the backend a ticket came from; one backend has none.
     throw new ConfigError(`TICKETD_CLAIMS=required needs at least two backends (claims are kept on a peer); TICKETD_BACKENDS has ${c.backends.length}`);
@@ -274,8 +374,13 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     backends: Object.freeze(c.backends),
     adminBackends: Object.freeze(c.adminBackends),
     port: c.port,
-    adminToken: c.adminToken,
+    adminTokens: c.adminToken,
     clientTokens: c.clientTokens,
+    tls: c.tlsCert === undefined || c.tlsKey === undefined ? undefined : Object.freeze({ cert: c.tlsCert, key: c.tlsKey, clientCa: c.tlsClientCa }),
+    secretFiles: Object.freeze({
+      ...(typeof merged.adminTokenFile === 'string' && { adminToken: merged.adminTokenFile }),
+      ...(typeof merged.clientTokensFile === 'string' && { clientTokens: merged.clientTokensFile }),
+    }),
     rateLimitPerSecond: c.rateLimit,
     maxCount: c.maxCount,
     logLevel: c.logLevel,
@@ -292,4 +397,56 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
   if (serving !== given) {
     throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
   }
+}
+
+/**
+ * The `_FILE` settings: each file's content (its trailing newline trimmed) becomes the setting's
+ * value in `merged`. Returns the problems: both forms given, or a file that cannot be read.
+ */
+function readSecretFiles(merged: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const [setting, fileSetting] of FROM_FILE) {
+    const path = merged[fileSetting];
+    if (path === undefined) continue;
+    if (merged[setting] !== undefined) {
+      problems.push(`${SETTING_NAMES[setting]} and ${SETTING_NAMES[fileSetting]} are both set: give the value or the file, not both`);
+      continue;
+    }
+    try {
+      merged[setting] = secretFileContent(String(path));
+    } catch (error) {
+      problems.push(`${SETTING_NAMES[fileSetting]}: ${String(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? errorText(error)})`);
+    }
+  }
+  return problems;
+}
+
+/** A secret file's content without its trailing newline (an editor's or `echo`'s). */
+function secretFileContent(path: string): string {
+  return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+}
+
+/**
+ * The tokens as their files hold them now (SIGHUP): a setting given inline keeps its value. Throws
+ * a ConfigError naming the file when one cannot be read or holds a bad token; the caller keeps
+ * what it had.
+ */
+export function reloadSecrets(files: SecretFiles, current: Secrets): Secrets {
+  const input: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [setting, path] of [['adminToken', files.adminToken], ['clientTokens', files.clientTokens]] as const) {
+    if (path === undefined) continue;
+    try {
+      input[setting] = secretFileContent(path);
+    } catch (error) {
+      problems.push(`${SETTING_NAMES[`${setting}File`]}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? errorText(error)})`);
+    }
+  }
+  const parsed = z.object({ adminToken: adminTokens, clientTokens }).safeParse(input);
+  if (!parsed.success) problems.push(...parsed.error.issues.map((i) => i.message));
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return Object.freeze({
+    adminTokens: files.adminToken === undefined ? current.adminTokens : parsed.data!.adminToken,
+    clientTokens: files.clientTokens === undefined ? current.clientTokens : parsed.data!.clientTokens,
+  });
 }

@@ -141,6 +141,11 @@ export class CounterOverflowError extends TicketdError {
   readonly code = 'TICKETD_COUNTER_OVERFLOW';
 }
 
+/** A backend's TLS handshake was refused: an untrusted certificate, another name, TLS required or not offered. */
+export class BackendTlsError extends TicketdError {
+  readonly code = 'TICKETD_BACKEND_TLS';
+}
+
 /** The account in the backend URL lacks a privilege for what was asked (a missing GRANT). */
 export class BackendAccessDeniedError extends TicketdError {
   readonly code = 'TICKETD_BACKEND_ACCESS_DENIED';

@@ -1,14 +1,17 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Express } from 'express';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/mysql/backend.js';
-import type { Config } from './config.js';
+import { reloadSecrets, type Config, type Secrets } from './config.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
+import { Credentials } from './http/credentials.js';
+import { readHttpsFiles } from './http/https-files.js';
 import { countedFor } from './http/visibility.js';
 import { parserRefusal } from './http/problem.js';
 import { packageVersion } from './paths.js';
@@ -19,6 +22,7 @@ import { TicketService } from './service/ticket-service.js';
 import { WorkerLeases, type Workers } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
+import { errorText } from './util/error-text.js';
 
 /** How long close() lets requests in flight finish before it ends their connections. */
 export const SHUTDOWN_GRACE_MS = 8000;
@@ -50,6 +54,12 @@ export interface RunningTicketd {
   readonly metrics: TicketdMetrics;
   /** IDs per second over the last minutes (the status page chart). */
   readonly activity: ActivityHistory;
+  /**
+   * Reads the token files, the HTTPS certificate and key and the backends' TLS files again (SIGHUP):
+   * new connections and requests use them, those in flight finish. What cannot be read keeps its
+   * old value and is logged in one line; 'error' then.
+   */
+  reload(): 'ok' | 'error';
   /** Stops listening, ends open connections and closes the backend pools. */
   close(): Promise<void>;
 }
@@ -74,11 +84,13 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     await allocator.close();
     throw new BackendMisconfiguredError(misconfigured.join('\n'));
   }
-  for (const f of findings) logger.warn({ kind: f.kind }, f.message);
+  for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
   const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
   const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
   const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
   const workers: Workers = { pools, leases };
+  let secrets: Secrets = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
+  const credentials = new Credentials(secrets);
   metrics.attach(service, pools);
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
@@ -88,8 +100,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     workers,
     logger,
     metrics: options.metricsSource?.(metrics) ?? { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
-    adminToken: config.adminToken,
-    clientTokens: config.clientTokens,
+    credentials,
     rateLimitPerSecond: config.rateLimitPerSecond,
     maxCount: config.maxCount,
     activity,
@@ -97,16 +108,39 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     startedAt: (options.clock ?? Date.now)(),
     ...(options.clock && { clock: options.clock }),
   });
-  const server = await listen(app, config.port, options.host).catch(async (error: unknown) => {
+  const server = await listen(app, config, options.host).catch(async (error: unknown) => {
     activity.stop();
     await service.close();
     throw portError(error, config.port);
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
+  logger.info({ port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
+  const reload = (): 'ok' | 'error' => {
+    const problems: string[] = [];
+    try {
+      secrets = reloadSecrets(config.secretFiles, secrets);
+      credentials.replace(secrets);
+    } catch (error) {
+      problems.push(errorText(error));
+    }
+    if (config.tls !== undefined) {
+      try {
+        (server as HttpsServer).setSecureContext(readHttpsFiles(config.tls));
+      } catch (error) {
+        problems.push(errorText(error));
+      }
+    }
+    problems.push(...allocator.reloadTls());
+    const result = problems.length === 0 ? 'ok' : 'error';
+    metrics.reloaded(result);
+    if (result === 'ok') logger.info({}, 'reloaded the token, certificate and key files');
+    else logger.error({ problems }, `reload kept the old value of what could not be read: ${problems.join('; ')}`);
+    return result;
+  };
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `${config.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
+    reload,
     service,
     workers,
     metrics,
@@ -136,11 +170,21 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
   });
 }
 
-/** Listens on the port (and host, if given), answering what Node's parser refused in problem+json. */
-async function listen(app: Express, port: number, host: string | undefined): Promise<Server> {
+/**
+ * Listens on the port (and host, if given), over HTTPS when TICKETD_TLS_CERT is set (asking for a
+ * client certificate when TICKETD_TLS_CLIENT_CA is), answering what Node's parser refused in problem+json.
+ */
+async function listen(app: Express, config: Config, host: string | undefined): Promise<Server> {
+  const { port, tls } = config;
+  const created: Server = tls === undefined ? createHttpServer(app) : createHttpsServer({ ...readHttpsFiles(tls), requestCert: tls.clientCa !== undefined, rejectUnauthorized: tls.clientCa !== undefined }, app);
   const server = await new Promise<Server>((done, fail) => {
-    const callback = (error?: Error): void => (error ? fail(error) : done(s));
-    const s = host === undefined ? app.listen(port, callback) : app.listen(port, host, callback);
+    created.once('error', fail);
+    const ready = (): void => {
+      created.off('error', fail);
+      done(created);
+    };
+    if (host === undefined) created.listen(port, ready);
+    else created.listen(port, host, ready);
   });
   // Connections from load generators stay open; keep-alive must not outlive a close().
   server.keepAliveTimeout = 5000;

@@ -3,6 +3,7 @@
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
+import { errorText } from '../util/error-text.js';
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
@@ -267,6 +268,22 @@ export class Allocator {
   /** Per-backend view of one sequence. */
   sequenceStatus(name: string): BackendSequenceStatus[] {
     return this.#slots.map((s) => s.sequenceStatus(name));
+  }
+
+  /**
+   * Reads every backend's TLS files again (SIGHUP): new connections use them. Returns the problems,
+   * one per backend that could not; those keep what they had.
+   */
+  reloadTls(): string[] {
+    const problems: string[] = [];
+    for (const slot of this.#slots) {
+      try {
+        slot.backend.reloadTls();
+      } catch (error) {
+        problems.push(`backend ${slot.label}: ${errorText(error)}`);
+      }
+    }
+    return problems;
   }
 
   /** Stops background probes, waits for prunes in flight and closes every backend pool. */

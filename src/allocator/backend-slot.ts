@@ -3,7 +3,7 @@
  * and what operators see of it. Every field is private: lanes change only through `apply`, which
  * runs the core's `step`, and the breaker only through the outcome methods.
  */
-import type { TicketBackend } from '../backend/ticket-backend.js';
+import type { TicketBackend, Transport } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
 import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, refusesBackend, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
@@ -28,6 +28,8 @@ export interface BackendStatus {
   readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
   readonly lastError: string | undefined;
   readonly stats: BackendStats;
+  /** How its newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
+  readonly transport: Transport | undefined;
 }
 
 /** A backend's state for one sequence. */
@@ -223,6 +225,7 @@ export class BackendSlot {
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
       stats,
+      transport: this.backend.transport,
     };
   }
 

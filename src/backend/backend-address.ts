@@ -1,4 +1,5 @@
-/** Where a backend lives, parsed from a `mysql://user:pass@host:port/db` URL. */
+/** Where a backend lives, parsed from a `mysql://user:pass@host:port/db[?ssl-mode=…]` URL. */
+import { parseBackendTls, type BackendTls, type TlsDefaults } from './backend-tls.js';
 
 /** A parsed backend URL. `password` is non-enumerable so it never reaches a log or JSON. */
 export interface BackendAddress {
@@ -9,13 +10,15 @@ export interface BackendAddress {
   readonly database: string;
   /** `mysql://host:port/db`: safe to log. */
   readonly label: string;
+  /** TLS to it (backend-tls.ts): from the URL's query, else TICKETD_BACKEND_SSL_*. */
+  readonly tls: BackendTls;
 }
 
 const DEFAULT_MYSQL_PORT = 3306;
 const DATABASE_NAME_PATTERN = /^[A-Za-z0-9_$]{1,64}$/;
 
 /** Parses one backend URL; returns the problem as a string instead of throwing. */
-export function parseBackendUrl(text: string): BackendAddress | string {
+export function parseBackendUrl(text: string, tlsDefaults: TlsDefaults = {}): BackendAddress | string {
   let url: URL;
   try {
     url = new URL(text);
@@ -30,6 +33,9 @@ export function parseBackendUrl(text: string): BackendAddress | string {
   if (!DATABASE_NAME_PATTERN.test(database)) {
     return `${redact(text)} must name a database (letters, digits, _ or $) after the host, as in mysql://host:3306/ticketd`;
   }
+  // Never ignored: a parameter this version does not know would be a setting silently dropped.
+  const tls = parseBackendTls(url.searchParams, tlsDefaults);
+  if (typeof tls === 'string') return `${redact(text)}: ${tls}`;
   const port = url.port === '' ? DEFAULT_MYSQL_PORT : Number(url.port);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const address = {
@@ -38,6 +44,7 @@ export function parseBackendUrl(text: string): BackendAddress | string {
     user: decodeURIComponent(url.username) || 'root',
     database,
     label: `mysql://${url.host}/${database}`,
+    tls,
   };
   Object.defineProperty(address, 'password', {
     value: decodeURIComponent(url.password),

@@ -3,6 +3,7 @@
  * fakes, so the allocator, the ticket guard and rejoin are tested without a server.
  */
 import type { SequenceSettings } from '../core/sequence.js';
+import type { SslMode } from './backend-tls.js';
 import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
@@ -35,6 +36,9 @@ export interface Inspection {
   readonly missingTables: readonly string[];
   /** Milliseconds since the newest claim it holds, by its own clock; undefined when it holds none. */
   readonly newestClaimAgeMs: number | undefined;
+  /** How the inspecting connection travelled, and the TLS settings it was made with. */
+  readonly transport: Transport;
+  readonly tls: { readonly mode: SslMode; readonly host: string; readonly described: string };
 }
 
 /** What `applySchema` did on one backend. */
@@ -45,9 +49,16 @@ export interface SchemaApplied {
 }
 
 /** A ticket server as the allocator uses it. */
+/** How a backend's connections travel: TLS (its version and cipher) or plaintext. */
+export type Transport = { readonly tls: true; readonly version: string; readonly cipher: string } | { readonly tls: false };
+
 export interface TicketBackend {
   /** `mysql://host:port/db`: safe to log. */
   readonly label: string;
+  /** How its newest connection travels; undefined before any connected. */
+  readonly transport: Transport | undefined;
+  /** Reads its TLS files again for new connections (SIGHUP); throws, keeping the old ones, when one cannot be read. */
+  reloadTls(): void;
   /** Connects (a fresh check of the server's settings) and returns what it reports. */
   settings(): Promise<ServerSettings>;
   /** Checks the settings of every connection again before its next use (after an idle spell or a break). */

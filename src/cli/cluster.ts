@@ -35,7 +35,7 @@ export function isClusterPrimary(workers: number): boolean {
  * Runs the primary: forks the workers, replaces one that dies after it was serving, and stops when
  * one fails to start (its own stderr line says why). close() stops them all gracefully.
  */
-export function runPrimary(workers: number, logger: Logger): { close(): Promise<void> } {
+export function runPrimary(workers: number, logger: Logger): { close(): Promise<void>; signalWorkers(signal: NodeJS.Signals): void } {
   const aggregator = new AggregatorRegistry();
   const serving = new Set<Worker>();
   let closing = false;
@@ -71,6 +71,9 @@ export function runPrimary(workers: number, logger: Logger): { close(): Promise<
   logger.info({ workers }, 'ticketd primary started');
 
   return {
+    signalWorkers: (signal) => {
+      for (const w of Object.values(cluster.workers ?? {})) if (w !== undefined && !w.isDead()) w.process.kill(signal);
+    },
     close: async () => {
       closing = true;
       const all = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);

@@ -58,6 +58,8 @@ program
     if (isClusterPrimary(config.workers)) {
       const primary = runPrimary(config.workers, logger);
       onShutdown(logger, () => primary.close());
+      // Every worker reads the files itself: the primary holds no secret and serves no request.
+      process.on('SIGHUP', () => primary.signalWorkers('SIGHUP'));
       return;
     }
     const running = await startTicketd({
@@ -67,6 +69,7 @@ program
       ...(cluster.isWorker && { metricsSource: workerMetricsSource }),
     });
     onShutdown(logger, () => running.close());
+    process.on('SIGHUP', () => running.reload());
   });
 
 program
@@ -78,8 +81,8 @@ program
     const { backends } = backendConfig(flags);
     const allocator = new Allocator({ backends, logger: silentLogger });
     const findings = await runChecks(allocator, flags.allowUnsafeDurability ?? false).finally(() => allocator.close());
-    for (const f of findings) console.log(`${f.kind === 'warning' ? 'warning' : 'problem'}: ${f.message}`);
-    const failed = findings.filter((f) => f.kind !== 'warning').length;
+    for (const f of findings) console.log(`${f.kind === 'warning' || f.kind === 'info' ? f.kind : 'problem'}: ${f.message}`);
+    const failed = findings.filter((f) => f.kind !== 'warning' && f.kind !== 'info').length;
     console.log(failed === 0 ? `ok: ${backends.length} ${backends.length === 1 ? 'backend' : 'backends'} checked` : `${failed} ${failed === 1 ? 'problem' : 'problems'} found`);
     process.exitCode = failed === 0 ? 0 : 1;
   });
@@ -214,14 +217,14 @@ program
     });
   });
 
-/** TICKETD_BACKENDS and TICKETD_ADMIN_BACKENDS alone (flag, env, then config file), for commands that need nothing else. */
+/** The settings that say how to reach the backends. */
+const BACKEND_SETTINGS = ['backends', 'backendsFile', 'adminBackends', 'backendSslMode', 'backendSslCa', 'backendSslCert', 'backendSslKey'] as const;
+
+/** The backends and how to reach them alone (flag, env, then config file), for commands that need nothing else. */
 function backendConfig(flags: { backends?: string | undefined; adminBackends?: string | undefined }): Config {
   const file = fileInput();
-  return loadConfig(
-    { backends: env.backends, adminBackends: env.adminBackends },
-    { backends: flags.backends, adminBackends: flags.adminBackends },
-    { backends: file.backends, adminBackends: file.adminBackends },
-  );
+  const pick = (input: ConfigInput): ConfigInput => Object.fromEntries(BACKEND_SETTINGS.map((k) => [k, input[k]]));
+  return loadConfig(pick(env), { backends: flags.backends, adminBackends: flags.adminBackends }, pick(file));
 }
 
 async function withService(
@@ -229,7 +232,7 @@ async function withService(
   fn: (a: Allocator, s: TicketService) => Promise<void>,
   options: { ifConfigured?: boolean } = {},
 ): Promise<void> {
-  if (options.ifConfigured === true && [flags.backends, env.backends, fileInput().backends].every((b) => b === undefined || b === '')) return;
+  if (options.ifConfigured === true && [flags.backends, env.backends, env.backendsFile, fileInput().backends, fileInput().backendsFile].every((b) => b === undefined || b === '')) return;
   const config = backendConfig(flags);
   const allocator = new Allocator({ backends: config.backends, adminBackends: config.adminBackends, logger: silentLogger });
   const service = new TicketService({ allocator, logger: silentLogger });

@@ -1,15 +1,13 @@
 /** Bearer-token check for admin routes, in constant time. */
-import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
-import { bearerToken, digest } from './client-auth.js';
+import { bearerToken } from './client-auth.js';
+import type { Credentials } from './credentials.js';
 
-/** Middleware that admits only `Authorization: Bearer <token>`; undefined token disables admin. */
-export function requireAdmin(token: string | undefined): RequestHandler {
-  // Hashing both sides gives equal-length buffers, so the comparison leaks neither length nor content.
-  const expected = token === undefined ? undefined : digest(token);
+/** Middleware that admits only `Authorization: Bearer <token>` with an admin token; none set disables admin. */
+export function requireAdmin(credentials: Credentials): RequestHandler {
   return (req, _res, next) => {
-    if (expected === undefined) {
+    if (!credentials.adminEnabled) {
       next(new ForbiddenError('admin API is disabled: set TICKETD_ADMIN_TOKEN to enable it'));
       return;
     }
@@ -18,7 +16,7 @@ export function requireAdmin(token: string | undefined): RequestHandler {
       next(new UnauthorizedError('admin route: send Authorization: Bearer <TICKETD_ADMIN_TOKEN>'));
       return;
     }
-    if (!timingSafeEqual(digest(given), expected)) {
+    if (!credentials.isAdmin(given)) {
       next(new ForbiddenError('admin token does not match'));
       return;
     }
@@ -26,11 +24,10 @@ export function requireAdmin(token: string | undefined): RequestHandler {
   };
 }
 
-/** Whether a request bears the admin token, for routes open to all that show the admin more (visibility.ts). */
-export function adminCheck(token: string | undefined): (req: Request) => boolean {
-  const expected = token === undefined ? undefined : digest(token);
+/** Whether a request bears an admin token, for routes open to all that show the admin more (visibility.ts). */
+export function adminCheck(credentials: Credentials): (req: Request) => boolean {
   return (req) => {
     const given = bearerToken(req);
-    return expected !== undefined && given !== undefined && timingSafeEqual(digest(given), expected);
+    return given !== undefined && credentials.isAdmin(given);
   };
 }

@@ -8,6 +8,7 @@ import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { adminCheck, requireAdmin } from './admin-auth.js';
 import { ownTokenCheck, requireClientToken } from './client-auth.js';
+import type { Credentials } from './credentials.js';
 import { sendProblem } from './problem.js';
 import { rateLimit } from './rate-limit.js';
 import { router } from './router.js';
@@ -27,9 +28,8 @@ export interface AppOptions {
   readonly workers?: Workers;
   readonly logger: Logger;
   readonly metrics: MetricsSource;
-  readonly adminToken: string | undefined;
-  /** Per sequence (or `*`), the tokens that may issue IDs; empty: issuing is open. */
-  readonly clientTokens?: ReadonlyMap<string, readonly string[]>;
+  /** The admin and client tokens in force (a reload swaps them). */
+  readonly credentials: Credentials;
   /** Requests per second per token (or address) on the issuing routes; undefined: no limit. */
   readonly rateLimitPerSecond?: number | undefined;
   readonly maxCount?: number;
@@ -44,8 +44,7 @@ export interface AppOptions {
 
 /** Builds the Express app. It holds no state of its own beyond what the service holds. */
 export function createApp(options: AppOptions): Express {
-  const { service, logger } = options;
-  const clientTokens = options.clientTokens ?? new Map<string, readonly string[]>();
+  const { service, logger, credentials } = options;
   const app = express();
   app.disable('x-powered-by');
   // ETags over large ID lists cost a hash per response and IDs are never repeated anyway.
@@ -55,15 +54,16 @@ export function createApp(options: AppOptions): Express {
     app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug') }));
   }
   const route = router(app);
-  const guards = [...(clientTokens.size > 0 ? [requireClientToken(clientTokens)] : []), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])];
+  // The client-token check always stands: a reload may give a sequence tokens it had none of.
+  const guards = [requireClientToken(credentials), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])];
   addIssuingRoutes(route, {
     service,
     maxCount: options.maxCount ?? DEFAULT_MAX_COUNT,
     guards,
-    ownToken: ownTokenCheck(clientTokens),
+    ownToken: ownTokenCheck(credentials),
   });
-  const isAdmin = adminCheck(options.adminToken);
-  const admin = requireAdmin(options.adminToken);
+  const isAdmin = adminCheck(credentials);
+  const admin = requireAdmin(credentials);
   addSequenceRoutes(route, service, admin, isAdmin);
   addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
   addOperationsRoutes(route, {

@@ -50,6 +50,7 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_TICKET_CLAIMED_BEFORE: { status: 503, slug: 'ticket-claimed-before' },
   TICKETD_COUNTER_OVERFLOW: { status: 409, slug: 'counter-overflow' },
   TICKETD_BACKEND_ACCESS_DENIED: { status: 503, slug: 'backend-access-denied' },
+  TICKETD_BACKEND_TLS: { status: 503, slug: 'backend-tls' },
   TICKETD_UNKNOWN_BACKEND: { status: 404, slug: 'unknown-backend' },
   TICKETD_NO_MYSQLD: { status: 500, slug: 'no-mysqld' },
   TICKETD_LAUNCHER_FAILED: { status: 500, slug: 'launcher-failed' },

@@ -2,7 +2,8 @@
 import type { RequestHandler } from 'express';
 import type { Clock } from '../allocator/breaker.js';
 import { RateLimitedError } from '../errors.js';
-import { bearerToken, digest } from './client-auth.js';
+import { bearerToken } from './client-auth.js';
+import { digest } from './credentials.js';
 
 /** Buckets kept before idle (full) ones are dropped. */
 export const MAX_TRACKED_CREDENTIALS = 10_000;

@@ -20,6 +20,8 @@ export interface TicketdMetrics {
   readonly events: AllocatorEvents;
   /** Where worker-pool lease events are counted. */
   readonly workerEvents: WorkerEvents;
+  /** Counts a reload of the secret files (SIGHUP). */
+  reloaded(result: 'ok' | 'error'): void;
   /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
   attach(service: TicketService, workers?: WorkerPools): void;
 }
@@ -61,6 +63,11 @@ const EVENT_COUNTERS = {
     name: 'ticketd_worker_leases_unclaimed_total',
     help: 'Leases taken or renewed without a claim on every other backend (one did not answer).',
     labelNames: ['pool'],
+  },
+  reloads: {
+    name: 'ticketd_config_reloads_total',
+    help: 'Reloads of the token, certificate and key files (SIGHUP), by result: ok, or error (the old ones stay in force).',
+    labelNames: ['result'],
   },
 } as const;
 
@@ -138,6 +145,14 @@ const SCRAPED: readonly ScrapedSeries[] = [
     aggregator: 'max',
     read: (service) => (service?.retiredSequences() ?? []).map((sequence) => [[sequence], 1]),
   },
+  {
+    type: 'gauge',
+    name: 'ticketd_backend_tls',
+    help: "1 when the backend's newest connection uses TLS (version says which), 0 when it is plaintext; no series before a connection.",
+    labelNames: ['backend', 'version'],
+    aggregator: 'min',
+    read: (service) => (service?.backendStatus() ?? []).flatMap((b): Sample[] => (b.transport === undefined ? [] : [[[b.backend, b.transport.tls ? b.transport.version : 'plaintext'], b.transport.tls ? 1 : 0]])),
+  },
   { type: 'gauge', name: 'ticketd_ready', help: '1 when an ID can be issued now.', labelNames: [], aggregator: 'min', read: (service) => [[[], service?.ready === true ? 1 : 0]] },
 ];
 
@@ -175,6 +190,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const workerLeases = counter('workerLeases');
   const workerRefused = counter('workerRefused');
   const workerUnclaimed = counter('workerUnclaimed');
+  const reloads = counter('reloads');
   const skew = new Histogram({
     name: 'ticketd_worker_clock_skew_seconds',
     help: 'Clock skew between a Snowflake holder and the server, as the holder measured it at its renewal (absolute value), per pool.',
@@ -211,6 +227,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       service = s;
       workers = w;
     },
+    reloaded: (result) => reloads.labels(result).inc(),
     workerEvents: {
       taken: (pool) => workerLeases.labels(pool, 'taken').inc(),
       renewed: (pool) => workerLeases.labels(pool, 'renewed').inc(),

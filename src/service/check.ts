@@ -7,15 +7,16 @@ import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
 import type { Inspection } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { largestIncrement, serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
-import { TicketdError } from '../errors.js';
+import { BackendTlsError, TicketdError } from '../errors.js';
 import { gateFor, newerNeeded, THIS_VERSION } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 
 /**
  * What kind of finding: `misconfigured` can make IDs repeat and stops `serve`; `unreachable` and
- * `incomplete` (a backend lacking a sequence or the schema) only make `check` fail.
+ * `incomplete` (a backend lacking a sequence or the schema) only make `check` fail; `info` says how
+ * each backend is reached (TLS or plaintext).
  */
-export type FindingKind = 'misconfigured' | 'unreachable' | 'incomplete' | 'warning';
+export type FindingKind = 'misconfigured' | 'unreachable' | 'incomplete' | 'warning' | 'info';
 
 /** One line of the report, naming the backend and the setting. */
 export interface Finding {
@@ -45,8 +46,11 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
       findings.push({ kind: 'incomplete', message: `backend ${answer.backend} has no database ${answer.backend.replace(/^.*\//, '')}: create it (CREATE DATABASE), then run npx ticketd init` });
       continue;
     }
-    findings.push({ kind: 'unreachable', message: answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}` });
+    // A refused handshake names the backend and the setting already (TICKETD_BACKEND_TLS).
+    const message = error instanceof BackendTlsError ? reason : answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}`;
+    findings.push({ kind: 'unreachable', message });
   }
+  checkTransport(up, findings);
   checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);
   checkSequences(up, findings);
   checkRestoredEverywhere(up, allocator.backendCount, findings);
@@ -94,6 +98,25 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
       }
     }
   }
+}
+
+/** How each backend is reached; REQUIRED (encrypted, nobody verified) to a host beyond loopback is a warning. */
+function checkTransport(up: Observed[], findings: Finding[]): void {
+  for (const o of up) {
+    const how = o.transport.tls ? `${o.transport.version} (${o.transport.cipher})` : 'plaintext';
+    findings.push({ kind: 'info', message: `backend ${o.label}: ${how}, ${o.tls.described}` });
+    if (isLoopback(o.tls.host)) continue;
+    if (o.transport.tls && (o.tls.mode === 'REQUIRED' || o.tls.mode === 'PREFERRED')) {
+      findings.push({ kind: 'warning', message: `backend ${o.label}: ssl-mode=${o.tls.mode} encrypts but verifies neither the certificate nor the name, so anyone on the path can pose as it; use VERIFY_IDENTITY (with ssl-ca when its CA is not a public one)` });
+    }
+    if (!o.transport.tls) {
+      findings.push({ kind: 'warning', message: `backend ${o.label} is reached in plaintext (${o.tls.described}) beyond loopback: its password exchange and tickets cross the network unencrypted` });
+    }
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
 /**

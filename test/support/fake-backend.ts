@@ -57,6 +57,8 @@ export class FakeServer {
     };
     const handle: TicketBackend = {
       label: server.label,
+      transport: { tls: false },
+      reloadTls: () => undefined,
       settings: async () => {
         checked = false;
         enter();
@@ -94,7 +96,7 @@ export class FakeServer {
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {
         server.#enter();
-        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined };
+        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined, transport: { tls: false }, tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' } };
       },
       // The allocator's fakes serve tickets only: worker pools are tested on real servers.
       workers: {
@@ -245,7 +247,7 @@ export class FakeServer {
 export function fakeServers(n = 2): { servers: FakeServer[]; addresses: BackendAddress[]; connect: (address: BackendAddress, guard: ConnectionGuard) => TicketBackend } {
   const servers = Array.from({ length: n }, (_, i) => new FakeServer(`mysql://fake-${String.fromCharCode(97 + i)}:3306/t`, { increment: BigInt(n), offset: BigInt(i + 1) }));
   const byLabel = new Map(servers.map((f) => [f.label, f]));
-  const addresses = servers.map((f) => ({ host: f.label, port: 3306, user: 'root', password: '', database: 't', label: f.label }));
+  const addresses = servers.map((f) => ({ host: f.label, port: 3306, user: 'root', password: '', database: 't', label: f.label, tls: { mode: 'DISABLED' as const } }));
   return { servers, addresses, connect: (address, guard) => byLabel.get(address.label)!.connect(guard) };
 }
 

@@ -1,3 +1,4 @@
+import { Credentials } from '../../src/http/credentials.js';
 import { createApp } from '../../src/http/app.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { silentLogger } from '../../src/logger.js';
@@ -7,7 +8,7 @@ import type { TicketService } from '../../src/service/ticket-service.js';
 describe('OpenAPI document', () => {
   it('describes exactly the routes the app serves', () => {
     // The app is only inspected, never called, so no service is needed behind it.
-    const app = createApp({ service: {} as TicketService, logger: silentLogger, adminToken: undefined, metrics: { contentType: 'text/plain', render: async () => '' } });
+    const app = createApp({ service: {} as TicketService, logger: silentLogger, credentials: new Credentials({ adminTokens: [], clientTokens: new Map() }), metrics: { contentType: 'text/plain', render: async () => '' } });
     const served = new Set<string>();
     for (const layer of (app.router as unknown as { stack: { route?: { path: string; methods: Record<string, boolean> } }[] }).stack) {
       const route = layer.route;

@@ -2,6 +2,7 @@
  * A sequence's codec as the client sees it: the identity for an ordered sequence, or the
  * sequence's permutation (under the scheme stored with its key) for an opaque one.
  */
+import type { TlsMaterial } from './requests.js';
 import { IdPermutation } from './id-permutation.js';
 import { FIRST_PERMUTATION_SCHEME, isPermutationScheme } from './id-scheme.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
@@ -16,7 +17,7 @@ export interface IdCodec {
 }
 
 /** Where and how to ask for a sequence's codec. */
-export interface CodecOptions {
+export interface CodecOptions extends TlsMaterial {
   readonly urls: readonly string[];
   readonly sequence: string;
   readonly token?: string | undefined;

@@ -5,6 +5,7 @@ export { ClockMovedBackError, ClockSkewError, LeaseFailedError, NoBufferedIdsErr
 export { createSnowflake, DEFAULT_MAX_STEP_BACK_MS, type Snowflake, type SnowflakeClock, type SnowflakeEvent, type SnowflakeOptions } from './snowflake.js';
 export { DEFAULT_LAYOUT, DEFAULT_SNOWFLAKE_EPOCH_MS, type SnowflakeLayout, type SnowflakeParts } from './snowflake-layout.js';
 export { IdPermutation, type IdDomain } from './id-permutation.js';
+export type { TlsMaterial } from './requests.js';
 export {
   FIRST_PERMUTATION_SCHEME,
   isPermutationScheme,

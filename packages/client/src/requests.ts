@@ -49,9 +49,23 @@ export function networkReason(error: unknown): string {
   return `${message}: ${cause.message}${hint === undefined ? '' : ` (${hint})`}`;
 }
 
+/**
+ * PEM material for HTTPS to ticketd: a CA that is not in Node's store, and a client certificate and
+ * key when ticketd asks for one (TICKETD_TLS_CLIENT_CA). Without them, https:// URLs use Node's store
+ * (and NODE_EXTRA_CA_CERTS).
+ */
+export interface TlsMaterial {
+  readonly ca?: string | Uint8Array | readonly (string | Uint8Array)[];
+  readonly cert?: string | Uint8Array;
+  readonly key?: string | Uint8Array;
+}
+
+/** A request as the client makes it: fetch's init, and the TLS material when the options give any. */
+export type TicketdRequest = RequestInit & { readonly tls?: TlsMaterial };
+
 /** The JSON body of a 200 that `complete` accepts; otherwise the status, the problem's title and its detail. */
-export async function getJson<T>(url: string, init: RequestInit, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
-  const res = await fetch(url, init);
+export async function getJson<T>(url: string, init: TicketdRequest, complete: (body: Partial<T>) => boolean = () => true): Promise<Attempt<T>> {
+  const res = init.tls === undefined ? await fetch(url, init) : await httpsRequest(url, init, init.tls);
   const text = await res.text();
   let body: (Partial<T> & { title?: unknown; detail?: unknown; code?: unknown }) | undefined;
   try {
@@ -67,8 +81,38 @@ export async function getJson<T>(url: string, init: RequestInit, complete: (body
   return { ok: false, error: `${res.status} ${title}${detail === '' ? '' : `: ${detail}`}`, final: res.status < 500, code };
 }
 
-/** Headers and timeout of every request a client makes. */
-export function requestInit(options: { readonly token?: string | undefined; readonly timeoutMs?: number | undefined }, method = 'GET'): RequestInit {
+/** Headers, timeout and TLS material of every request a client makes. */
+export function requestInit(options: { readonly token?: string | undefined; readonly timeoutMs?: number | undefined } & TlsMaterial, method = 'GET'): TicketdRequest {
   const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
-  return { method, headers, signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS) };
+  const tls = options.ca !== undefined || options.cert !== undefined || options.key !== undefined ? options : undefined;
+  return { method, headers, signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS), ...(tls !== undefined && { tls }) };
+}
+
+/** One keep-alive agent per client's options: connections (and TLS sessions) are reused, not made per request. */
+const agents = new WeakMap<TlsMaterial, unknown>();
+
+/** The answer of one request over node:https, with the few members of fetch's Response the client reads. */
+async function httpsRequest(url: string, init: RequestInit, tls: TlsMaterial): Promise<{ status: number; statusText: string; text(): Promise<string> }> {
+  // Loaded only when TLS material is given: the rest of the client needs nothing beyond fetch.
+  const https = await import('node:https');
+  let agent = agents.get(tls) as InstanceType<typeof https.Agent> | undefined;
+  if (agent === undefined) {
+    agent = new https.Agent({ keepAlive: true, ca: tls.ca as string[], cert: tls.cert as string, key: tls.key as string });
+    agents.set(tls, agent);
+  }
+  const body = typeof init.body === 'string' ? init.body : undefined;
+  return new Promise((done, fail) => {
+    const req = https.request(url, { method: init.method ?? 'GET', headers: { ...(init.headers as Record<string, string>), ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) }, agent, signal: init.signal ?? undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', fail);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        done({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', text: () => Promise.resolve(text) });
+      });
+    });
+    // Shaped like fetch's failure, so networkReason names the cause (a refused certificate, a refused connection).
+    req.on('error', (error) => fail(Object.assign(new TypeError('fetch failed'), { cause: error })));
+    req.end(body);
+  });
 }

@@ -11,6 +11,7 @@
  *
  * Within a millisecond already opened, the hot path is one comparison and one increment.
  */
+import type { TlsMaterial } from './requests.js';
 import { hostname } from 'node:os';
 import { ClockMovedBackError, ClockSkewError, NoLeaseError } from './errors.js';
 import { LeaseKeeper, skewText, type SnowflakeEvent } from './lease-keeper.js';
@@ -28,8 +29,8 @@ export interface SnowflakeClock {
 }
 
 /** Options of createSnowflake. */
-export interface SnowflakeOptions {
-  /** ticketd base URLs; each call fails over from one to the next. */
+export interface SnowflakeOptions extends TlsMaterial {
+  /** ticketd base URLs (http:// or https://); each call fails over from one to the next. */
   readonly urls: readonly string[];
   /** The worker pool (created by an admin: PUT /v1/worker-pools/{pool}). */
   readonly pool: string;

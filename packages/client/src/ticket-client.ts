@@ -3,14 +3,15 @@
  * their IDs out in-process. A block is leased to one client and used once, so IDs never repeat
  * within or across processes; a crash loses the rest of the block, which only leaves a gap.
  */
+import type { TlsMaterial } from './requests.js';
 import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
 import { fetchIdCodec, type IdCodec, type OpaqueCodec } from './id-codec.js';
 import type { IdPermutation } from './id-permutation.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
 
 /** Options of a client. */
-export interface TicketClientOptions {
-  /** ticketd base URLs; a lease fails over from one to the next. */
+export interface TicketClientOptions extends TlsMaterial {
+  /** ticketd base URLs (http:// or https://); a lease fails over from one to the next. */
   readonly urls: readonly string[];
   readonly sequence: string;
   /** Sent as a bearer token, for deployments that put ticketd behind an authenticating proxy. */

@@ -1,4 +1,5 @@
 /** A worker-ID lease from ticketd's pools: take, renew and release over HTTP (README, "Snowflake worker IDs"). */
+import type { TlsMaterial } from './requests.js';
 import { LeaseFailedError } from './errors.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
 
@@ -21,7 +22,7 @@ export interface LeaseAnswer {
 }
 
 /** Where and how a generator talks to ticketd. */
-export interface LeaseTarget {
+export interface LeaseTarget extends TlsMaterial {
   readonly urls: readonly string[];
   readonly pool: string;
   readonly token?: string | undefined;

@@ -4,7 +4,8 @@ import type { ClaimHistory } from '../../core/fence.js';
 import type { SequenceSettings } from '../../core/sequence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
-import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch } from '../ticket-backend.js';
+import { describeTls } from '../backend-tls.js';
+import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch, Transport } from '../ticket-backend.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
@@ -34,6 +35,14 @@ export class Backend implements TicketBackend {
     this.workers = new WorkerSql(this.#pools);
   }
 
+  get transport(): Transport | undefined {
+    return this.#pools.transport;
+  }
+
+  reloadTls(): void {
+    this.#pools.reloadTls();
+  }
+
   fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
     return this.#tickets.fetchTickets(sequence, count);
   }
@@ -56,6 +65,8 @@ export class Backend implements TicketBackend {
       engines: await ticketTableEngines(db),
       missingTables: initialised ? await missingSchemaTables(db) : [],
       newestClaimAgeMs: initialised ? await newestClaimAgeMs(db).catch(() => undefined) : undefined,
+      transport: this.#pools.transport ?? { tls: false },
+      tls: { mode: this.address.tls.mode, host: this.address.host, described: describeTls(this.address.tls) },
     };
   }
 

@@ -1,5 +1,7 @@
 /** MySQL's error numbers, told apart in one place and turned into ticketd's errors here only. */
-import { BackendAccessDeniedError, CounterOverflowError, SequenceRetiredError } from '../../errors.js';
+import { BackendAccessDeniedError, BackendTlsError, CounterOverflowError, SequenceRetiredError } from '../../errors.js';
+import type { BackendAddress } from '../backend-address.js';
+import { describeTls } from '../backend-tls.js';
 
 const ER_BAD_DB_ERROR = 1049;
 const ER_DUP_ENTRY = 1062;
@@ -63,4 +65,52 @@ export function retiredTableError(error: unknown, label: string, sequence: strin
 export function overflowError(error: unknown, label: string, table: string): unknown {
   if (!COUNTER_OVERFLOW.has(errnoOf(error) ?? 0)) return error;
   return new CounterOverflowError(`backend ${label}: ${table} reached its column's maximum`, { cause: error });
+}
+
+/**
+ * OpenSSL's words for a chain that does not lead to a trusted CA. mysql2 overwrites the error's code
+ * with HANDSHAKE_SSL_ERROR, so the message is what is left to tell them by.
+ */
+const UNTRUSTED = /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate signature failure|certificate not trusted/i;
+const NOT_VALID_NOW = /certificate has expired|certificate is not yet valid/i;
+/** ER_SECURE_TRANSPORT_REQUIRED (MySQL 5.7+; MariaDB 10.5+ answers the same number). */
+const ER_SECURE_TRANSPORT_REQUIRED = 3159;
+
+/**
+ * A refused handshake as one line naming the backend and the setting to look at; other errors as
+ * they are. The messages say what was expected and what came, never a stack.
+ */
+export function tlsError(error: unknown, address: BackendAddress): unknown {
+  const e = error as { code?: unknown; errno?: unknown; reason?: unknown; host?: unknown; message?: unknown; cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } } } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const text = typeof e?.message === 'string' ? e.message : '';
+  const backend = `backend ${address.label}`;
+  const tls = describeTls(address.tls);
+  const wrap = (message: string): BackendTlsError => new BackendTlsError(`${backend}: ${message}`, { cause: error });
+  if (UNTRUSTED.test(text)) {
+    const ca = address.tls.ca === undefined ? "the system's CA store and NODE_EXTRA_CA_CERTS (no ssl-ca given)" : `ssl-ca=${address.tls.ca}`;
+    return wrap(`certificate not trusted (${ca}): ${text}`);
+  }
+  if (NOT_VALID_NOW.test(text)) return wrap(`its certificate is not valid now (${text}; ${tls})`);
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || e?.reason !== undefined) {
+    const names = typeof e?.cert?.subjectaltname === 'string' ? e.cert.subjectaltname : `CN=${String(e?.cert?.subject?.CN)}`;
+    return wrap(`certificate is for ${names}, not ${address.host} (ssl-mode=VERIFY_IDENTITY checks the name; VERIFY_CA checks the chain only)`);
+  }
+  if (code === 'HANDSHAKE_NO_SSL_SUPPORT') return wrap(`the server offers no TLS, and ${tls} needs it (configure ssl_cert/ssl_key on the server, or choose ssl-mode=PREFERRED or DISABLED)`);
+  if (errnoOf(error) === ER_SECURE_TRANSPORT_REQUIRED) return plaintextRefused(address, error);
+  if (code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return wrap(`TLS handshake failed (${typeof e?.message === 'string' ? e.message : code}; ${tls})`);
+  return error;
+}
+
+/** A server that refuses plaintext, met with a connection that does not use TLS. */
+export function plaintextRefused(address: BackendAddress, cause: unknown): BackendTlsError {
+  return new BackendTlsError(
+    `backend ${address.label}: the server requires TLS (require_secure_transport=ON) and ${describeTls(address.tls)} did not use it: set ssl-mode=VERIFY_IDENTITY (with ssl-ca for a private CA) in the URL, or TICKETD_BACKEND_SSL_MODE`,
+    { cause },
+  );
+}
+
+/** Access denied (ER_ACCESS_DENIED_ERROR): what MariaDB answers a plaintext login under require_secure_transport. */
+export function isLoginDenied(error: unknown): boolean {
+  return errnoOf(error) === 1045;
 }

@@ -3,6 +3,8 @@
  * where a timestamp column shows it, how fast its IDs grow. Only `alterLegacy` writes (`migrate
  * apply --alter`, on a read-write connection).
  */
+import { mysqlSsl, plaintextAllowed } from '../backend-tls.js';
+import { tlsError } from './errors.js';
 import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { MigrationRefusedError } from '../../errors.js';
@@ -65,18 +67,27 @@ export async function connectReadOnly(source: BackendAddress): Promise<Connectio
   return conn;
 }
 
-/** A connection to the legacy database (read-write: only `apply --alter` uses one). */
+/** A connection to the legacy database (read-write: only `apply --alter` uses one), with the TLS its URL asks for. */
 export async function connectLegacy(source: BackendAddress): Promise<Connection> {
-  return mysql.createConnection({
-    host: source.host,
-    port: source.port,
-    user: source.user,
-    password: source.password,
-    database: source.database,
-    connectTimeout: 5000,
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-  });
+  const ssl = mysqlSsl(source.tls);
+  const open = (withTls: boolean): Promise<Connection> =>
+    mysql.createConnection({
+      host: source.host,
+      port: source.port,
+      user: source.user,
+      password: source.password,
+      database: source.database,
+      connectTimeout: 5000,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      ...(withTls && ssl !== undefined && { ssl }),
+    });
+  try {
+    return await open(true);
+  } catch (error) {
+    if (plaintextAllowed(error, source.tls)) return open(false);
+    throw tlsError(error, source);
+  }
 }
 
 /** Runs the plan's ALTER on the legacy table (read-write connection only); no timeout: it may copy a large table. */

@@ -3,7 +3,9 @@ import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
 import type { ServerSettings } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
-import { accessError, isNoSuchTable } from './errors.js';
+import { mysqlSsl, plaintextAllowed, type MysqlSsl } from '../backend-tls.js';
+import type { Transport } from '../ticket-backend.js';
+import { accessError, isLoginDenied, isNoSuchTable, plaintextRefused, tlsError } from './errors.js';
 
 /** Timeouts and pool size for one backend. */
 export interface BackendOptions {
@@ -45,17 +47,29 @@ export interface Db {
 export class Pools implements Db {
   readonly label: string;
   readonly options: BackendOptions;
-  readonly #pool: Pool;
-  readonly #adminPool: Pool;
+  readonly #pool: TlsPool;
+  readonly #adminPool: TlsPool;
   readonly #guard: (settings: ServerSettings) => void;
   #verified = new WeakSet<object>();
+  #transport: Transport | undefined;
 
   constructor(address: BackendAddress, guard: (settings: ServerSettings) => void, options: BackendOptions, admin: BackendAddress | undefined) {
     this.label = address.label;
     this.options = options;
     this.#guard = guard;
-    this.#pool = createPool(address, options, options.poolSize);
-    this.#adminPool = admin === undefined ? this.#pool : createPool(admin, options, 1);
+    this.#pool = new TlsPool(address, options, options.poolSize);
+    this.#adminPool = admin === undefined ? this.#pool : new TlsPool(admin, options, 1);
+  }
+
+  /** How the newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
+  get transport(): Transport | undefined {
+    return this.#transport;
+  }
+
+  /** Reads the TLS files again: new connections use them, open ones go on. Throws (keeping the old ones) when one cannot be read. */
+  reloadTls(): void {
+    this.#pool.reloadTls();
+    if (this.#adminPool !== this.#pool) this.#adminPool.reloadTls();
   }
 
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T> {
@@ -76,12 +90,15 @@ export class Pools implements Db {
     };
   }
 
-  async #with<T>(pool: Pool, fn: (conn: Connection) => Promise<T>, guarded = true): Promise<T> {
+  async #with<T>(pool: TlsPool, fn: (conn: Connection) => Promise<T>, guarded = true): Promise<T> {
     const conn = await pool.getConnection();
     try {
-      if (guarded && !this.#verified.has(conn.connection)) {
-        this.#guard(await this.readSession(conn));
-        this.#verified.add(conn.connection);
+      if (!this.#verified.has(conn.connection)) {
+        this.#transport = transportOf(conn);
+        if (guarded) {
+          this.#guard(await this.readSession(conn));
+          this.#verified.add(conn.connection);
+        }
       }
       const result = await fn(conn);
       conn.release();
@@ -181,8 +198,79 @@ async function groupReplicationRole(conn: Connection, timeout: number, group: st
   return String(role).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
 }
 
-function createPool(address: BackendAddress, options: BackendOptions, size: number): Pool {
+/**
+ * A mysql2 pool with the backend's TLS settings. Under ssl-mode=PREFERRED a server that offers no
+ * TLS is used in plaintext (as the mysql client does); every other mode refuses it. A handshake
+ * refused is one line naming the backend and the setting (errors.ts, tlsError).
+ */
+class TlsPool {
+  readonly #address: BackendAddress;
+  readonly #options: BackendOptions;
+  readonly #size: number;
+  /** The object mysql2 was given: a reload changes its fields, and mysql2 builds new connections' contexts from them. */
+  readonly #ssl: MysqlSsl | undefined;
+  #pool: Pool;
+  #plaintext = false;
+
+  constructor(address: BackendAddress, options: BackendOptions, size: number) {
+    this.#address = address;
+    this.#options = options;
+    this.#size = size;
+    this.#ssl = mysqlSsl(address.tls);
+    this.#pool = createPool(address, options, size, this.#ssl);
+  }
+
+  async getConnection(): Promise<PoolConnection> {
+    try {
+      return await this.#pool.getConnection();
+    } catch (error) {
+      if (isLoginDenied(error) && (this.#ssl === undefined || this.#plaintext) && (await this.#takesTls())) throw plaintextRefused(this.#address, error);
+      if (this.#plaintext || !plaintextAllowed(error, this.#address.tls)) throw tlsError(error, this.#address);
+      const tls = this.#pool;
+      this.#plaintext = true;
+      this.#pool = createPool(this.#address, this.#options, this.#size, undefined);
+      void tls.end().catch(() => undefined);
+      return this.getConnection();
+    }
+  }
+
+  /**
+   * MariaDB answers a plaintext login under require_secure_transport=ON with "access denied", like
+   * a wrong password: after such a refusal, one login over TLS (verifying nothing, sending the
+   * same credentials the plaintext attempt just sent) tells the two apart for the message.
+   */
+  async #takesTls(): Promise<boolean> {
+    const { host, port, user, password, database } = this.#address;
+    try {
+      const conn = await mysql.createConnection({ host, port, user, password, database, connectTimeout: this.#options.connectTimeoutMs, ssl: { rejectUnauthorized: false } });
+      await conn.end().catch(() => undefined);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  reloadTls(): void {
+    if (this.#ssl === undefined) return;
+    const fresh = mysqlSsl(this.#address.tls);
+    if (fresh !== undefined) Object.assign(this.#ssl, fresh);
+  }
+
+  end(): Promise<void> {
+    return this.#pool.end();
+  }
+}
+
+/** How a connection travels: read off its socket, which mysql2 replaced by a TLS one after the handshake. */
+function transportOf(conn: Connection): Transport {
+  const stream = (conn.connection as unknown as { stream?: { getProtocol?: () => string | null; getCipher?: () => { name: string } } }).stream;
+  const version = stream?.getProtocol?.();
+  return typeof version === 'string' ? { tls: true, version, cipher: stream?.getCipher?.()?.name ?? 'unknown' } : { tls: false };
+}
+
+function createPool(address: BackendAddress, options: BackendOptions, size: number, ssl: MysqlSsl | undefined): Pool {
   return mysql.createPool({
+    ...(ssl !== undefined && { ssl }),
     host: address.host,
     port: address.port,
     user: address.user,
