@@ -101,6 +101,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     logger,
     metrics: options.metricsSource?.(metrics) ?? { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
     credentials,
+    observe: metrics.answered,
     rateLimitPerSecond: config.rateLimitPerSecond,
     maxCount: config.maxCount,
     activity,

@@ -33,6 +33,8 @@ export interface AppOptions {
   /** Requests per second per token (or address) on the issuing routes; undefined: no limit. */
   readonly rateLimitPerSecond?: number | undefined;
   readonly maxCount?: number;
+  /** Counts every answer (metrics.ts, `answered`); without it nothing is counted. */
+  readonly observe?: (route: string, method: string, status: number, seconds: number) => void;
   /** IDs per second over the last minutes, for the status page chart. */
   readonly activity?: ActivityHistory;
   /** Shown on the status page. */
@@ -52,6 +54,15 @@ export function createApp(options: AppOptions): Express {
   // A log line per request costs a child logger and listeners on the hot path: at debug level only.
   if (logger.isLevelEnabled('debug')) {
     app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug') }));
+  }
+  const { observe } = options;
+  if (observe !== undefined) {
+    app.use((req, res, next) => {
+      const started = performance.now();
+      // req.route is the route as declared (`/v1/sequences/:name/ids`): one series per route, not per name.
+      res.once('finish', () => observe((req.route as { path?: string } | undefined)?.path ?? 'unmatched', req.method, res.statusCode, (performance.now() - started) / 1000));
+      next();
+    });
   }
   const route = router(app);
   // The client-token check always stands: a reload may give a sequence tokens it had none of.

@@ -10,6 +10,9 @@ import type { TicketService } from '../service/ticket-service.js';
 import type { WorkerEvents } from '../service/worker-leases.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 
+/** Latency buckets of one HTTP answer, in seconds: 0.25 ms to 2.5 s (the ids SLO reads the 25 ms one). */
+export const HTTP_BUCKETS_SECONDS = Object.freeze([0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5]);
+
 /** Latency buckets of one REPLACE run, in seconds: 0.5 ms to 2.5 s. */
 export const FETCH_BUCKETS_SECONDS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
 const BREAKER_STATES = ['unknown', 'up', 'down', 'open', 'half-open'] as const;
@@ -22,6 +25,8 @@ export interface TicketdMetrics {
   readonly workerEvents: WorkerEvents;
   /** Counts a reload of the secret files (SIGHUP). */
   reloaded(result: 'ok' | 'error'): void;
+  /** Counts one HTTP answer: its route (as declared, `unmatched` for none), method, status and duration. */
+  answered(route: string, method: string, status: number, seconds: number): void;
   /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
   attach(service: TicketService, workers?: WorkerPools): void;
 }
@@ -202,6 +207,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   for (const [name, help, pick] of [
     ['ticketd_worker_leases_held', 'Worker IDs leased now, per pool, as their owners hold them.', 'leased'],
     ['ticketd_worker_leases_cooling', 'Worker IDs whose lease expired unreleased and whose reuse delay has not passed, per pool.', 'cooling'],
+    ['ticketd_worker_leases_free', 'Worker IDs free to lease now, per pool (of the owners that answered).', 'free'],
   ] as const) {
     new Gauge({ name, help, labelNames: ['pool'], registers, aggregator: 'max', async collect() {
       this.reset();
@@ -218,6 +224,10 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     buckets: [...FETCH_BUCKETS_SECONDS],
     registers,
   });
+  const requests = new Counter({ name: 'ticketd_http_requests_total', help: 'HTTP answers, per route (as declared), method and status code.', labelNames: ['route', 'method', 'code'], registers });
+  const durations = new Histogram({ name: 'ticketd_http_request_duration_seconds', help: 'Time from a request to its answer, per route and method.', labelNames: ['route', 'method'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
+  // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
+  const answers = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
   addScraped(registers, () => service);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
@@ -228,6 +238,16 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       workers = w;
     },
     reloaded: (result) => reloads.labels(result).inc(),
+    answered: (route, method, status, seconds) => {
+      const key = `${method} ${status} ${route}`;
+      let child = answers.get(key);
+      if (child === undefined) {
+        child = { count: requests.labels(route, method, String(status)), time: durations.labels(route, method) };
+        answers.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(seconds);
+    },
     workerEvents: {
       taken: (pool) => workerLeases.labels(pool, 'taken').inc(),
       renewed: (pool) => workerLeases.labels(pool, 'renewed').inc(),
