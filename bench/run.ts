@@ -24,6 +24,7 @@ import type { WrkResult } from './wrk-load.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
 import { runSnowflake, type SnowflakeResults } from './snowflake.js';
 import { renderChart, renderMarkdown } from './report.js';
+import { measureTls, type TlsResults } from './tls.js';
 import { assertUnique } from './unique.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -58,6 +59,8 @@ export interface BenchResults {
   readonly failover: HttpResult & { readonly note: string };
   readonly claimCost: StepCost[];
   readonly snowflake: SnowflakeResults;
+  /** Scenario 9: TLS to the backends against plaintext, and HTTPS for clients against HTTP. */
+  readonly tls: TlsResults;
   readonly opaque: {
     readonly http: HttpResult[];
     /** Batches of 1,000 measured with wrk, server-bound: ordered, opaque, ordered of 20 digits, in rounds. */
@@ -183,6 +186,10 @@ async function main(): Promise<void> {
       await load({ name: 'opaque, count=1000', url: `${ticketd}/v1/sequences/opaque/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
       await load({ name: 'ordered (default), next', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
       await load({ name: 'opaque, next', url: `${ticketd}/v1/sequences/opaque/next`, idsPerResponse: 1, check: true }),
+      await load({ name: 'ordered (default), count=100', url: `${ticketd}/v1/sequences/default/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
+      await load({ name: 'opaque, count=100', url: `${ticketd}/v1/sequences/opaque/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
+      await load({ name: 'ordered (default), count=100 (again)', url: `${ticketd}/v1/sequences/default/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
+      await load({ name: 'opaque, count=100 (again)', url: `${ticketd}/v1/sequences/opaque/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
     ];
     const opaqueWrk = measureOpaqueWrk(ticketd, children[0]!.pid!, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS });
     const perId = measurePermutation();
@@ -199,6 +206,7 @@ async function main(): Promise<void> {
         await pair.a.restart();
       },
     });
+    const tls = await measureTls(load);
     const inserts = [...(await measureInnodbInserts(pair.a.url, 200_000)), ...(await measureInnodbInserts(pair.a.url, 1_000_000))];
     const server = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
     const serverVersion = spawnSync(server.path, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -215,6 +223,7 @@ async function main(): Promise<void> {
       failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
       claimCost,
       snowflake,
+      tls,
       opaque: { http: opaqueHttp, wrk: opaqueWrk, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
@@ -223,7 +232,7 @@ async function main(): Promise<void> {
     writeFileSync('docs/benchmarks.md', renderMarkdown(results));
     writeFileSync('docs/benchmarks.svg', renderChart(results));
     printHeadlines(results);
-    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase, ...opaqueHttp].filter((r) => r.unique === false);
+    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase, ...opaqueHttp, ...tls.backends, ...tls.clients].filter((r) => r.unique === false);
     if (duplicates.length > 0) throw new Error(`duplicate IDs in: ${duplicates.map((d) => d.name).join(', ')}`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
@@ -245,7 +254,15 @@ function printHeadlines(r: BenchResults): void {
   const sdkSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (leases blocks of 1,000,000)');
   const ceiling = r.inProcess.find((x) => x.name.startsWith('await of an async function'));
   const opaqueSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (opaque IDs, leases blocks of 1,000,000)');
-  const [ob, oo, os, oos] = r.opaque.http as [HttpResult, HttpResult, HttpResult, HttpResult];
+  const [ob, oo, os, oos, ob100, oo100, ob100b, oo100b] = r.opaque.http as [HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult];
+  const tlsMean = (side: string, what: string, field: 'requestsPerSecond' | 'handshakesPer10kRequests'): number => {
+    const rows = r.tls.backends.filter((x) => x.name.startsWith(side) && x.name.includes(what));
+    return rows.reduce((sum, x) => sum + (x[field] ?? 0), 0) / Math.max(1, rows.length);
+  };
+  const clientMean = (side: string): number => {
+    const rows = r.tls.clients.filter((x) => x.name.startsWith(side));
+    return rows.reduce((sum, x) => sum + x.requestsPerSecond, 0) / Math.max(1, rows.length);
+  };
   const rows = (name: string): number => r.opaque.inserts.find((x) => x.name.startsWith(`InnoDB insert rate, ${name}`))?.value ?? 0;
   const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`);
   console.log(`
@@ -256,6 +273,9 @@ headline ratios (same run):
   in-process (blocks of 1,000,000): SDK next() / @sapphire/snowflake = ${ratio(sdk?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (ceiling for any awaited call: ${ratio(ceiling?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)}), nextSync() / snowflake = ${ratio(sdkSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.5×)
   workers: 2 / 1 = ${ratio(r.workers[1]!.requestsPerSecond, r.workers[0]!.requestsPerSecond)} single, ${ratio(r.workers[3]!.idsPerSecond, r.workers[2]!.idsPerSecond)} batch
   opaque IDs (wrk): batch of 1,000 opaque / ordered = ${ratio(meanOf(r.opaque.wrk, 'opaque, count=1000', 'idsPerSecond'), meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'idsPerSecond'))} (target ≥ 0.8×), server CPU per 1,000 IDs ${meanOf(r.opaque.wrk, 'opaque, count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms vs ${meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms ordered
+  opaque IDs (autocannon): batch of 100 opaque / ordered = ${ratio(oo100.idsPerSecond + oo100b.idsPerSecond, ob100.idsPerSecond + ob100b.idsPerSecond)} (target ≥ 0.9×)
+  TLS to the backends / plaintext: next ${ratio(tlsMean('TLS', 'blocks cached', 'requestsPerSecond'), tlsMean('plaintext', 'blocks cached', 'requestsPerSecond'))} (target ≥ 0.95×), a ticket per request ${ratio(tlsMean('TLS', 'a ticket per request', 'requestsPerSecond'), tlsMean('plaintext', 'a ticket per request', 'requestsPerSecond'))}; handshakes per 10,000 requests ${tlsMean('TLS', 'blocks cached', 'handshakesPer10kRequests')} (cached) and ${tlsMean('TLS', 'a ticket per request', 'handshakesPer10kRequests')} (a ticket each)
+  HTTPS front end / HTTP: next ${ratio(clientMean('HTTPS'), clientMean('HTTP front end'))} (${Math.round(clientMean('HTTPS'))} vs ${Math.round(clientMean('HTTP front end'))} req/s)
   opaque IDs (autocannon): batch of 1,000 opaque / ordered = ${ratio(oo.idsPerSecond, ob.idsPerSecond)}, next ${ratio(oos.requestsPerSecond, os.requestsPerSecond)}, SDK nextSync() opaque / snowflake = ${ratio(opaqueSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.0×)
   InnoDB inserts, opaque / ordered keys: ${ratio(rows('200,000 rows, opaque'), rows('200,000 rows, ordered'))} at 200,000 rows, ${ratio(rows('1,000,000 rows, opaque'), rows('1,000,000 rows, ordered'))} at 1,000,000 rows
   failover: ${r.failover.failed} failed requests, longest request ${r.failover.maxMs} ms
@@ -263,7 +283,7 @@ headline ratios (same run):
   Snowflake (SDK, same run): nextSync() layout 41/6/16 / @sapphire/snowflake = ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/6/16)'), sfAt(r, '@sapphire/snowflake'))} (target ≥ 1.0×; with 41/10/12 it is capped at 4,096 IDs per ms: ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/10/12'), sfAt(r, '@sapphire/snowflake'))}, while sapphire repeated ${r.snowflake.sapphireRepeats} of ${r.snowflake.sapphireChecked.toLocaleString('en')} IDs)
   next() / await ceiling (same run): Snowflake 41/6/16 = ${ratio(sfAt(r, 'SDK Snowflake next() (layout 41/6/16)'), sfAt(r, 'await of an async function'))}, blocks of 1,000,000 = ${ratio(sdk?.idsPerSecond ?? 0, ceiling?.idsPerSecond ?? 0)} (target ≥ 0.9×)
   lease renewal: median ${r.snowflake.renewal.medianMs} ms, p99 ${r.snowflake.renewal.p99Ms} ms
-  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
+  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http, ...r.tls.backends, ...r.tls.clients].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 
 main().then(
