@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
-import { parseBackendTls, unreadableFile, type TlsDefaults } from './backend/backend-tls.js';
+import { parseBackendTls, type TlsDefaults } from './backend/backend-tls.js';
+import { readTextFile, unreadableFile } from './util/read-file.js';
 import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { errorText } from './util/error-text.js';
@@ -282,7 +283,7 @@ const pemFile = (name: string): z.ZodType<string | undefined> =>
     .transform((path, ctx) => {
       if (path === undefined) return undefined;
       const problem = unreadableFile(path);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${name}: ${path} cannot be read (${problem})` });
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${name}: ${problem}` });
       return path;
     });
 
@@ -415,7 +416,7 @@ function readSecretFiles(merged: Record<string, unknown>): string[] {
     try {
       merged[setting] = secretFileContent(String(path));
     } catch (error) {
-      problems.push(`${SETTING_NAMES[fileSetting]}: ${String(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? errorText(error)})`);
+      problems.push(`${SETTING_NAMES[fileSetting]}: ${errorText(error)}`);
     }
   }
   return problems;
@@ -423,7 +424,7 @@ function readSecretFiles(merged: Record<string, unknown>): string[] {
 
 /** A secret file's content without its trailing newline (an editor's or `echo`'s). */
 function secretFileContent(path: string): string {
-  return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  return readTextFile(path).replace(/\r?\n$/, '');
 }
 
 /**
@@ -439,7 +440,7 @@ export function reloadSecrets(files: SecretFiles, current: Secrets): Secrets {
     try {
       input[setting] = secretFileContent(path);
     } catch (error) {
-      problems.push(`${SETTING_NAMES[`${setting}File`]}: ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? errorText(error)})`);
+      problems.push(`${SETTING_NAMES[`${setting}File`]}: ${errorText(error)}`);
     }
   }
   const parsed = z.object({ adminToken: adminTokens, clientTokens }).safeParse(input);

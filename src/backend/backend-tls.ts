@@ -5,8 +5,8 @@
  * made and again on a reload (SIGHUP), never per connection.
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
+import { readTextFile } from '../util/read-file.js';
 
 /** What each mode verifies, as the mysql client has them. */
 export const SSL_MODES = ['DISABLED', 'PREFERRED', 'REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY'] as const;
@@ -14,6 +14,13 @@ export type SslMode = (typeof SSL_MODES)[number];
 
 /** The mode when neither the URL nor TICKETD_BACKEND_SSL_MODE names one: the mysql client's default. */
 export const DEFAULT_SSL_MODE: SslMode = 'PREFERRED';
+
+/** The parameters that name PEM files, and the field of mysql2's `ssl` each fills. */
+const FILE_PARAMETERS = [
+  ['ssl-ca', 'ca'],
+  ['ssl-cert', 'cert'],
+  ['ssl-key', 'key'],
+] as const;
 
 /** The URL query parameters a backend URL may carry. */
 export const BACKEND_URL_PARAMETERS = ['ssl-mode', 'ssl-ca', 'ssl-cert', 'ssl-key', 'ssl'] as const;
@@ -54,7 +61,7 @@ export function parseBackendTls(query: URLSearchParams, defaults: TlsDefaults = 
   if (repeated.length > 0) return `parameter ${repeated[0]} is given more than once`;
   const json = query.get('ssl');
   if (json !== null) {
-    if (['ssl-mode', 'ssl-ca', 'ssl-cert', 'ssl-key'].some((k) => query.has(k))) return 'ssl={…} and ssl-mode/ssl-ca/ssl-cert/ssl-key cannot be combined; use one form';
+    if (query.has('ssl-mode') || FILE_PARAMETERS.some(([name]) => query.has(name))) return 'ssl={…} and ssl-mode/ssl-ca/ssl-cert/ssl-key cannot be combined; use one form';
     let parsed: unknown;
     try {
       parsed = JSON.parse(json);
@@ -69,12 +76,9 @@ export function parseBackendTls(query: URLSearchParams, defaults: TlsDefaults = 
   const mode = SSL_MODES.find((m) => m === given.toUpperCase());
   if (mode === undefined) return `ssl-mode must be one of ${SSL_MODES.join(', ')} (any case); got ${JSON.stringify(given.slice(0, 40))}`;
   const files: Record<string, string> = {};
-  for (const [name, field, fallback] of [['ssl-ca', 'ca', defaults.ca], ['ssl-cert', 'cert', defaults.cert], ['ssl-key', 'key', defaults.key]] as const) {
-    const path = query.get(name) ?? fallback;
-    if (path === undefined || path === '') continue;
-    const unreadable = unreadableFile(path);
-    if (unreadable !== undefined) return `${name}=${path} cannot be read (${unreadable})`;
-    files[field] = path;
+  for (const [name, field] of FILE_PARAMETERS) {
+    const path = query.get(name) ?? defaults[field];
+    if (path !== undefined && path !== '') files[field] = path;
   }
   if ((files.cert === undefined) !== (files.key === undefined)) return 'ssl-cert and ssl-key go together: a client certificate needs its key';
   if (mode === 'DISABLED' && Object.keys(files).length > 0) return 'ssl-mode=DISABLED with ssl-ca, ssl-cert or ssl-key: choose a mode that uses them';
@@ -93,13 +97,13 @@ export function mysqlSsl(tls: BackendTls): MysqlSsl | undefined {
   if (tls.mode === 'DISABLED') return undefined;
   // Without ssl-ca, Node's own store (and NODE_EXTRA_CA_CERTS) is used: a public-CA host needs nothing more.
   const ssl: MysqlSsl = { rejectUnauthorized: tls.mode === 'VERIFY_CA' || tls.mode === 'VERIFY_IDENTITY', verifyIdentity: tls.mode === 'VERIFY_IDENTITY' };
-  for (const [name, field] of [['ssl-ca', 'ca'], ['ssl-cert', 'cert'], ['ssl-key', 'key']] as const) {
+  for (const [name, field] of FILE_PARAMETERS) {
     const path = tls[field];
     if (path === undefined) continue;
     try {
-      ssl[field] = readFileSync(path, 'utf8');
+      ssl[field] = readTextFile(path);
     } catch (error) {
-      throw new Error(`${name}=${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+      throw new Error(`${name}=${(error as Error).message}`, { cause: error });
     }
   }
   // Parsed here, so that a file that is not PEM (or a key that does not fit its certificate) is
@@ -124,15 +128,6 @@ export function plaintextAllowed(error: unknown, tls: BackendTls): boolean {
 /** The settings in words for messages: the mode and the files it uses. */
 export function describeTls(tls: BackendTls): string {
   if (tls.json !== undefined) return `ssl=${JSON.stringify(tls.json)}`;
-  return [`ssl-mode=${tls.mode}`, ...(['ca', 'cert', 'key'] as const).flatMap((f) => (tls[f] === undefined ? [] : [`ssl-${f}=${tls[f]}`]))].join(' ');
+  return [`ssl-mode=${tls.mode}`, ...FILE_PARAMETERS.flatMap(([name, field]) => (tls[field] === undefined ? [] : [`${name}=${tls[field]}`]))].join(' ');
 }
 
-/** Why a file cannot be read (its error code), or undefined when it can. */
-export function unreadableFile(path: string): string | undefined {
-  try {
-    readFileSync(path);
-    return undefined;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code ?? String(error);
-  }
-}

@@ -225,11 +225,14 @@ class TlsPool {
       return await this.#pool.getConnection();
     } catch (error) {
       if (isLoginDenied(error) && (this.#ssl === undefined || this.#plaintext) && (await this.#takesTls())) throw plaintextRefused(this.#address, error);
-      if (this.#plaintext || !plaintextAllowed(error, this.#address.tls)) throw tlsError(error, this.#address);
-      const tls = this.#pool;
-      this.#plaintext = true;
-      this.#pool = createPool(this.#address, this.#options, this.#size, undefined);
-      void tls.end().catch(() => undefined);
+      if (!plaintextAllowed(error, this.#address.tls)) throw tlsError(error, this.#address);
+      // Connections asked for at once all fail so on the TLS pool: the first swaps it, each asks the plaintext one.
+      if (!this.#plaintext) {
+        const tls = this.#pool;
+        this.#plaintext = true;
+        this.#pool = createPool(this.#address, this.#options, this.#size, undefined);
+        void tls.end().catch(() => undefined);
+      }
       return this.getConnection();
     }
   }
