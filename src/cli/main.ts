@@ -12,7 +12,7 @@ import { packageVersion } from '../paths.js';
 import { startTicketd } from '../server.js';
 import { initBackends } from '../service/init.js';
 import { runChecks } from '../service/check.js';
-import { SETTINGS_RECHECK_MS } from '../service/sequence-entry.js';
+import { RETIRE_BOUND_MS } from '../service/sequence-entry.js';
 import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
@@ -145,7 +145,7 @@ sequences
   .action(async (name: string, flags: { backends?: string; adminBackends?: string }) => {
     await withService(flags, async (_allocator, service) => {
       await service.retire(name);
-      console.log(`sequence ${name} is retired on every backend: no backend hands out a ticket of it; running ticketd processes stop serving it within ${SETTINGS_RECHECK_MS / 1000} s`);
+      console.log(`sequence ${name} is retired on every backend: no backend hands out a ticket of it; running ticketd processes stop serving it within ${RETIRE_BOUND_MS / 1000} s`);
     });
   });
 sequences

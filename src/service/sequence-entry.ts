@@ -4,6 +4,7 @@
  * and only a widening (adopt) changes the settings and the capacity view.
  */
 import type { Clock } from '../allocator/breaker.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../backend/mysql/backend.js';
 import { RangeCache } from '../cache/range-cache.js';
 import type { IdRange } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
@@ -14,6 +15,8 @@ import { codecFor, type IdCodec } from './id-codec.js';
 
 /** How often a sequence served from memory is read again from the backends (retired? widened?). */
 export const SETTINGS_RECHECK_MS = 5000;
+/** How soon after a retirement every other process refuses the sequence: a recheck, and the read it makes (docs/reference.md, "Retiring"). */
+export const RETIRE_BOUND_MS = SETTINGS_RECHECK_MS + DEFAULT_BACKEND_OPTIONS.queryTimeoutMs;
 
 /** What an entry needs from the service that holds it. */
 export interface SequenceEntryOptions {

@@ -7,13 +7,11 @@
  */
 import { request } from 'node:http';
 import type { RunningTicketd } from '../../src/server.js';
-import { SETTINGS_RECHECK_MS } from '../../src/service/sequence-entry.js';
+import { RETIRE_BOUND_MS as BOUND_MS } from '../../src/service/sequence-entry.js';
 import { sleep } from '../support/id-ledger.js';
 import { putSequence, sharedBackends, spawnTicketd, startInProcess, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
 
 const TOKEN = 'opaque-retire-client-token-0123';
-/** The documented bound: a recheck every SETTINGS_RECHECK_MS, plus one read of the backends. */
-const BOUND_MS = SETTINGS_RECHECK_MS + 1000;
 
 interface Answer {
   readonly status: number;
