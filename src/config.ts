@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
 import { parseBackendTls, type TlsDefaults } from './backend/backend-tls.js';
-import { readTextFile, unreadableFile } from './util/read-file.js';
-import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
+import { unreadableFile } from './util/read-file.js';
+import { adminTokens, clientTokens, readSecretFiles, type SecretFiles } from './secrets.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { errorText } from './util/error-text.js';
+import { errorText, shown as got } from './util/error-text.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
 export const DEFAULT_PORT = 8080;
@@ -20,10 +20,6 @@ export const DEFAULT_MAX_COUNT = 10_000;
 export const MAX_MAX_COUNT = 1_000_000;
 /** Upper bound on --workers. */
 export const MAX_WORKERS = 64;
-/** Tokens shorter than this are refused: they would be guessable. */
-export const MIN_TOKEN_LENGTH = 16;
-/** Key in TICKETD_CLIENT_TOKENS that applies to every sequence. */
-export const ANY_SEQUENCE = '*';
 
 /** The settings `serve` runs with. */
 export interface Config {
@@ -58,18 +54,6 @@ export interface HttpsFiles {
   readonly cert: string;
   readonly key: string;
   readonly clientCa: string | undefined;
-}
-
-/** Where the tokens were read from, for a reload (SIGHUP). */
-export interface SecretFiles {
-  readonly adminToken?: string;
-  readonly clientTokens?: string;
-}
-
-/** The secrets a reload may change. */
-export interface Secrets {
-  readonly adminTokens: readonly string[];
-  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Values as given, by setting. Strings from env and flags; a config file may also use numbers, lists and objects. */
@@ -124,13 +108,6 @@ const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze
   clientTokensFile: 'TICKETD_CLIENT_TOKENS_FILE',
 });
 
-/** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
-const FROM_FILE = [
-  ['backends', 'backendsFile'],
-  ['adminToken', 'adminTokenFile'],
-  ['clientTokens', 'clientTokensFile'],
-] as const;
-
 /** Reads TICKETD_* variables from an environment. */
 export function configInputFromEnv(env: Record<string, string | undefined>): ConfigInput {
   return {
@@ -173,8 +150,6 @@ export function readConfigFile(path: string): ConfigInput {
   }
   return parsed as ConfigInput;
 }
-
-const got = (value: unknown): string => JSON.stringify(value)?.slice(0, 80) ?? String(value);
 
 /** An integer setting given as a decimal string or (from a file) a number. */
 const integer = (name: string, min: number, max: number): z.ZodType<number> =>
@@ -221,59 +196,6 @@ function policy<T extends string>(name: string, allowed: readonly [T, T]): z.Zod
       return chosen as T;
     });
 }
-
-const token = (name: string): z.ZodType<string> =>
-  z.string().refine((t) => t.length >= MIN_TOKEN_LENGTH && !/\s/.test(t), {
-    error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
-  });
-
-const clientToken = token('TICKETD_CLIENT_TOKENS');
-
-/** `seq:token,seq:token,*:token` in the environment, or `{"seq": ["token"]}` in a file. */
-const clientTokens = z
-  .union([z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))])
-  .optional()
-  .transform((value, ctx) => {
-    const pairs: [string, string][] = [];
-    if (typeof value === 'string') {
-      for (const part of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
-        const at = part.indexOf(':');
-        if (at <= 0) {
-          ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon` });
-          continue;
-        }
-        pairs.push([part.slice(0, at), part.slice(at + 1)]);
-      }
-    } else if (value !== undefined) {
-      for (const [sequence, tokens] of Object.entries(value)) for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
-    }
-    const map = new Map<string, string[]>();
-    for (const [sequence, t] of pairs) {
-      if (sequence !== ANY_SEQUENCE && !SEQUENCE_NAME_PATTERN.test(sequence)) {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)` });
-        continue;
-      }
-      const checked = clientToken.safeParse(t);
-      if (!checked.success) {
-        for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
-        continue;
-      }
-      map.set(sequence, [...(map.get(sequence) ?? []), t]);
-    }
-    return map as ReadonlyMap<string, readonly string[]>;
-  });
-
-/** `token` or `token,token` (one being rotated in): each long enough. */
-const adminTokens = z
-  .string()
-  .optional()
-  .transform((value, ctx) => {
-    const tokens = (value ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
-    for (const t of tokens) {
-      if (t.length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}` });
-    }
-    return Object.freeze(tokens);
-  });
 
 /** A PEM file path, checked readable at start. */
 const pemFile = (name: string): z.ZodType<string | undefined> =>
@@ -348,7 +270,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     if (value !== undefined && value !== '') merged[key] = value;
     if (flags[key] !== undefined && flags[key] !== '') fromFlag.add(key);
   }
-  const problems = readSecretFiles(merged);
+  const problems = readSecretFiles(merged, SETTING_NAMES);
   const defaults = tlsDefaults.safeParse({ mode: merged.backendSslMode, ca: merged.backendSslCa, cert: merged.backendSslCert, key: merged.backendSslKey });
   if (!defaults.success) problems.push(...defaults.error.issues.map((i) => i.message));
   const parsed = schema(defaults.success ? defaults.data : {}).safeParse(merged);
@@ -398,56 +320,4 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
   if (serving !== given) {
     throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
   }
-}
-
-/**
- * The `_FILE` settings: each file's content (its trailing newline trimmed) becomes the setting's
- * value in `merged`. Returns the problems: both forms given, or a file that cannot be read.
- */
-function readSecretFiles(merged: Record<string, unknown>): string[] {
-  const problems: string[] = [];
-  for (const [setting, fileSetting] of FROM_FILE) {
-    const path = merged[fileSetting];
-    if (path === undefined) continue;
-    if (merged[setting] !== undefined) {
-      problems.push(`${SETTING_NAMES[setting]} and ${SETTING_NAMES[fileSetting]} are both set: give the value or the file, not both`);
-      continue;
-    }
-    try {
-      merged[setting] = secretFileContent(String(path));
-    } catch (error) {
-      problems.push(`${SETTING_NAMES[fileSetting]}: ${errorText(error)}`);
-    }
-  }
-  return problems;
-}
-
-/** A secret file's content without its trailing newline (an editor's or `echo`'s). */
-function secretFileContent(path: string): string {
-  return readTextFile(path).replace(/\r?\n$/, '');
-}
-
-/**
- * The tokens as their files hold them now (SIGHUP): a setting given inline keeps its value. Throws
- * a ConfigError naming the file when one cannot be read or holds a bad token; the caller keeps
- * what it had.
- */
-export function reloadSecrets(files: SecretFiles, current: Secrets): Secrets {
-  const input: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const [setting, path] of [['adminToken', files.adminToken], ['clientTokens', files.clientTokens]] as const) {
-    if (path === undefined) continue;
-    try {
-      input[setting] = secretFileContent(path);
-    } catch (error) {
-      problems.push(`${SETTING_NAMES[`${setting}File`]}: ${errorText(error)}`);
-    }
-  }
-  const parsed = z.object({ adminToken: adminTokens, clientTokens }).safeParse(input);
-  if (!parsed.success) problems.push(...parsed.error.issues.map((i) => i.message));
-  if (problems.length > 0) throw new ConfigError(problems.join('; '));
-  return Object.freeze({
-    adminTokens: files.adminToken === undefined ? current.adminTokens : parsed.data!.adminToken,
-    clientTokens: files.clientTokens === undefined ? current.clientTokens : parsed.data!.clientTokens,
-  });
 }

@@ -7,7 +7,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './allocator/breaker.js';
 import type { BackendOptions } from './backend/mysql/backend.js';
-import { reloadSecrets, type Config, type Secrets } from './config.js';
+import type { Config } from './config.js';
+import { reloadSecrets, type Secrets } from './secrets.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
 import { createApp, type MetricsSource } from './http/app.js';
 import { Credentials } from './http/credentials.js';
@@ -89,8 +90,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
   const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
   const workers: Workers = { pools, leases };
-  let secrets: Secrets = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
-  const credentials = new Credentials(secrets);
+  const credentials = new Credentials({ adminTokens: config.adminTokens, clientTokens: config.clientTokens });
   metrics.attach(service, pools);
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
@@ -116,7 +116,30 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
-  const reload = (): 'ok' | 'error' => {
+  return {
+    port,
+    url: `${config.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
+    reload: reloader({ config, logger, metrics, credentials, allocator, server }),
+    service,
+    workers,
+    metrics,
+    activity,
+    close: async () => {
+      await drain(server);
+      activity.stop();
+      await service.close();
+    },
+  };
+}
+
+/**
+ * What SIGHUP does in a serving process: the token files, the HTTPS certificate and key, and the
+ * backends' TLS files, each read again; what cannot be read keeps its old value, in one error line.
+ */
+function reloader(parts: { config: Config; logger: Logger; metrics: TicketdMetrics; credentials: Credentials; allocator: Allocator; server: Server }): () => 'ok' | 'error' {
+  const { config, logger, metrics, credentials, allocator, server } = parts;
+  let secrets: Secrets = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
+  return () => {
     const problems: string[] = [];
     try {
       secrets = reloadSecrets(config.secretFiles, secrets);
@@ -137,20 +160,6 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     if (result === 'ok') logger.info({}, 'reloaded the token, certificate and key files');
     else logger.error({ problems }, `reload kept the old value of what could not be read: ${problems.join('; ')}`);
     return result;
-  };
-  return {
-    port,
-    url: `${config.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
-    reload,
-    service,
-    workers,
-    metrics,
-    activity,
-    close: async () => {
-      await drain(server);
-      activity.stop();
-      await service.close();
-    },
   };
 }
 

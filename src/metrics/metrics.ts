@@ -179,6 +179,24 @@ function addScraped(registers: Registry[], service: () => TicketService | undefi
   }
 }
 
+/** Counts HTTP answers and their durations (TicketdMetrics.answered). */
+function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
+  const requests = new Counter({ name: 'ticketd_http_requests_total', help: 'HTTP answers, per route (as declared), method and status code.', labelNames: ['route', 'method', 'code'], registers });
+  const durations = new Histogram({ name: 'ticketd_http_request_duration_seconds', help: 'Time from a request to its answer, per route and method.', labelNames: ['route', 'method'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
+  // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
+  const answers = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
+  return (route, method, status, seconds) => {
+    const key = `${method} ${status} ${route}`;
+    let child = answers.get(key);
+    if (child === undefined) {
+      child = { count: requests.labels(route, method, String(status)), time: durations.labels(route, method) };
+      answers.set(key, child);
+    }
+    child.count.inc();
+    child.time.observe(seconds);
+  };
+}
+
 /** Creates the registry and its series. `processMetrics` adds prom-client's process_* and nodejs_* series. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): TicketdMetrics {
   const registry = new Registry();
@@ -224,10 +242,6 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     buckets: [...FETCH_BUCKETS_SECONDS],
     registers,
   });
-  const requests = new Counter({ name: 'ticketd_http_requests_total', help: 'HTTP answers, per route (as declared), method and status code.', labelNames: ['route', 'method', 'code'], registers });
-  const durations = new Histogram({ name: 'ticketd_http_request_duration_seconds', help: 'Time from a request to its answer, per route and method.', labelNames: ['route', 'method'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
-  // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
-  const answers = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
   addScraped(registers, () => service);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
@@ -238,16 +252,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
       workers = w;
     },
     reloaded: (result) => reloads.labels(result).inc(),
-    answered: (route, method, status, seconds) => {
-      const key = `${method} ${status} ${route}`;
-      let child = answers.get(key);
-      if (child === undefined) {
-        child = { count: requests.labels(route, method, String(status)), time: durations.labels(route, method) };
-        answers.set(key, child);
-      }
-      child.count.inc();
-      child.time.observe(seconds);
-    },
+    answered: httpAnswers(registers),
     workerEvents: {
       taken: (pool) => workerLeases.labels(pool, 'taken').inc(),
       renewed: (pool) => workerLeases.labels(pool, 'renewed').inc(),

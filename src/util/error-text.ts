@@ -2,3 +2,8 @@
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A value as a message shows it: JSON, cut to 80 characters. */
+export function shown(value: unknown): string {
+  return JSON.stringify(value)?.slice(0, 80) ?? String(value);
+}

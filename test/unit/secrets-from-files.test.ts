@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, reloadSecrets } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { reloadSecrets } from '../../src/secrets.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('secrets from files, several admin tokens, HTTPS settings', () => {

@@ -1,0 +1,139 @@
+/**
+ * Secrets: admin and client tokens as settings give them, and the `_FILE` settings (the official
+ * MySQL image's and compose secrets' convention) that give them, and the backends, from files.
+ * Token files are read again on SIGHUP (reloadSecrets).
+ */
+import { z } from 'zod';
+import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
+import { ConfigError } from './errors.js';
+import { errorText, shown as got } from './util/error-text.js';
+import { readTextFile } from './util/read-file.js';
+
+/** Tokens shorter than this are refused: they would be guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+/** Key in TICKETD_CLIENT_TOKENS that applies to every sequence. */
+export const ANY_SEQUENCE = '*';
+
+/** Where the tokens were read from, for a reload (SIGHUP). */
+export interface SecretFiles {
+  readonly adminToken?: string;
+  readonly clientTokens?: string;
+}
+
+/** The secrets a reload may change. */
+export interface Secrets {
+  readonly adminTokens: readonly string[];
+  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
+const FROM_FILE = [
+  ['backends', 'backendsFile'],
+  ['adminToken', 'adminTokenFile'],
+  ['clientTokens', 'clientTokensFile'],
+] as const;
+
+const token = (name: string): z.ZodType<string> =>
+  z.string().refine((t) => t.length >= MIN_TOKEN_LENGTH && !/\s/.test(t), {
+    error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
+  });
+
+const clientToken = token('TICKETD_CLIENT_TOKENS');
+
+/** `seq:token,seq:token,*:token` in the environment, or `{"seq": ["token"]}` in a file. */
+export const clientTokens = z
+  .union([z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))])
+  .optional()
+  .transform((value, ctx) => {
+    const pairs: [string, string][] = [];
+    if (typeof value === 'string') {
+      for (const part of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+        const at = part.indexOf(':');
+        if (at <= 0) {
+          ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon` });
+          continue;
+        }
+        pairs.push([part.slice(0, at), part.slice(at + 1)]);
+      }
+    } else if (value !== undefined) {
+      for (const [sequence, tokens] of Object.entries(value)) for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
+    }
+    const map = new Map<string, string[]>();
+    for (const [sequence, t] of pairs) {
+      if (sequence !== ANY_SEQUENCE && !SEQUENCE_NAME_PATTERN.test(sequence)) {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)` });
+        continue;
+      }
+      const checked = clientToken.safeParse(t);
+      if (!checked.success) {
+        for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        continue;
+      }
+      map.set(sequence, [...(map.get(sequence) ?? []), t]);
+    }
+    return map as ReadonlyMap<string, readonly string[]>;
+  });
+
+/** `token` or `token,token` (one being rotated in): each long enough. */
+export const adminTokens = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const tokens = (value ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+    for (const t of tokens) {
+      if (t.length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}` });
+    }
+    return Object.freeze(tokens);
+  });
+
+/**
+ * The `_FILE` settings: each file's content (its trailing newline trimmed) becomes the setting's
+ * value in `merged`. Returns the problems: both forms given, or a file that cannot be read.
+ */
+export function readSecretFiles(merged: Record<string, unknown>, names: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const [setting, fileSetting] of FROM_FILE) {
+    const path = merged[fileSetting];
+    if (path === undefined) continue;
+    if (merged[setting] !== undefined) {
+      problems.push(`${names[setting]} and ${names[fileSetting]} are both set: give the value or the file, not both`);
+      continue;
+    }
+    try {
+      merged[setting] = secretFileContent(String(path));
+    } catch (error) {
+      problems.push(`${names[fileSetting]}: ${errorText(error)}`);
+    }
+  }
+  return problems;
+}
+
+/** A secret file's content without its trailing newline (an editor's or `echo`'s). */
+function secretFileContent(path: string): string {
+  return readTextFile(path).replace(/\r?\n$/, '');
+}
+
+/**
+ * The tokens as their files hold them now (SIGHUP): a setting given inline keeps its value. Throws
+ * a ConfigError naming the file when one cannot be read or holds a bad token; the caller keeps
+ * what it had.
+ */
+export function reloadSecrets(files: SecretFiles, current: Secrets): Secrets {
+  const input: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [setting, variable, path] of [['adminToken', 'TICKETD_ADMIN_TOKEN_FILE', files.adminToken], ['clientTokens', 'TICKETD_CLIENT_TOKENS_FILE', files.clientTokens]] as const) {
+    if (path === undefined) continue;
+    try {
+      input[setting] = secretFileContent(path);
+    } catch (error) {
+      problems.push(`${variable}: ${errorText(error)}`);
+    }
+  }
+  const parsed = z.object({ adminToken: adminTokens, clientTokens }).safeParse(input);
+  if (!parsed.success) problems.push(...parsed.error.issues.map((i) => i.message));
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return Object.freeze({
+    adminTokens: files.adminToken === undefined ? current.adminTokens : parsed.data!.adminToken,
+    clientTokens: files.clientTokens === undefined ? current.clientTokens : parsed.data!.clientTokens,
+  });
+}
