@@ -5,6 +5,8 @@
 set -euo pipefail
 dir=${1:-"$(dirname "$0")/certs"}
 mkdir -p "$dir"
+# Mounted whole into containers whose servers run as other users: they must be able to enter it.
+chmod 755 "$dir"
 cd "$dir"
 if [ -f ca.pem ] && [ -f mysql.pem ] && [ -f https.pem ]; then echo "certificates already in $dir"; exit 0; fi
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 365 -subj "/CN=ticketd demo CA" 2>/dev/null
