@@ -178,7 +178,7 @@ own count (\`Ssl_accepts\`) over the run.
 |---|---|---|---|---|---|---|---|---|---|---|
 ${r.tls.backends.map((x, i) => `${httpRow(x, r.tls.backends[i - (i % 2)]).replace(/ \|$/, '')} | ${x.handshakesPer10kRequests ?? 'n/a'} |`).join('\n')}
 
-${HEADER}
+${HEADER.replace('vs ticketd', 'vs HTTP')}
 ${r.tls.clients.map((x, i) => httpRow(x, r.tls.clients[i - (i % 2)])).join('\n')}
 
 Target: TLS to the backends within 5% of plaintext on \`next\` (blocks cached), and handshakes kept
