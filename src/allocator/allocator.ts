@@ -3,7 +3,6 @@
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
-import { errorText } from '../util/error-text.js';
 import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
@@ -25,6 +24,7 @@ import type { Answer } from './key-agreement.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
 import { FleetReads } from './fleet-reads.js';
 import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
+import { errorText } from '../util/error-text.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
 export type { ReleaseResult } from './rejoin.js';

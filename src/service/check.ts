@@ -100,7 +100,7 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
   }
 }
 
-/** How each backend is reached; REQUIRED (encrypted, nobody verified) to a host beyond loopback is a warning. */
+/** How each backend is reached; beyond loopback, TLS that verifies nothing (REQUIRED, PREFERRED) and plaintext are warnings. */
 function checkTransport(up: Observed[], findings: Finding[]): void {
   for (const o of up) {
     const how = o.transport.tls ? `${o.transport.version} (${o.transport.cipher})` : 'plaintext';

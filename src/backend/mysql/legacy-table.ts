@@ -3,13 +3,13 @@
  * where a timestamp column shows it, how fast its IDs grow. Only `alterLegacy` writes (`migrate
  * apply --alter`, on a read-write connection).
  */
-import { mysqlSsl, plaintextAllowed } from '../backend-tls.js';
-import { tlsError } from './errors.js';
 import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { MigrationRefusedError } from '../../errors.js';
 import type { BackendAddress } from '../backend-address.js';
 import { maxValueOfColumn } from './column-types.js';
+import { mysqlSsl, plaintextAllowed } from '../backend-tls.js';
+import { tlsError } from './errors.js';
 
 /** A connection to the legacy database. */
 export type LegacyConnection = Connection;
