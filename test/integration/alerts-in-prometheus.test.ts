@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/launcher/local-mysql.js';
 import { sleep } from '../support/id-ledger.js';
-import { prometheus, requirePrometheus } from '../support/prometheus.js';
+import { dashboardQueries, prometheus, requirePrometheus } from '../support/prometheus.js';
 import { putSequence, spawnTicketd, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
 
 interface Alert {
@@ -100,6 +100,11 @@ describe('the backend-down alert in a real Prometheus', () => {
     const firingAfter = await until('firing', (a) => onlyB(a, 'firing'), 20_000);
     await pair.b.restart();
     const resolvedAfter = await until('resolved', (a) => a.length === 0, 30_000);
+    // Every query of the Grafana dashboard is one this Prometheus evaluates without an error.
+    for (const expr of dashboardQueries()) {
+      const answer = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as { status: string; error?: string };
+      expect([expr, answer.status, answer.error]).toEqual([expr, 'success', undefined]);
+    }
     console.log(`alert in Prometheus: TicketdBackendDown pending ${pendingAfter} ms after B was killed, firing ${firingAfter} ms after that, resolved ${resolvedAfter} ms after B was back`);
   }, 90_000);
 });

@@ -2,12 +2,12 @@
  * deploy/prometheus/ticketd-rules.yml as promtool judges it: the file is valid, every alert fires
  * in its unit test and stays quiet in the case beside it (ticketd-rules.test.yml), every alert has
  * a severity, a summary, a description and a runbook that exists in docs/operating.md, and every
- * metric a rule reads is one a real ticketd's /metrics declares.
+ * metric a rule or the Grafana dashboard (deploy/grafana) reads is one a real ticketd's /metrics declares.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { promtool, requirePrometheus } from '../support/prometheus.js';
+import { dashboardQueries, promtool, requirePrometheus } from '../support/prometheus.js';
 import { sharedBackends, startInProcess } from '../support/ticketd.js';
 
 const RULES = 'deploy/prometheus/ticketd-rules.yml';
@@ -56,12 +56,12 @@ describe('the Prometheus alert rules', () => {
     }
   });
 
-  it('read only metrics that a running ticketd declares on /metrics', async () => {
+  it('and the dashboard read only metrics that a running ticketd declares on /metrics', async () => {
     const running = await startInProcess(sharedBackends());
     try {
       const text = await (await fetch(`${running.url}/metrics`)).text();
       const declared = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-      const used = new Set(rules.flatMap((r) => [...r.expr.matchAll(/\b(ticketd_[a-z_]+)\b/g)].map((m) => m[1]!)));
+      const used = new Set([...rules.map((r) => r.expr), ...dashboardQueries()].flatMap((expr) => [...expr.matchAll(/\b(ticketd_[a-z_]+)\b/g)].map((m) => m[1]!)));
       const unknown = [...used].filter((name) => {
         const histogram = /^(.*)_(bucket|count|sum)$/.exec(name);
         return !(declared.has(name) || (histogram !== null && declared.get(histogram[1]!) === 'histogram'));

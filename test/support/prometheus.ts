@@ -1,5 +1,6 @@
 /** Debian's prometheus package for the alert-rule tests: promtool and the server binary, found once. */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** The path of a binary on PATH (or /usr/bin), or undefined. */
 function which(name: string): string | undefined {
@@ -25,4 +26,10 @@ export function requirePrometheus(what: string, binary: string | undefined): boo
   console.log(`ticketd tests: ${what} did not run: no prometheus package here (apt-get install prometheus, without starting its service)`);
   it.skip(`${what} (no prometheus package on this machine)`, () => undefined);
   return false;
+}
+
+/** The Grafana dashboard's queries (deploy/grafana/ticketd-dashboard.json): its JSON must parse. */
+export function dashboardQueries(): string[] {
+  const dashboard = JSON.parse(readFileSync('deploy/grafana/ticketd-dashboard.json', 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+  return dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
 }
