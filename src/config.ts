@@ -270,7 +270,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     if (value !== undefined && value !== '') merged[key] = value;
     if (flags[key] !== undefined && flags[key] !== '') fromFlag.add(key);
   }
-  const problems = readSecretFiles(merged, SETTING_NAMES);
+  const problems = readSecretFiles(merged);
   const defaults = tlsDefaults.safeParse({ mode: merged.backendSslMode, ca: merged.backendSslCa, cert: merged.backendSslCert, key: merged.backendSslKey });
   if (!defaults.success) problems.push(...defaults.error.issues.map((i) => i.message));
   const parsed = schema(defaults.success ? defaults.data : {}).safeParse(merged);

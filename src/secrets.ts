@@ -28,9 +28,9 @@ export interface Secrets {
 
 /** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
 const FROM_FILE = [
-  ['backends', 'backendsFile'],
-  ['adminToken', 'adminTokenFile'],
-  ['clientTokens', 'clientTokensFile'],
+  ['backends', 'backendsFile', 'TICKETD_BACKENDS'],
+  ['adminToken', 'adminTokenFile', 'TICKETD_ADMIN_TOKEN'],
+  ['clientTokens', 'clientTokensFile', 'TICKETD_CLIENT_TOKENS'],
 ] as const;
 
 const token = (name: string): z.ZodType<string> =>
@@ -90,19 +90,19 @@ export const adminTokens = z
  * The `_FILE` settings: each file's content (its trailing newline trimmed) becomes the setting's
  * value in `merged`. Returns the problems: both forms given, or a file that cannot be read.
  */
-export function readSecretFiles(merged: Record<string, unknown>, names: Readonly<Record<string, string>>): string[] {
+export function readSecretFiles(merged: Record<string, unknown>): string[] {
   const problems: string[] = [];
-  for (const [setting, fileSetting] of FROM_FILE) {
+  for (const [setting, fileSetting, variable] of FROM_FILE) {
     const path = merged[fileSetting];
     if (path === undefined) continue;
     if (merged[setting] !== undefined) {
-      problems.push(`${names[setting]} and ${names[fileSetting]} are both set: give the value or the file, not both`);
+      problems.push(`${variable} and ${variable}_FILE are both set: give the value or the file, not both`);
       continue;
     }
     try {
       merged[setting] = secretFileContent(String(path));
     } catch (error) {
-      problems.push(`${names[fileSetting]}: ${errorText(error)}`);
+      problems.push(`${variable}_FILE: ${errorText(error)}`);
     }
   }
   return problems;
@@ -119,16 +119,8 @@ function secretFileContent(path: string): string {
  * what it had.
  */
 export function reloadSecrets(files: SecretFiles, current: Secrets): Secrets {
-  const input: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const [setting, variable, path] of [['adminToken', 'TICKETD_ADMIN_TOKEN_FILE', files.adminToken], ['clientTokens', 'TICKETD_CLIENT_TOKENS_FILE', files.clientTokens]] as const) {
-    if (path === undefined) continue;
-    try {
-      input[setting] = secretFileContent(path);
-    } catch (error) {
-      problems.push(`${variable}: ${errorText(error)}`);
-    }
-  }
+  const input: Record<string, unknown> = { adminTokenFile: files.adminToken, clientTokensFile: files.clientTokens };
+  const problems = readSecretFiles(input);
   const parsed = z.object({ adminToken: adminTokens, clientTokens }).safeParse(input);
   if (!parsed.success) problems.push(...parsed.error.issues.map((i) => i.message));
   if (problems.length > 0) throw new ConfigError(problems.join('; '));

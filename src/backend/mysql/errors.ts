@@ -9,8 +9,10 @@ const ER_NO_SUCH_TABLE = 1146;
 const ER_LOCK_DEADLOCK = 1213;
 /** ER_AUTOINC_READ_FAILED and ER_WARN_DATA_OUT_OF_RANGE: the counter reached the column's maximum. */
 const COUNTER_OVERFLOW = new Set([1467, 1264]);
+/** ER_ACCESS_DENIED_ERROR: a login refused (a wrong password, or plaintext where MariaDB requires TLS). */
+const ER_ACCESS_DENIED_ERROR = 1045;
 /** ER_DBACCESS_DENIED_ERROR, ER_ACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR: a missing GRANT. */
-const ACCESS_DENIED = new Set([1044, 1045, 1142]);
+const ACCESS_DENIED = new Set([1044, ER_ACCESS_DENIED_ERROR, 1142]);
 
 /** The server's error number, or undefined for an error that did not come from the server. */
 function errnoOf(error: unknown): number | undefined {
@@ -81,7 +83,9 @@ const ER_SECURE_TRANSPORT_REQUIRED = 3159;
  * they are. The messages say what was expected and what came, never a stack.
  */
 export function tlsError(error: unknown, address: BackendAddress): unknown {
-  const e = error as { code?: unknown; errno?: unknown; reason?: unknown; host?: unknown; message?: unknown; cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } } } | null;
+  // mysql2 overwrites a refused handshake's code with HANDSHAKE_SSL_ERROR: a name mismatch is told by
+  // the `reason` and `cert` Node's identity check leaves on the error.
+  const e = error as { code?: unknown; reason?: unknown; message?: unknown; cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } } } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const text = typeof e?.message === 'string' ? e.message : '';
   const backend = `backend ${address.label}`;
@@ -98,7 +102,7 @@ export function tlsError(error: unknown, address: BackendAddress): unknown {
   }
   if (code === 'HANDSHAKE_NO_SSL_SUPPORT') return wrap(`the server offers no TLS, and ${tls} needs it (configure ssl_cert/ssl_key on the server, or choose ssl-mode=PREFERRED or DISABLED)`);
   if (errnoOf(error) === ER_SECURE_TRANSPORT_REQUIRED) return plaintextRefused(address, error);
-  if (code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return wrap(`TLS handshake failed (${typeof e?.message === 'string' ? e.message : code}; ${tls})`);
+  if (code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return wrap(`TLS handshake failed (${text || code}; ${tls})`);
   return error;
 }
 
@@ -112,5 +116,5 @@ export function plaintextRefused(address: BackendAddress, cause: unknown): Backe
 
 /** Access denied (ER_ACCESS_DENIED_ERROR): what MariaDB answers a plaintext login under require_secure_transport. */
 export function isLoginDenied(error: unknown): boolean {
-  return errnoOf(error) === 1045;
+  return errnoOf(error) === ER_ACCESS_DENIED_ERROR;
 }
