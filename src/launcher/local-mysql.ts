@@ -26,6 +26,8 @@ export const SERVER_READY_TIMEOUT_MS = 60_000;
 /** How long a clean shutdown may take before the server is killed. */
 export const SERVER_STOP_TIMEOUT_MS = 30_000;
 
+/** ER_UNKNOWN_COM_ERROR: what a Galera node answers before it is ready for statements. */
+const ER_WSREP_NOT_READY = 1047;
 const EXTRA_SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/mysql/bin', '/opt/homebrew/bin', '/usr/local/bin'];
 const running = new Set<ChildProcess>();
 
@@ -209,12 +211,22 @@ async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>):
 
 async function prepareAccounts(dir: string): Promise<void> {
   // MySQL's --initialize-insecure creates only root@localhost; TCP from 127.0.0.1 needs its own account.
-  await runAsRoot(
-    join(dir, 'mysqld.sock'),
+  const statements =
     `CREATE DATABASE IF NOT EXISTS ${LOCAL_DATABASE};` +
-      "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';" +
-      "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;",
-  );
+    "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';" +
+    "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;";
+  const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await runAsRoot(join(dir, 'mysqld.sock'), statements);
+      return;
+    } catch (error) {
+      // A Galera node takes connections before it has joined its cluster, and refuses statements
+      // until then ("WSREP has not yet prepared node for application use").
+      if ((error as { errno?: number }).errno !== ER_WSREP_NOT_READY || Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 function logTail(dir: string): string {

@@ -143,11 +143,13 @@ export class WorkerLeases {
       return undefined;
     }
     let granted: LeaseRecord | undefined;
+    let readAt = 0;
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(pool.name, workerId, (record, now) => {
           // Decided afresh on every attempt: a deadlock retries the transaction.
           granted = undefined;
+          readAt = this.#monotonicMs();
           if (!isFree(record, now)) return undefined;
           const epoch = nextEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
           granted = grantRecord(pool, workerId, holder, epoch, Math.max(highWaterAfter(record, pool), verdict.highWaterMs), now);
@@ -156,7 +158,6 @@ export class WorkerLeases {
       { only: [owner] },
     );
     if (answer === undefined || !answer.ok) return 'owner-failed';
-    const readAt = this.#monotonicMs();
     const lease = granted;
     if (lease === undefined) return undefined;
     const claimed = await this.#claimEverywhere(pool, others, lease);
@@ -178,16 +179,17 @@ export class WorkerLeases {
     this.#inPool(pool, workerId);
     if (skewMs !== undefined) this.#events.skew(name, skewMs);
     const owner = await this.#pools.ownerLabel(pool, workerId);
+    let readAt = 0;
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(name, workerId, (record, now) => {
+          readAt = this.#monotonicMs();
           if (record.epoch !== epoch || !isLive(record, now)) throw this.#lost(pool, workerId, epoch, record, now.nowMs);
           return renewedRecord(pool, record, now);
         }),
       { only: [owner] },
     );
     const renewed = this.#answerOf(answer, owner, name);
-    const readAt = this.#monotonicMs();
     const others = this.#pools.others(owner);
     const claimed = await this.#claimEverywhere(pool, others, renewed.record!);
     if (claimed.refusedBy !== undefined) {
@@ -242,9 +244,10 @@ export class WorkerLeases {
   }
 
   /**
-   * The owner's clock as of this answer: its reading plus the time spent here since. The claims
-   * written after the reading can take seconds (a peer that hangs), and a holder that held that
-   * stale reading against its own clock saw a skew that was not there.
+   * The owner's clock as of this answer: its reading plus the time spent here since that reading
+   * arrived (`readAt`, taken as the locked row came back). The commit and the claims written after
+   * the reading can take seconds (a peer that hangs), and a holder that held that stale reading
+   * against its own clock saw a skew that was not there.
    */
   #clockNow(ownerMs: number, readAt: number): number {
     return ownerMs + Math.floor(this.#monotonicMs() - readAt);

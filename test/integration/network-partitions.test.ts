@@ -213,7 +213,7 @@ const CUT_MS = 8000;
         `partition (d) A cut off from fe1 under its holders: proof fe1 → A:3306 ${proof}; ${total} Snowflake IDs over ${files.length} leases, ${repeats.length} repeated, ${overlaps.length} overlapping leases; holders of B's worker IDs: ${ownedByB.map((h) => `${h.name} stopped ${stops(h).length}×`).join(', ')}; others: ${holders
           .filter((h) => !ownedByB.includes(h))
           .map((h) => `${h.name} ${stops(h).length} refusals`)
-          .join(', ')}; skew events ${skewEvents.length}`,
+          .join(', ')}; skew events ${skewEvents.length} ${JSON.stringify(skewEvents.map((e) => [e.name, e.skewMs]))}`,
       );
       expect(repeats).toEqual([]);
       expect(overlaps).toEqual([]);

@@ -2,6 +2,7 @@
  * Worker pools and leases over HTTP on the shared pair: creation, exhaustion without wrap-around,
  * renewal and release by epoch, the reuse delay judged by the database clock, and client tokens.
  */
+import mysql from 'mysql2/promise';
 import type { RunningTicketd } from '../../src/server.js';
 import { sharedBackends, startInProcess } from '../support/ticketd.js';
 import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
@@ -89,6 +90,32 @@ describe('worker leases over HTTP', () => {
     expect(again.workerId).toBe(w);
     expect(again.highWaterMs).toBe(lastUsedMs);
     expect(BigInt(again.epoch as string)).toBeGreaterThan(BigInt(first.epoch as string));
+  });
+
+  it("tells the owner's clock as of the moment its row lock was granted, not from before a wait on it", async () => {
+    const name = poolName('lockwait');
+    await putPool(server.url, name, { workerBits: 1, ttlMs: 5000 });
+    const lease = (await takeLease(server.url, name, 'a')).body;
+    const w = lease.workerId as number;
+    // Another session holds the worker's row on every backend (as a cut-off front end's transaction does).
+    const sessions = await Promise.all(sharedBackends().split(',').map((url) => mysql.createConnection(url)));
+    try {
+      for (const s of sessions) {
+        await s.query('START TRANSACTION');
+        await s.query('SELECT epoch FROM ticketd_worker_leases WHERE pool = ? AND worker_id = ? FOR UPDATE', [name, w]);
+      }
+      const renewing = send(`${server.url}/v1/worker-pools/${name}/leases/${w}/renew`, { epoch: lease.epoch });
+      await new Promise((r) => setTimeout(r, 300));
+      const releasedAt = Date.now();
+      await Promise.all(sessions.map((s) => s.query('COMMIT')));
+      const renewed = await renewing;
+      expect(renewed.status).toBe(200);
+      // A clock read at the statement's start would be about 300 ms before the release.
+      expect(renewed.body.serverTimeMs as number).toBeGreaterThanOrEqual(releasedAt - 50);
+      expect(renewed.body.serverTimeMs as number).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await Promise.all(sessions.map((s) => s.end()));
+    }
   });
 
   it('gives an expired worker ID out again only after the reuse delay, with a high-water mark past its expiry', async () => {

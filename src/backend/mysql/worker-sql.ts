@@ -8,7 +8,11 @@ import { isDeadlock, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
 
 /** The backend's clock, in the statement that reads the records: the only clock that judges a lease. */
-const SERVER_TIME = 'FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS now_ms, CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000000) AS UNSIGNED) AS now_us';
+const SERVER_TIME = 'CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000000) AS UNSIGNED) AS now_us';
+// SYSDATE is read when the row is produced, after its lock is granted; NOW would be the statement's
+// start, before a wait on a lock that a cut-off front end held, and a holder would see that wait as
+// its own clock ahead of the owner's.
+const LOCKED_TIME = 'CAST(FLOOR(UNIX_TIMESTAMP(SYSDATE(6)) * 1000000) AS UNSIGNED) AS now_us';
 const COLUMNS = 'worker_id, epoch, holder, high_water_ms, expires_ms, free_ms, released_ms, last_used_ms';
 /** Worker IDs fenced per statement. */
 const FENCE_ROWS_PER_STATEMENT = 1000;
@@ -109,7 +113,7 @@ export class WorkerSql implements WorkerLeaseStore {
     await conn.query({ sql: 'START TRANSACTION', timeout });
     try {
       const [rows] = await conn.query<RowDataPacket[]>({
-        sql: `SELECT ${COLUMNS}, ${SERVER_TIME} FROM ticketd_worker_leases WHERE pool = ? AND worker_id = ? FOR UPDATE`,
+        sql: `SELECT ${COLUMNS}, ${LOCKED_TIME} FROM ticketd_worker_leases WHERE pool = ? AND worker_id = ? FOR UPDATE`,
         values: [pool, workerId],
         timeout,
       });
@@ -184,5 +188,6 @@ function toRecord(row: RowDataPacket): LeaseRecord {
 
 function toTime(row: RowDataPacket | undefined): ServerTime {
   if (row === undefined) throw new Error('the backend returned no clock reading');
-  return { nowMs: Number(row.now_ms), nowUs: BigInt(String(row.now_us)) };
+  const nowUs = BigInt(String(row.now_us));
+  return { nowMs: Number(nowUs / 1000n), nowUs };
 }
