@@ -141,3 +141,18 @@ CREATE TABLE IF NOT EXISTS ticketd_worker_leases (
   last_used_ms   BIGINT UNSIGNED  NULL,
   PRIMARY KEY (pool, worker_id)
 ) ENGINE=InnoDB;
+
+-- Strict sequences (ids "strict"): the row marks the sequence strict and holds its leader lease and
+-- the bound ahead of what the leader serves. Written by the leader with epoch-fenced compare-and-set
+-- on a majority of the backends; expires_ms is judged by this backend's own clock; bound only ever
+-- rises (GREATEST). A new leader starts above the bound of every backend of the majority it won
+-- (src/core/strict.ts).
+CREATE TABLE IF NOT EXISTS ticketd_strict_sequences (
+  name        VARCHAR(48)      NOT NULL,
+  epoch       BIGINT UNSIGNED  NOT NULL,
+  leader      VARCHAR(64)      NOT NULL,
+  leader_url  VARCHAR(255)     NOT NULL,
+  expires_ms  BIGINT UNSIGNED  NOT NULL,
+  bound       DECIMAL(20, 0)   NOT NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;

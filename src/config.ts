@@ -47,6 +47,10 @@ export interface Config {
   readonly onRegression: 'advance' | 'quarantine';
   /** When no peer can take a ticket's claim: serve on the process marks (`preferred`) or refuse (`required`). */
   readonly claims: 'preferred' | 'required';
+  /** The host other front ends reach this one at, for strict sequences' forwarded calls. */
+  readonly advertiseHost: string;
+  /** The port of this process's own listener for those calls; 0: any free one. */
+  readonly peerPort: number;
 }
 
 /** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
@@ -80,6 +84,8 @@ export interface ConfigInput {
   readonly backendsFile?: string | undefined;
   readonly adminTokenFile?: string | undefined;
   readonly clientTokensFile?: string | undefined;
+  readonly advertiseHost?: string | undefined;
+  readonly peerPort?: string | number | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -106,6 +112,8 @@ const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze
   backendsFile: 'TICKETD_BACKENDS_FILE',
   adminTokenFile: 'TICKETD_ADMIN_TOKEN_FILE',
   clientTokensFile: 'TICKETD_CLIENT_TOKENS_FILE',
+  advertiseHost: 'TICKETD_ADVERTISE_HOST',
+  peerPort: 'TICKETD_PEER_PORT',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -132,6 +140,8 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     backendsFile: env.TICKETD_BACKENDS_FILE,
     adminTokenFile: env.TICKETD_ADMIN_TOKEN_FILE,
     clientTokensFile: env.TICKETD_CLIENT_TOKENS_FILE,
+    advertiseHost: env.TICKETD_ADVERTISE_HOST,
+    peerPort: env.TICKETD_PEER_PORT,
   };
 }
 
@@ -256,6 +266,18 @@ const schema = (tls: TlsDefaults) => z.object({
   allowUnsafeDurability: z.boolean().optional().transform((v) => v ?? false),
   onRegression: policy(SETTING_NAMES.onRegression, ['advance', 'quarantine'] as const),
   claims: policy(SETTING_NAMES.claims, ['preferred', 'required'] as const),
+  advertiseHost: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return '127.0.0.1';
+      if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: `TICKETD_ADVERTISE_HOST must be a host name or address other front ends reach this one at (an IPv6 address in brackets); got ${got(value)}` });
+        return z.NEVER;
+      }
+      return value;
+    }),
+  peerPort: integer(SETTING_NAMES.peerPort, 0, 65535).optional().transform((v) => v ?? 0),
 });
 
 /** `--max-count` for `maxCount`: the flag a setting is given by on the command line. */
@@ -289,6 +311,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
   if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
   if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) throw new ConfigError('TICKETD_TLS_CERT and TICKETD_TLS_KEY go together: HTTPS needs both the certificate and its key');
   if (c.tlsClientCa !== undefined && c.tlsCert === undefined) throw new ConfigError('TICKETD_TLS_CLIENT_CA needs TICKETD_TLS_CERT and TICKETD_TLS_KEY: client certificates are asked for over HTTPS only');
+  if (c.peerPort !== 0 && c.workers > 1) throw new ConfigError(`TICKETD_PEER_PORT=${c.peerPort} cannot be shared by ${c.workers} worker processes: each listens on a port of its own; leave it unset (0) with TICKETD_WORKERS`);
   if (c.claims === 'required' && c.backends.length < 2) {
     // A claim goes to a peer of the backend a ticket came from; one backend has none.
     throw new ConfigError(`TICKETD_CLAIMS=required needs at least two backends (claims are kept on a peer); TICKETD_BACKENDS has ${c.backends.length}`);
@@ -311,6 +334,8 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     allowUnsafeDurability: c.allowUnsafeDurability,
     onRegression: c.onRegression,
     claims: c.claims,
+    advertiseHost: c.advertiseHost,
+    peerPort: c.peerPort,
   });
 }
 

@@ -79,6 +79,16 @@ export class BackendsUnavailableError extends TicketdError {
   }
 }
 
+/** A call forwarded to a front end that does not lead the strict sequence (any more): ask the backends who does. */
+export class NotLeaderError extends TicketdError {
+  readonly code = 'TICKETD_NOT_LEADER';
+}
+
+/** A strict sequence cannot hand out a block: a client serving IDs from its own block would serve them out of real-time order. */
+export class StrictNoBlocksError extends TicketdError {
+  readonly code = 'TICKETD_STRICT_NO_BLOCKS';
+}
+
 /** A token (or client address) sent more requests per second than TICKETD_RATE_LIMIT allows. */
 export class RateLimitedError extends TicketdError {
   readonly code = 'TICKETD_RATE_LIMITED';

@@ -2,6 +2,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Express } from 'express';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
@@ -20,10 +21,14 @@ import type { Logger } from './logger.js';
 import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
+import { strictForwarder } from './service/strict-forwarder.js';
 import { WorkerLeases, type Workers } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
 import { errorText } from './util/error-text.js';
+
+/** The test-only variable that plants a bug in strict sequences for the checker to catch (docs/development.md). */
+export const PLANTED_BUG_VARIABLE = 'TICKETD_TEST_PLANT_STRICT_BUG';
 
 /** How long close() lets requests in flight finish before it ends their connections. */
 export const SHUTDOWN_GRACE_MS = 8000;
@@ -49,6 +54,8 @@ export interface TicketdOptions {
 export interface RunningTicketd {
   readonly port: number;
   readonly url: string;
+  /** Where other front ends forward a strict sequence's requests to this process. */
+  readonly peerUrl: string;
   readonly service: TicketService;
   /** Snowflake worker pools and their leases. */
   readonly workers: Workers;
@@ -86,7 +93,14 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     throw new BackendMisconfiguredError(misconfigured.join('\n'));
   }
   for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
-  const service = new TicketService({ allocator, logger, ...(options.clock && { clock: options.clock }) });
+  // Strict sequences: this process leads or forwards (service/strict-sequence.ts); its peers reach it
+  // on a listener of its own, so that each worker process of `serve --workers` is reachable itself.
+  const forwarder = strictForwarder();
+  let peerUrl = '';
+  const unfenced = process.env[PLANTED_BUG_VARIABLE] === 'skip-fence';
+  if (unfenced) logger.error({}, `${PLANTED_BUG_VARIABLE}=skip-fence: strict sequences serve past their lease, a planted bug for the checker's own test; never in production`);
+  const strict = { instance: randomUUID(), url: () => peerUrl, forward: forwarder.forward, maxCount: config.maxCount, events: metrics.strictEvents, unfenced };
+  const service = new TicketService({ allocator, logger, strict, ...(options.clock && { clock: options.clock }) });
   const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
   const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
   const workers: Workers = { pools, leases };
@@ -114,20 +128,30 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     await service.close();
     throw portError(error, config.port);
   });
+  const peer = await listen(app, { ...config, port: config.peerPort }, options.host, true).catch(async (error: unknown) => {
+    await drain(server);
+    activity.stop();
+    await service.close();
+    throw portError(error, config.peerPort, 'TICKETD_PEER_PORT');
+  });
+  peerUrl = `${config.tls === undefined ? 'http' : 'https'}://${config.advertiseHost}:${(peer.address() as AddressInfo).port}`;
   const port = (server.address() as AddressInfo).port;
   logger.info({ port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
   return {
     port,
     url: `${config.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
-    reload: reloader({ config, logger, metrics, credentials, allocator, server }),
+    reload: reloader({ config, logger, metrics, credentials, allocator, servers: [server, peer] }),
     service,
     workers,
     metrics,
     activity,
+    peerUrl,
     close: async () => {
-      await drain(server);
+      await Promise.all([drain(server), drain(peer)]);
       activity.stop();
+      // The strict sequences give their leases back here, before the backend pools close.
       await service.close();
+      forwarder.close();
     },
   };
 }
@@ -136,8 +160,8 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
  * What SIGHUP does in a serving process: the token files, the HTTPS certificate and key, and the
  * backends' TLS files, each read again; what cannot be read keeps its old value, in one error line.
  */
-function reloader(parts: { config: Config; logger: Logger; metrics: TicketdMetrics; credentials: Credentials; allocator: Allocator; server: Server }): () => 'ok' | 'error' {
-  const { config, logger, metrics, credentials, allocator, server } = parts;
+function reloader(parts: { config: Config; logger: Logger; metrics: TicketdMetrics; credentials: Credentials; allocator: Allocator; servers: readonly Server[] }): () => 'ok' | 'error' {
+  const { config, logger, metrics, credentials, allocator, servers } = parts;
   let secrets: Secrets = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
   return () => {
     const problems: string[] = [];
@@ -149,7 +173,8 @@ function reloader(parts: { config: Config; logger: Logger; metrics: TicketdMetri
     }
     if (config.tls !== undefined) {
       try {
-        (server as HttpsServer).setSecureContext(readHttpsFiles(config.tls));
+        const context = readHttpsFiles(config.tls);
+        for (const server of servers) (server as HttpsServer).setSecureContext(context);
       } catch (error) {
         problems.push(errorText(error));
       }
@@ -184,7 +209,7 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
  * Listens on the port (and host, if given), over HTTPS when TICKETD_TLS_CERT is set (asking for a
  * client certificate when TICKETD_TLS_CLIENT_CA is), answering what Node's parser refused in problem+json.
  */
-async function listen(app: Express, config: Config, host: string | undefined): Promise<Server> {
+async function listen(app: Express, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
   const { port, tls } = config;
   const created: Server = tls === undefined ? createHttpServer(app) : createHttpsServer({ ...readHttpsFiles(tls), requestCert: tls.clientCa !== undefined, rejectUnauthorized: tls.clientCa !== undefined }, app);
   const server = await new Promise<Server>((done, fail) => {
@@ -193,8 +218,8 @@ async function listen(app: Express, config: Config, host: string | undefined): P
       created.off('error', fail);
       done(created);
     };
-    if (host === undefined) created.listen(port, ready);
-    else created.listen(port, host, ready);
+    // Exclusive: a worker of node:cluster listens on a port of its own, not the primary's shared one.
+    created.listen({ port, ...(host === undefined ? {} : { host }), exclusive }, ready);
   });
   // Connections from load generators stay open; keep-alive must not outlive a close().
   server.keepAliveTimeout = 5000;
@@ -227,7 +252,7 @@ export function assertPortFree(port: number): Promise<void> {
   });
 }
 
-function portError(error: unknown, port: number): unknown {
+function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): unknown {
   if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
-  return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with --port or TICKETD_PORT`, { cause: error });
+  return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with ${setting}`, { cause: error });
 }

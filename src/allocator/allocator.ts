@@ -7,6 +7,7 @@ import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionG
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
+import type { StrictStore } from '../backend/strict-store.js';
 import type { IdRange } from '../core/blocks.js';
 import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
@@ -242,6 +243,11 @@ export class Allocator {
    */
   onWorkerStores<T>(operation: (store: WorkerLeaseStore) => Promise<T>, options: { only?: readonly string[]; includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
     return this.#everywhere((b) => operation(b.workers), options);
+  }
+
+  /** Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted of all of them). */
+  onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>[]> {
+    return this.#everywhere((b) => operation(b.strict), { includeOpen: true });
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */

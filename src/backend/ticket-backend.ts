@@ -7,6 +7,7 @@ import type { SslMode } from './backend-tls.js';
 import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
+import type { StrictStore } from './strict-store.js';
 import type { WorkerLeaseStore } from './worker-lease-store.js';
 
 export type { ClassClaims } from '../core/claims.js';
@@ -111,6 +112,8 @@ export interface TicketBackend {
   applySchema(): Promise<SchemaApplied>;
   /** Snowflake worker pools and their leases on this backend. */
   readonly workers: WorkerLeaseStore;
+  /** Strict sequences' lease rows on this backend. */
+  readonly strict: StrictStore;
   /** Closes every connection. */
   close(): Promise<void>;
 }

@@ -53,7 +53,7 @@ export function addMigrateCommands(program: Command, withService: WithService, s
       .option('--column <name>', "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)")
       .option('--sequence <name>', 'the ticketd sequence (default: the table name)')
       .option('--timestamp-column <name>', 'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)')
-      .option('--ids <mode>', 'ordered (default) or opaque: the sequence serves a keyed permutation of its domain');
+      .option('--ids <mode>', 'ordered (default), opaque (a keyed permutation of its domain) or strict (real-time order across front ends)');
 
   common(migrate.command('plan'))
     .description('read the legacy table (read-only) and print the sequence and app changes a migration needs')
@@ -181,7 +181,7 @@ async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }
           `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
             'an insert without an ID would take one ticketd may also issue. Once the app passes IDs, drop it: ' +
             `npx ticketd migrate apply${sourceArgument(flags)} --table ${table.name} --column ${table.column} --sequence ${name} ` +
-            `--block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'opaque' ? ' --ids opaque' : ''} --alter`,
+            `--block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'ordered' ? '' : ` --ids ${settings.ids}`} --alter`,
         );
       }
       process.exitCode = failed ? 1 : 0;
@@ -219,7 +219,7 @@ function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
 }
 
 function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint; ids?: IdMode } {
-  if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque') throw new ConfigError(`--ids must be ordered or opaque; got ${JSON.stringify(flags.ids)}`);
+  if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque' && flags.ids !== 'strict') throw new ConfigError(`--ids must be ordered, opaque or strict; got ${JSON.stringify(flags.ids)}`);
   return {
     sequence: sequenceName(flags, table),
     ...(flags.ids !== undefined && { ids: flags.ids }),

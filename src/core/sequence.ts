@@ -13,9 +13,12 @@ export const DEFAULT_BLOCK_SIZE = 10_000n;
 /** Upper bound on a block size, so that a block is a sensible unit of caching and leasing. */
 export const MAX_BLOCK_SIZE = 1_000_000_000n;
 
-/** How a sequence's IDs look: consecutive numbers, or a keyed permutation of them (docs/opaque-ids.md, "In use"). */
-export type IdMode = 'ordered' | 'opaque';
-const ID_MODES: readonly IdMode[] = ['ordered', 'opaque'];
+/**
+ * How a sequence's IDs look: consecutive numbers, a keyed permutation of them (docs/opaque-ids.md,
+ * "In use"), or numbers in real-time order across every front end (docs/strict-sequences.md).
+ */
+export type IdMode = 'ordered' | 'opaque' | 'strict';
+const ID_MODES: readonly IdMode[] = ['ordered', 'opaque', 'strict'];
 const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids'];
 
 /** A sequence as stored on the backends. */
@@ -102,7 +105,7 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   }
   const ids = fields.ids ?? 'ordered';
   if (!ID_MODES.includes(ids as IdMode)) {
-    throw new BadRequestError(`ids must be "ordered" or "opaque"; got ${JSON.stringify(ids)?.slice(0, 80)}`);
+    throw new BadRequestError(`ids must be "ordered", "opaque" or "strict"; got ${JSON.stringify(ids)?.slice(0, 80)}`);
   }
   // A permutation of a small domain hides little: an observer soon holds a large share of all IDs.
   if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {

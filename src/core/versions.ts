@@ -12,13 +12,16 @@
  */
 
 /** The version of this ticketd; a unit test holds it equal to package.json's. */
-export const THIS_VERSION = '0.9.0';
+export const THIS_VERSION = '0.10.0';
 
 /** The first version that reads gated sequences and checks needs_version: what a gated sequence needs at least. */
 export const GATE_VERSION = '0.6.0';
 
 /** The first version that knows retired sequences: what a retired sequence is gated for. */
 export const RETIRE_VERSION = '0.8.0';
+
+/** The first version that serves strict sequences: what a strict sequence is gated for. */
+export const STRICT_VERSION = '0.10.0';
 
 /** The column a retired sequence's ticket table gains: no ticketd's REPLACE gives it a value, so every one fails. */
 export const RETIRED_COLUMN = 'retired_ticketd_0_8';
@@ -54,8 +57,10 @@ export function newerNeeded(settings: { readonly needsVersion?: string | undefin
 }
 
 /** The version a sequence of this mode needs, or undefined when every ticketd since 0.2 reads it right. */
-export function gateFor(ids: 'ordered' | 'opaque'): string | undefined {
-  // 0.2 and 0.3 serve an opaque sequence's raw ordered IDs, which can equal its permuted ones.
+export function gateFor(ids: 'ordered' | 'opaque' | 'strict'): string | undefined {
+  // 0.2 and 0.3 serve an opaque sequence's raw ordered IDs, which can equal its permuted ones; a
+  // release before strict would serve a strict sequence from cached blocks, out of order.
+  if (ids === 'strict') return STRICT_VERSION;
   return ids === 'opaque' ? GATE_VERSION : undefined;
 }
 

@@ -28,6 +28,9 @@ export function judgeWidening(current: SequenceSettings, maxId: bigint): boolean
       `sequence ${current.name} is opaque: its IDs are a keyed permutation of (startAfter, maxId], so another maxId would move every ID already issued and IDs would repeat (docs/opaque-ids.md); create a new sequence instead`,
     );
   }
+  if (current.ids === 'strict' && maxId !== current.maxId) {
+    throw new SequenceConflictError(`sequence ${current.name} is strict: this release does not widen strict sequences (docs/strict-sequences.md); create a new sequence instead`);
+  }
   if (maxId < current.maxId) {
     throw new SequenceConflictError(`sequence ${current.name} has maxId ${current.maxId}; it can only grow (IDs up to it may already be issued), not go down to ${maxId}`);
   }

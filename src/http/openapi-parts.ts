@@ -23,7 +23,7 @@ export const issueErrors = {
   '429': problemResponse('Over TICKETD_RATE_LIMIT for this token or address; see Retry-After.'),
   '404': problemResponse('Unknown sequence.'),
   '409': problemResponse('The sequence has reached its maxId (type /problems/sequence-exhausted).'),
-  '503': problemResponse('No backend answered and the cache is empty (see Retry-After), or the sequence needs a newer ticketd (type /problems/upgrade-required).'),
+  '503': problemResponse('No backend answered and the cache is empty (see Retry-After), the sequence needs a newer ticketd (type /problems/upgrade-required), or a strict sequence found no leader within 3 s (no majority of the backends, a failover; see Retry-After).'),
 };
 /** A JSON body with this schema. */
 export const json = (schema: object): object => ({ 'application/json': { schema } });

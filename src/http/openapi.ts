@@ -39,7 +39,7 @@ export const openApiDocument = Object.freeze({
             enum: ['ordered', 'opaque'],
             default: 'ordered',
             description:
-              'ordered: IDs are the block numbers themselves. opaque: every ID served is P(ordered ID), a keyed permutation of (startAfter, maxId] (needs at least 1,000,000 IDs there). Fixed at creation: another value is a 409.',
+              'ordered: IDs are the block numbers themselves. opaque: every ID served is P(ordered ID), a keyed permutation of (startAfter, maxId] (needs at least 1,000,000 IDs there). strict: IDs in real-time order across every front end, served by one leader (docs/strict-sequences.md); no blocks, no widening. Fixed at creation: another value is a 409.',
           },
         },
       },
@@ -50,7 +50,7 @@ export const openApiDocument = Object.freeze({
           blockSize: idString,
           startAfter: idString,
           maxId: idString,
-          ids: { type: 'string', enum: ['ordered', 'opaque'] },
+          ids: { type: 'string', enum: ['ordered', 'opaque', 'strict'] },
           retired: { type: 'boolean', description: 'Present (true) once the sequence is retired: nothing of it is issued again.' },
           scheme: { type: 'string', description: 'Opaque sequences only: the permutation scheme stored with the key (feistel-aes256-v2 for new ones, feistel-aes256-v1 for those made by 0.4). It never changes.' },
         },
@@ -88,6 +88,11 @@ export const openApiDocument = Object.freeze({
                   'False: the settings (maxId, retired) were read from the backends for this answer, so a widening or a retirement made anywhere shows at once. True: no backend answered that read, and these are the settings this process last read (up to 5 s old while it serves the sequence).',
               },
               cache: { type: ['object', 'null'], description: "This process's cache of the sequence." },
+              leader: {
+                type: ['object', 'null'],
+                description: 'Strict sequences only: who leads, as the lease rows on the backends say now (null: no live lease; the next request elects one). self: this process.',
+                properties: { epoch: idString, url: { type: 'string' }, self: { type: 'boolean' } },
+              },
               capacity: { $ref: '#/components/schemas/Capacity' },
               backends: { type: 'array', items: { type: 'object' }, description: 'Per-backend state of the sequence: state, member, lastTicket, lastError, exhausted, quarantined (the reason, or null) and unclaimed (true while no peer takes its claims).' },
               redacted: {

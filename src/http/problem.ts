@@ -24,6 +24,7 @@ const TITLES: Record<number, string> = {
   410: 'Gone',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  421: 'Misdirected Request',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
@@ -63,6 +64,8 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_POOL_CONFLICT: { status: 409, slug: 'pool-conflict' },
   TICKETD_POOL_EXHAUSTED: { status: 503, slug: 'pool-exhausted' },
   TICKETD_LEASE_LOST: { status: 409, slug: 'lease-lost' },
+  TICKETD_NOT_LEADER: { status: 421, slug: 'not-leader' },
+  TICKETD_STRICT_NO_BLOCKS: { status: 409, slug: 'strict-no-blocks' },
 });
 
 /** Builds the problem document for an error (unknown errors become an opaque 500). */

@@ -16,9 +16,9 @@ export type Counted = (sequence: string) => boolean;
 /** Says whether a request bears the admin token (without refusing one that does not). */
 export type AdminCheck = (req: Request) => boolean;
 
-/** Every sequence for the admin; for anyone else, the ordered ones this process has loaded (unknown ones stay hidden). */
+/** Every sequence for the admin; for anyone else, the ordered and strict ones this process has loaded (unknown ones stay hidden). */
 export function countedFor(service: TicketService, admin: boolean): Counted {
-  return admin ? () => true : (name) => service.servedSettings(name)?.ids === 'ordered';
+  return admin ? () => true : (name) => { const ids = service.servedSettings(name)?.ids; return ids === 'ordered' || ids === 'strict'; };
 }
 
 /** A backend's state for an opaque sequence, without its last ticket or a quarantine's reason (which names tickets). */
@@ -39,7 +39,7 @@ export async function redactMetrics(text: string, idsOf: (name: string) => Promi
   await Promise.all(
     [...new Set(lines.flatMap((l) => l.name ?? []))].map(async (name) => {
       const mode = await idsOf(name).catch(() => undefined);
-      if (mode === 'ordered') shown.add(name);
+      if (mode === 'ordered' || mode === 'strict') shown.add(name);
     }),
   );
   return lines

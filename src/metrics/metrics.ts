@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AllocatorEvents } from '../allocator/events.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { WorkerEvents } from '../service/worker-leases.js';
+import type { StrictEvents } from '../service/strict-sequence.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 
 /** Latency buckets of one HTTP answer, in seconds: 0.25 ms to 2.5 s (the ids SLO reads the 25 ms one). */
@@ -23,6 +24,8 @@ export interface TicketdMetrics {
   readonly events: AllocatorEvents;
   /** Where worker-pool lease events are counted. */
   readonly workerEvents: WorkerEvents;
+  /** Where strict sequences' leadership, forwarding and bound writes are counted. */
+  readonly strictEvents: StrictEvents;
   /** Counts a reload of the secret files (SIGHUP). */
   reloaded(result: 'ok' | 'error'): void;
   /** Counts one HTTP answer: its route (as declared, `unmatched` for none), method, status and duration. */
@@ -214,6 +217,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const workerRefused = counter('workerRefused');
   const workerUnclaimed = counter('workerUnclaimed');
   const reloads = counter('reloads');
+  const leaderChanges = new Counter({ name: 'ticketd_strict_leader_changes_total', help: 'Times this process became leader of a strict sequence (became) or stopped leading it (stopped).', labelNames: ['sequence', 'change'], registers });
+  const forwardedCalls = new Counter({ name: 'ticketd_strict_forwarded_calls_total', help: 'Calls this process forwarded to a strict sequence\'s leader (each carries one or more requests).', labelNames: ['sequence'], registers });
+  const forwardedRequests = new Counter({ name: 'ticketd_strict_forwarded_requests_total', help: 'Requests this process forwarded to a strict sequence\'s leader.', labelNames: ['sequence'], registers });
+  const boundWrites = new Counter({ name: 'ticketd_strict_bound_writes_total', help: 'Lease renewals and bound writes of a strict sequence\'s leader, by result (ok: a majority took it).', labelNames: ['sequence', 'result'], registers });
+  const stalls = new Histogram({ name: 'ticketd_strict_stall_seconds', help: 'How long a request of a strict sequence waited for a leader (an election, a failover, a not-leader retry).', labelNames: ['sequence'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
   const skew = new Histogram({
     name: 'ticketd_worker_clock_skew_seconds',
     help: 'Clock skew between a Snowflake holder and the server, as the holder measured it at its renewal (absolute value), per pool.',
@@ -253,6 +261,15 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     },
     reloaded: (result) => reloads.labels(result).inc(),
     answered: httpAnswers(registers),
+    strictEvents: {
+      leadership: (sequence, leading) => leaderChanges.labels(sequence, leading ? 'became' : 'stopped').inc(),
+      forwarded: (sequence, requests) => {
+        forwardedCalls.labels(sequence).inc();
+        forwardedRequests.labels(sequence).inc(requests);
+      },
+      boundWrite: (sequence, ok) => boundWrites.labels(sequence, ok ? 'ok' : 'failed').inc(),
+      stalled: (sequence, seconds) => stalls.labels(sequence).observe(seconds),
+    },
     workerEvents: {
       taken: (pool) => workerLeases.labels(pool, 'taken').inc(),
       renewed: (pool) => workerLeases.labels(pool, 'renewed').inc(),

@@ -157,7 +157,7 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     '',
     'next:',
     ...numbered([
-      [`npx ticketd migrate apply${common} --block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'opaque' ? ' --ids opaque' : ''}`],
+      [`npx ticketd migrate apply${common} --block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'ordered' ? '' : ` --ids ${settings.ids}`}`],
       switchApp,
       alter,
       [verify],

@@ -50,7 +50,7 @@ class OrderedIds implements IdCodec {
  * encoder thread, an opaque sequence's next IDs are encoded there.
  */
 export function codecFor(settings: SequenceSettings, take: TakeRanges, thread?: EncoderThread): IdCodec {
-  if (settings.ids === 'ordered') return new OrderedIds(take);
+  if (settings.ids !== 'opaque') return new OrderedIds(take);
   const { key, scheme } = settings;
   if (key === undefined || scheme === undefined) throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
   const permutable = { name: settings.name, key, scheme, domain: { startAfter: settings.startAfter, maxId: settings.maxId } };

@@ -6,7 +6,7 @@ import { judgeRows, judgeWidening } from '../core/widening.js';
 import type { IdRange } from '../core/blocks.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
-import { BackendsUnavailableError, SequenceExhaustedError, SequenceRetiredError } from '../errors.js';
+import { BackendsUnavailableError, BadRequestError, SequenceExhaustedError, SequenceRetiredError, StrictNoBlocksError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CapacityStatus } from './capacity.js';
 import { EncoderThread } from './encoder-thread.js';
@@ -16,13 +16,20 @@ import { MAX_UNKNOWN_SEQUENCES, RefusedNames } from './refused-names.js';
 import { resolveSequence, retiredError, rowsOf, rowToRetire } from './sequence-rows.js';
 import { decodeId, type DecodedId } from './decode.js';
 import type { IssuedIds } from './opaque-ids.js';
+import { StrictSequence, type StrictSequenceOptions } from './strict-sequence.js';
+import { liveLeader } from '../core/strict.js';
 
 /** Dependencies of the service. */
 export interface TicketServiceOptions {
   readonly allocator: Allocator;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** How this process leads or follows strict sequences; without it a strict sequence is refused. */
+  readonly strict?: StrictContext;
 }
+
+/** What every strict sequence of a process shares (strict-sequence.ts). */
+export type StrictContext = Omit<StrictSequenceOptions, 'allocator' | 'logger'>;
 
 /** Issues IDs from per-sequence caches and manages sequences on every backend. */
 export class TicketService {
@@ -30,6 +37,9 @@ export class TicketService {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #entries = new Map<string, SequenceEntry>();
+  /** The strict sequences among them, which serve through their leader and never from the cache. */
+  readonly #strict = new Map<string, StrictSequence>();
+  readonly #strictContext: StrictContext | undefined;
   readonly #resolving = new Map<string, Promise<SequenceEntry>>();
   /** Where opaque sequences' IDs are encoded ahead, off the thread that answers requests. */
   readonly #encoder = new EncoderThread((error) => this.#logger.warn({ err: errorText(error) }, 'the encoder thread failed: opaque IDs are encoded on the request thread from now on'));
@@ -45,6 +55,7 @@ export class TicketService {
     this.#clock = options.clock ?? Date.now;
     this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
     this.#refused = new RefusedNames(this.#clock);
+    this.#strictContext = options.strict;
   }
 
   /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
@@ -52,12 +63,24 @@ export class TicketService {
     const entry = this.#entries.get(name);
     if (entry === undefined) return undefined;
     this.#checkDue(entry);
+    const strict = this.#strict.get(name);
+    if (strict !== undefined) {
+      const range = strict.tryTake(count);
+      return range === undefined ? undefined : [range];
+    }
+    if (entry.settings.ids === 'strict') return undefined;
     return entry.codec.tryTake(count);
   }
 
-  /** Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. */
-  async issue(name: string, count: number): Promise<IssuedIds> {
+  /**
+   * Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. A strict
+   * sequence's come from its leader, this process or another (`authorization` goes along to it).
+   */
+  async issue(name: string, count: number, authorization?: string): Promise<IssuedIds> {
     const entry = await this.#entry(name);
+    const strict = this.#strict.get(name);
+    if (strict !== undefined) return [await strict.take(count, authorization)];
+    if (entry.settings.ids === 'strict') throw new BadRequestError(`sequence ${name} is strict: only a serving ticketd (which leads or follows through HTTP) issues its IDs`);
     const ready = this.tryIssue(name, count);
     if (ready !== undefined) return ready;
     const ranges = await entry.cache.take(count);
@@ -73,9 +96,32 @@ export class TicketService {
     return decodeId(this.#allocator, settings, codec, id);
   }
 
+  /** A range of a strict sequence, served only if this process leads it (a follower forwarded the call). */
+  async strictRange(name: string, count: number, authorization?: string): Promise<IdRange> {
+    await this.#entry(name);
+    const strict = this.#strict.get(name);
+    if (strict === undefined) throw new BadRequestError(`sequence ${name} is not strict: ask POST /v1/sequences/${name}/ids`);
+    return strict.take(count, authorization, true);
+  }
+
+  /**
+   * Who leads a strict sequence, as its lease rows say now (null: nobody holds a live lease);
+   * undefined for another mode.
+   */
+  async strictLeader(name: string): Promise<{ readonly epoch: string; readonly url: string; readonly self: boolean } | null | undefined> {
+    const { settings } = await this.#entry(name);
+    if (settings.ids !== 'strict') return undefined;
+    const answers = await this.#allocator.onStrictStores((s) => s.read(name));
+    const live = liveLeader(answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : [])));
+    return live === undefined ? null : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictContext?.instance };
+  }
+
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
   async leaseBlock(name: string): Promise<IdRange> {
     const entry = await this.#entry(name);
+    if (entry.settings.ids === 'strict') {
+      throw new StrictNoBlocksError(`sequence ${name} is strict: a block served by its client would leave real-time order; ask POST /v1/sequences/${name}/ids or GET …/next`);
+    }
     const ranges = await this.#fetch(entry, 1);
     return ranges[0] as IdRange;
   }
@@ -127,6 +173,9 @@ export class TicketService {
       refill: (e, tickets, late) => this.#fetch(e, tickets, late),
       onBackgroundError: (error) => this.#episodes.note(`prefetch ${name}`, { sequence: name, err: errorText(error) }, `prefetch of sequence ${name} failed`),
     });
+    if (resolved.settings.ids === 'strict' && this.#strictContext !== undefined) {
+      this.#strict.set(name, new StrictSequence(resolved.settings, { ...this.#strictContext, allocator: this.#allocator, logger: this.#logger }));
+    }
     this.#entries.set(name, entry);
     return entry;
   }
@@ -166,6 +215,9 @@ export class TicketService {
   #drop(name: string): SequenceRetiredError {
     const retired = retiredError(name);
     this.#entries.delete(name);
+    const strict = this.#strict.get(name);
+    this.#strict.delete(name);
+    void strict?.close();
     this.#refused.remember(name, retired);
     return retired;
   }
@@ -303,6 +355,7 @@ export class TicketService {
 
   /** Releases the backend pools. */
   async close(): Promise<void> {
+    await Promise.all([...this.#strict.values()].map((s) => s.close()));
     this.#episodes.close();
     await this.#encoder.close();
     await this.#allocator.close();

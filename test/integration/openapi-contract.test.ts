@@ -14,6 +14,7 @@ const CLIENT_TOKEN = 'sealed-client-token-0123456789';
 const ORDERED = 'contract';
 const SEALED = 'sealed';
 const POOL = 'cpool';
+const STRICT = 'cstrict';
 /** Retired by its DELETE example; then every other route meets a retired sequence (410). */
 const DOOMED = 'doomed';
 
@@ -46,6 +47,7 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
       { name: 'three', params: { name: ORDERED }, query: 'count=3' },
       { name: 'text', params: { name: ORDERED }, query: 'count=2', accept: 'text/plain' },
       { name: 'opaque with its token', params: { name: SEALED }, query: 'count=2', auth: 'client' },
+      { name: 'strict', params: { name: STRICT }, query: 'count=2' },
     ],
     invalid: [
       { name: 'count 0', params: { name: ORDERED }, query: 'count=0' },
@@ -71,6 +73,16 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
     invalid: [
       { name: 'unknown', params: { name: 'nope' } },
       { name: 'opaque, wrong token', params: { name: SEALED }, auth: 'wrong' },
+      { name: 'strict', params: { name: STRICT } },
+    ],
+  }),
+  'POST /v1/sequences/{name}/strict-range': () => ({
+    // The one process here leads (it elects itself on the first call), while a majority answers.
+    valid: [{ name: 'strict', params: { name: STRICT }, query: 'count=3' }],
+    invalid: [
+      { name: 'ordered', params: { name: ORDERED }, query: 'count=1' },
+      { name: 'count 0', params: { name: STRICT }, query: 'count=0' },
+      { name: 'unknown', params: { name: 'nope' } },
     ],
   }),
   'GET /v1/sequences/{name}/id-key': () => ({
@@ -223,6 +235,7 @@ describe('every answer as /openapi.json documents it, with backends up, one down
       [`/v1/sequences/${ORDERED}`, { blockSize: 100 }],
       [`/v1/sequences/${SEALED}`, { blockSize: 100, ids: 'opaque' }],
       [`/v1/sequences/${DOOMED}`, { blockSize: 100 }],
+      [`/v1/sequences/${STRICT}`, { blockSize: 1, ids: 'strict' }],
       [`/v1/worker-pools/${POOL}`, { workerBits: 3 }],
     ] as const) {
       const res = await fetch(`${server.url}${path}`, { method: 'PUT', headers: admin, body: JSON.stringify(body) });

@@ -107,6 +107,13 @@ export class FakeServer {
         change: () => Promise.reject(new Error('fake backend: no worker pools')),
         fencePool: () => Promise.reject(new Error('fake backend: no worker pools')),
       },
+      // Strict sequences' leases likewise.
+      strict: {
+        read: () => Promise.reject(new Error('fake backend: no strict sequences')),
+        take: () => Promise.reject(new Error('fake backend: no strict sequences')),
+        extend: () => Promise.reject(new Error('fake backend: no strict sequences')),
+        resign: () => Promise.reject(new Error('fake backend: no strict sequences')),
+      },
       close: async () => undefined,
     };
     return handle;

@@ -32,7 +32,7 @@ describe('sequence names and settings', () => {
 
   test('ids is "ordered" by default, "opaque" on request, and opaque needs a domain of a million IDs', () => {
     expect(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque' }).ids).toBe('opaque');
-    expect(() => parseSequenceSettings('s', { blockSize: 1, ids: 'random' })).toThrow(/ids must be "ordered" or "opaque"; got "random"/);
+    expect(() => parseSequenceSettings('s', { blockSize: 1, ids: 'random' })).toThrow(/ids must be "ordered", "opaque" or "strict"; got "random"/);
     expect(() => parseSequenceSettings('s', { blockSize: 1, ids: 'opaque', startAfter: 0, maxId: 999_999 })).toThrow(/at least 1000000 IDs/);
     expect(parseSequenceSettings('s', { blockSize: 1, ids: 'opaque', startAfter: 0, maxId: 1_000_000 }).maxId).toBe(1_000_000n);
   });

@@ -12,6 +12,7 @@ import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.j
 import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { WorkerSql } from './worker-sql.js';
+import { StrictSql } from './strict-sql.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
 export { isUnknownDatabase, serverAnswered } from './errors.js';
@@ -26,6 +27,7 @@ export class Backend implements TicketBackend {
   readonly #pools: Pools;
   readonly #tickets: TicketSql;
   readonly workers: WorkerSql;
+  readonly strict: StrictSql;
 
   constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS, admin?: BackendAddress) {
     this.address = address;
@@ -33,6 +35,7 @@ export class Backend implements TicketBackend {
     this.#pools = new Pools(address, (settings) => guard(this, settings), options, admin);
     this.#tickets = new TicketSql(this.#pools);
     this.workers = new WorkerSql(this.#pools);
+    this.strict = new StrictSql(this.#pools);
   }
 
   get transport(): Transport | undefined {

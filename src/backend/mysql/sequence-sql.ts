@@ -12,6 +12,7 @@ const COLUMNS = 's.name, s.block_size, s.start_after, s.max_id';
 const KEYS = 'k.scheme, k.id_key';
 const GATED = 'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
 const RETIRED = 'r.retired_at';
+const STRICT = 't.name AS strict_name';
 
 /**
  * Sequence rows (one, or all) with their keys and gated settings. A backend of an older schema
@@ -23,7 +24,9 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
   const keys = ' LEFT JOIN ticketd_sequence_keys k ON k.name = s.name';
   const gated = ' LEFT JOIN ticketd_gated_sequences g ON g.name = s.name';
   const retired = ' LEFT JOIN ticketd_retired_sequences r ON r.name = s.name';
+  const strict = ' LEFT JOIN ticketd_strict_sequences t ON t.name = s.name';
   const queries = [
+    `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED}, ${STRICT} FROM ticketd_sequences s${keys}${gated}${retired}${strict}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED} FROM ticketd_sequences s${keys}${gated}${retired}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED} FROM ticketd_sequences s${keys}${gated}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS} FROM ticketd_sequences s${keys}${where} ORDER BY s.name`,
@@ -68,6 +71,10 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
         if (settings.ids === 'opaque') {
           if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key and scheme`);
           await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, settings.scheme, Buffer.from(settings.key)]);
+        }
+        if (settings.ids === 'strict') {
+          // Its lease row, free, with the bound at startAfter: the first leader serves above it.
+          await conn.query("INSERT INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, 0, '', '', 0, ?)", [settings.name, String(settings.startAfter)]);
         }
         if (needsVersion !== undefined) await insertGated(conn, settings, needsVersion);
         await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', rowValues(settings.name, needsVersion === undefined ? settings : DECOY_SETTINGS));
@@ -174,7 +181,7 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     blockSize: BigInt(String(gated ? row.gated_block_size : row.block_size)),
     startAfter: BigInt(String(gated ? row.gated_start_after : row.start_after)),
     maxId: BigInt(String(gated ? row.gated_max_id : row.max_id)),
-    ids: row.id_key === null || row.id_key === undefined ? 'ordered' : 'opaque',
+    ids: row.id_key !== null && row.id_key !== undefined ? 'opaque' : row.strict_name !== null && row.strict_name !== undefined ? 'strict' : 'ordered',
     ...(gated ? { needsVersion: String(row.needs_version) } : {}),
     ...(row.retired_at !== null && row.retired_at !== undefined ? { retired: true } : {}),
   });
@@ -182,7 +189,7 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     throw new SequenceConflictError(`sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`);
   }
   // A later ticketd's sequence is refused by name and version when it is used (service), not misread here.
-  if (settings.ids === 'ordered' || newerNeeded(settings) !== undefined) return settings;
+  if (settings.ids !== 'opaque' || newerNeeded(settings) !== undefined) return settings;
   // A key written by a later ticketd under another scheme must not be read as one this one knows.
   if (!isPermutationScheme(row.scheme)) {
     throw new SequenceConflictError(`sequence ${name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);

@@ -25,7 +25,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       handler: async (req, res) => {
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
-        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count));
+        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count, req.headers.authorization));
         res.set('Cache-Control', 'no-store');
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
         if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
@@ -42,9 +42,22 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       guards,
       handler: async (req, res) => {
         const name = req.params.name as string;
-        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1));
+        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1, req.headers.authorization));
         res.set('Cache-Control', 'no-store');
         res.type('application/json').send(`{"sequence":"${name}","id":"${firstId(ids)}"}`);
+      },
+    },
+  });
+  // A strict sequence's follower forwards here, to the leader: one contiguous range per call.
+  route('/v1/sequences/:name/strict-range', {
+    post: {
+      guards,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const count = parseCount(req.query.count, maxCount);
+        const range = await service.strictRange(name, count, req.headers.authorization);
+        res.set('Cache-Control', 'no-store');
+        res.type('application/json').send(`{"sequence":"${name}","first":"${range.first}","last":"${range.last}"}`);
       },
     },
   });

@@ -21,8 +21,10 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
         res.json({ ...settingsToJson(settings), cached, cache: null, capacity: null, backends: service.backendsFor(name).map(withoutTickets), redacted: true });
         return;
       }
+      const leader = await service.strictLeader(name);
       res.json({
         ...settingsToJson(settings),
+        ...(leader === undefined ? {} : { leader }),
         cached,
         cache: service.cacheStatus(name) ?? null,
         capacity: service.capacityStatus(name) ?? null,
