@@ -27,7 +27,7 @@ import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
 import { errorText } from './util/error-text.js';
 
-/** The test-only variable that plants a bug in strict sequences for the checker to catch (docs/development.md). */
+/** The test-only variable that plants a bug in strict sequences for the checker to catch (docs/strict-sequences.md, "Checked"). */
 export const PLANTED_BUG_VARIABLE = 'TICKETD_TEST_PLANT_STRICT_BUG';
 
 /** How long close() lets requests in flight finish before it ends their connections. */

@@ -53,7 +53,7 @@ export interface StrictSequenceOptions {
   readonly logger: Logger;
   readonly events: StrictEvents;
   readonly monotonicMs?: () => number;
-  /** A planted bug for the checker's own test (development.md): serve on after the lease ends. Never set otherwise. */
+  /** A planted bug for the checker's own test (docs/strict-sequences.md): serve on after the lease ends. Never set otherwise. */
   readonly unfenced?: boolean;
 }
 
