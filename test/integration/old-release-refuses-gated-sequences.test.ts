@@ -131,6 +131,27 @@ describe('an earlier release beside this one', () => {
     expect(ids.filter((id) => id > intMax)).toHaveLength(20_000);
   }, 60_000);
 
+  it('0.3.0 and 0.7.0 refuse a strict sequence, which is gated for 0.10.0: not one ID from them', async () => {
+    const seven = buildRelease('0.7.0');
+    if ('unavailable' in seven || 'unavailable' in built) {
+      console.log(`old-release test of strict sequences does not run: ${'unavailable' in seven ? seven.unavailable : 'no 0.3.0 build'}`);
+      return;
+    }
+    const fresh = await spawnNew();
+    expect(await putSequence(fresh.url, 'in_order', { blockSize: 1, ids: 'strict' })).toBe(201);
+    const olds = [await spawnOld(), await spawnTicketd(pair.backendsUrl, {}, seven.main)];
+    children.push(olds[1]!);
+    const answers = [];
+    for (const old of olds) {
+      const res = await fetch(`${old.url}/v1/sequences/in_order/ids?count=5`, { method: 'POST' });
+      answers.push(`${res.status} ${((await res.json()) as { code?: string }).code}`);
+    }
+    console.log(`old releases beside a strict sequence: 0.3.0 and 0.7.0 answered ${answers.join(', ')}`);
+    expect(answers[0]).not.toMatch(/^200/);
+    expect(answers[1]).toBe('503 TICKETD_UPGRADE_REQUIRED');
+    expect((await fetch(`${fresh.url}/v1/sequences/in_order/ids?count=5`, { method: 'POST' })).status).toBe(200);
+  }, 60_000);
+
   it('0.7.0, which has never heard of retiring, stops issuing a sequence retired beside it once its cache is spent; no ID twice', async () => {
     const seven = buildRelease('0.7.0');
     if ('unavailable' in seven) {
