@@ -85,6 +85,9 @@ export function addFleetCommands(program: Command, withService: WithService, fle
       await withService(flags, async (allocator) => {
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
+        for (const f of fences.filter((s) => s.strict)) {
+          console.log(`strict sequence ${f.sequence}: its bound is not fenced, and its restored bound may lie below IDs already issued; retire it (DELETE) and create a new one before any front end starts (docs/strict-sequences.md)`);
+        }
         const pools = new WorkerPools({ allocator });
         for (const p of await pools.list()) {
           console.log(`worker pool ${p.name}: every worker ID held ${(p.ttlMs + p.reuseDelayMs) / 1000} s from the fence, its next holders above the fence's time + ${(p.ttlMs + p.maxSkewMs) / 1000} s`);

@@ -10,6 +10,8 @@ import { listSequences } from './sequence-list.js';
 export interface SequenceFence extends FencePlan {
   readonly sequence: string;
   readonly highestTicket: bigint;
+  /** A strict sequence's bound is not moved by the fence (docs/strict-sequences.md): the operator retires it. */
+  readonly strict: boolean;
 }
 
 /** How to bound what was issued since the backup. */
@@ -30,7 +32,7 @@ export async function planFences(allocator: Allocator, options: FenceOptions): P
     const histories = await allocator.fleet.claimHistories(settings.name);
     const highestTicket = await allocator.fleet.highestTicketUsed(settings.name);
     const plan = planFence({ settings, highestTicket, histories, increment, margin: options.margin, ...(options.ticketsBound !== undefined && { ticketsBound: options.ticketsBound }) });
-    fences.push({ sequence: settings.name, highestTicket, ...plan });
+    fences.push({ sequence: settings.name, highestTicket, strict: settings.ids === 'strict' && settings.retired !== true, ...plan });
   }
   return fences;
 }

@@ -18,7 +18,7 @@ import { initBackends } from '../../src/service/init.js';
 import { TicketService } from '../../src/service/ticket-service.js';
 import { checkLinearizable, describeVerdict, type Verdict } from '../support/linearizability.js';
 import { longestGap, strictLoad, type StrictLoad } from '../support/strict-load.js';
-import { putSequence, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
+import { putSequence, runCliAsync, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -140,5 +140,12 @@ describe('strict sequences under faults', () => {
     const verdict = verdictOf('backend killed', load, `${during} answers while backend c was down; ${fronts.size} front ends`);
     expectLinearizable(verdict);
     expect(during).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('fence names every strict sequence: their bounds are not fenced, so the runbook retires them', async () => {
+    const plan = await runCliAsync(['fence'], { TICKETD_BACKENDS: backends });
+    expect(plan.status).toBe(0);
+    expect(plan.stdout).toMatch(new RegExp(`strict sequence strict_backend_${process.pid}: its bound is not fenced`));
+    expect(plan.stdout).not.toMatch(/strict sequence default:/);
   }, 60_000);
 });
