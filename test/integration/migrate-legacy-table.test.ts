@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import mysql from 'mysql2/promise';
-import { runCli, sharedBackends, startLegacyServer, useSharedServer } from '../support/ticketd.js';
+import { runCliAsync, sharedBackends, startLegacyServer, useSharedServer } from '../support/ticketd.js';
 
 /** 2^18 = 262,144 rows, one second apart, all through AUTO_INCREMENT (bulk inserts leave gaps). */
 const LEGACY_ROWS = 262_144;
@@ -59,7 +58,7 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     ['BIGINT', 'BIGINT', 'orders_big', 9223372036854775807n, '10000'],
   ])('%s: plan reads the column, apply creates a sequence above every legacy ID, verify accepts only ticketd IDs', async (_label, idType, table, maxId, blockSize) => {
     await legacyTable(table, idType);
-    const plan = runCli(['migrate', 'plan', ...source(), '--table', table, '--json'], env());
+    const plan = await runCliAsync(['migrate', 'plan', ...source(), '--table', table, '--json'], env());
     expect(plan.stderr).toBe('');
     const p = JSON.parse(plan.stdout) as PlanJson;
     expect(p.maxId).toBe(String(maxId));
@@ -74,19 +73,19 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     expect(p.growth!.idsPerSecond).toBeLessThan(2);
     expect(p.alterStatement).toBe(`ALTER TABLE \`${table}\` MODIFY \`id\` ${p.columnType} NOT NULL`);
     expect(p.insertStatement).toBe(`INSERT INTO \`${table}\` (\`id\`, \`customer\`, \`created_at\`) VALUES (?, ?, ?)`);
-    const text = runCli(['migrate', 'plan', ...source(), '--table', table], env());
+    const text = await runCliAsync(['migrate', 'plan', ...source(), '--table', table], env());
     expect(text.stdout).toMatch(/^lasts: +[0-9.]+ years at that rate/m);
     expect(text.stdout).toContain(`--start-after ${p.startAfter}`);
 
     // The apply command the plan printed runs as it is, in this checkout.
     const printed = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
     expect(printed).toContain(`--block-size ${blockSize} --start-after ${p.startAfter}`);
-    const applied = spawnSync('bash', ['-c', printed], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
+    const applied = await runCliAsync(['-c', printed], env(), ['bash']);
     expect(applied.stderr).toBe('');
     expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${maxId}`));
     // Apply twice is safe; a conflicting apply is refused.
-    expect(runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize], env()).stdout).toMatch(/already exists .*left alone/);
-    const conflict = runCli(['migrate', 'apply', ...source(), '--table', table, '--block-size', '7'], env());
+    expect((await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize], env())).stdout).toMatch(/already exists .*left alone/);
+    const conflict = await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--block-size', '7'], env());
     expect(conflict.status).toBe(1);
     expect(conflict.stderr).toMatch(/^ticketd: sequence .* exists with blockSize=/);
 
@@ -95,56 +94,74 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     const before = await legacyMax(table);
     for (const id of ids) expect(id > before && id > BigInt(p.startAfter)).toBe(true);
     await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES ${ids.map((id) => `(${id}, 'sdk', NOW())`).join(', ')}`);
-    const ok = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    const ok = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(ok.status).toBe(0);
     expect(ok.stdout).toMatch(/^ok: 500 IDs above startAfter/);
     expect(ok.stdout).toMatch(/^warning: .* still has AUTO_INCREMENT/m);
-    expect(runCli(['migrate', 'verify', ...source(), '--table', table, '--strict'], env()).status).toBe(1);
+    expect((await runCliAsync(['migrate', 'verify', ...source(), '--table', table, '--strict'], env())).status).toBe(1);
 
     // An ID above startAfter that ticketd did not make is one it could hand out later.
     const rogue = ids[ids.length - 1]! + 50_000_000n;
     await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES (${rogue}, 'rogue', NOW())`);
-    const bad = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    const bad = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain(`problem: 1 of 501 IDs above startAfter ${p.startAfter} were not made by ticketd, which may hand them out later: ${rogue}`);
     await db.query(`DELETE FROM ${table} WHERE id = ${rogue}`);
 
     // Dropping AUTO_INCREMENT (only with --alter) makes verify --strict pass.
-    const alter = runCli(['migrate', 'apply', ...source(), '--table', table, '--alter'], env());
+    const alter = await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--alter'], env());
     expect(alter.stdout).toContain(`ran: ${p.alterStatement}`);
-    const strict = runCli(['migrate', 'verify', ...source(), '--table', table, '--strict'], env());
+    const strict = await runCliAsync(['migrate', 'verify', ...source(), '--table', table, '--strict'], env());
     expect(strict.stdout).toBe(`ok: 500 IDs above startAfter ${p.startAfter}, all in blocks ticketd has handed out\n`);
     expect(strict.status).toBe(0);
+  });
+
+  it('BIGINT with --ids strict: the printed apply makes a strict sequence above the legacy IDs, its IDs increasing from one request to the next', async () => {
+    const table = 'orders_strict';
+    await legacyTable(table, 'BIGINT', 1024);
+    const text = await runCliAsync(['migrate', 'plan', ...source(), '--table', table, '--ids', 'strict'], env());
+    expect(text.stderr).toBe('');
+    const printed = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
+    expect(printed).toMatch(/ --ids strict$/);
+    expect((await runCliAsync(['-c', printed], env(), ['bash'])).stderr).toBe('');
+    expect((await runCliAsync(['sequences', 'list'], env())).stdout).toMatch(new RegExp(`^${table}\\t.*\\tids=strict\\t`, 'm'));
+    const startAfter = BigInt(/--start-after (\d+)/.exec(printed)![1]!);
+    expect(startAfter).toBeGreaterThanOrEqual(await legacyMax(table));
+    const first = await issue(table, 3);
+    const second = await issue(table, 3);
+    expect(first[0]).toBe(startAfter + 1n);
+    expect([...first, ...second]).toEqual([...first, ...second].sort((a, b) => (a < b ? -1 : 1)));
+    expect(second[0]! > first[2]!).toBe(true);
   });
 
   it('INT signed with --ids opaque: the printed apply makes an opaque sequence whose IDs stay in INT above the legacy ones, and verify decodes them', async () => {
     const table = 'orders_opaque';
     await legacyTable(table, 'INT', 4096);
-    const text = runCli(['migrate', 'plan', ...source(), '--table', table, '--ids', 'opaque'], env());
+    const text = await runCliAsync(['migrate', 'plan', ...source(), '--table', table, '--ids', 'opaque'], env());
     expect(text.stderr).toBe('');
     const printed = /^ {2}1\. (npx ticketd migrate apply .*)$/m.exec(text.stdout)![1]!;
     expect(printed).toMatch(/ --ids opaque$/);
-    const applied = spawnSync('bash', ['-c', printed], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env() } });
+    const applied = await runCliAsync(['-c', printed], env(), ['bash']);
     expect(applied.stderr).toBe('');
     const startAfter = BigInt(/--start-after (\d+)/.exec(printed)![1]!);
-    expect(runCli(['sequences', 'list'], env()).stdout).toMatch(new RegExp(`^${table}\\t.*\\tids=opaque\\t`, 'm'));
+    expect((await runCliAsync(['sequences', 'list'], env())).stdout).toMatch(new RegExp(`^${table}\\t.*\\tids=opaque\\t`, 'm'));
 
     const ids = await issue(table, 2000);
     expect(ids.every((id) => id > startAfter && id <= 2147483647n)).toBe(true);
     // Not in order: an ordered sequence's 2,000 IDs would be one increasing run.
     expect(ids.filter((id, k) => k > 0 && id > ids[k - 1]!).length).toBeLessThan(1200);
     await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES ${ids.map((id) => `(${id}, 'sdk', NOW())`).join(', ')}`);
-    const ok = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    const ok = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(ok.stdout).toMatch(/^ok: 2000 IDs above startAfter/);
     // An ID ticketd did not hand out decodes to a block it has not handed out (almost surely).
     const rogue = 2147483000n;
     await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES (${rogue}, 'rogue', NOW())`);
-    const bad = runCli(['migrate', 'verify', ...source(), '--table', table], env());
+    const bad = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain(`problem: 1 of 2001 IDs above startAfter ${startAfter} were not made by ticketd`);
     // A column too narrow for a million opaque IDs above the legacy ones is refused.
     await legacyTable('tiny_opaque', 'SMALLINT', 16);
-    const narrow = runCli(['migrate', 'plan', ...source(), '--table', 'tiny_opaque', '--ids', 'opaque'], env());
+    const narrow = await runCliAsync(['migrate', 'plan', ...source(), '--table', 'tiny_opaque', '--ids', 'opaque'], env());
     expect(narrow.status).toBe(1);
     expect(narrow.stderr).toMatch(/^ticketd: --ids opaque needs at least 1000000 IDs above startAfter/);
   });
@@ -159,13 +176,13 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     })();
     try {
       await new Promise((r) => setTimeout(r, 300));
-      const tight = runCli(['migrate', 'apply', ...source(), '--table', 'busy', '--start-after', String(await legacyMax('busy'))], env());
+      const tight = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'busy', '--start-after', String(await legacyMax('busy'))], env());
       expect(tight.status).toBe(1);
       expect(tight.stderr).toMatch(/^ticketd: busy\.id has reached \d+, past startAfter \d+: the legacy app outgrew the headroom/);
-      const list = runCli(['sequences', 'list'], env());
+      const list = await runCliAsync(['sequences', 'list'], env());
       expect(list.stdout).not.toMatch(/^busy\t/m);
 
-      const roomy = runCli(['migrate', 'apply', ...source(), '--table', 'busy', '--headroom', '1000000'], env());
+      const roomy = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'busy', '--headroom', '1000000'], env());
       expect(roomy.stderr).toBe('');
       expect(roomy.stdout).toMatch(/^sequence busy created/);
     } finally {
@@ -180,10 +197,10 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
   it('a 32-bit table near its top: refused without room, then stops exactly at 2147483647', async () => {
     await db.query('CREATE TABLE nearly_full (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, note VARCHAR(10)) AUTO_INCREMENT=2147483000');
     for (let i = 0; i < 100; i++) await db.query("INSERT INTO nearly_full (note) VALUES ('x')");
-    const none = runCli(['migrate', 'plan', ...source(), '--table', 'nearly_full'], env());
+    const none = await runCliAsync(['migrate', 'plan', ...source(), '--table', 'nearly_full'], env());
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/^ticketd: nearly_full\.id \(int\(11\)\) holds at most 2147483647; startAfter \d+ leaves no IDs/);
-    const applied = runCli(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100'], env());
+    const applied = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100'], env());
     expect(applied.stderr).toBe('');
     const startAfter = BigInt(/startAfter=(\d+)/.exec(applied.stdout)![1]!);
 
