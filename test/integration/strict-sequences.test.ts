@@ -2,8 +2,9 @@
  * Strict sequences (docs/strict-sequences.md) on the shared pair, with three front ends in this
  * process: real-time order across them, the leader shown, forwarding, and what a strict sequence refuses.
  */
+import { createTicketClient, NoBufferedIdsError, StrictSequenceError } from 'ticketd-client';
 import type { RunningTicketd } from '../../src/server.js';
-import { checkLinearizable, describeVerdict } from '../support/linearizability.js';
+import { checkLinearizable, describeVerdict, type Operation } from '../support/linearizability.js';
 import { strictLoad } from '../support/strict-load.js';
 import { metricSum, putSequence, sharedBackends, startInProcess, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
@@ -56,4 +57,48 @@ describe('strict sequences', () => {
     const range = (await direct.json()) as { first: string; last: string };
     expect(BigInt(range.last) - BigInt(range.first)).toBe(1n);
   });
+
+  it('the SDK asks ticketd for each ID of a strict sequence (concurrent calls coalesced), in real-time order, and nextSync() throws', async () => {
+    const sdk = `${name}_sdk`;
+    expect(await putSequence(fronts[0]!.url, sdk, { blockSize: 1000, ids: 'strict' })).toBe(201);
+    // A client per front end, each failing over to the others, as three application processes would.
+    const clients = fronts.map((f, i) => createTicketClient({ urls: [f.url, ...fronts.filter((_, j) => j !== i).map((o) => o.url)], sequence: sdk }));
+    expect(() => clients[0]!.nextSync()).toThrow(NoBufferedIdsError);
+    const requestsBefore = await idsRequests();
+    const history: Operation[] = [];
+    const until = performance.now() + 3000;
+    const loop = async (c: number, w: number): Promise<void> => {
+      while (performance.now() < until) {
+        const sentAt = performance.now();
+        const ids = w === 0 ? await clients[c]!.nextBatch(3) : [await clients[c]!.next()];
+        history.push({ sentAt, answeredAt: performance.now(), ids, via: `client${c + 1}` });
+      }
+    };
+    await Promise.all(clients.flatMap((_, c) => Array.from({ length: 8 }, (_, w) => loop(c, w))));
+    const verdict = checkLinearizable(history);
+    const requests = (await idsRequests()) - requestsBefore;
+    console.log(`strict through the SDK, three clients of 8 concurrent callers: ${describeVerdict(verdict)}; ${requests} requests to ticketd for ${history.length} calls`);
+    expect(verdict.outOfOrder).toBe(0);
+    expect(verdict.repeated).toEqual([]);
+    expect(verdict.unsorted).toBe(0);
+    expect(verdict.operations).toBeGreaterThan(300);
+    // Coalesced: calls made while a request is in flight share the next one.
+    expect(requests).toBeLessThan(history.length * 0.75);
+    // Nothing is buffered, ever: nextSync() says why.
+    expect(() => clients[1]!.nextSync()).toThrow(StrictSequenceError);
+    expect(() => clients[1]!.nextSync()).toThrow(/strict: each ID comes from ticketd, none is buffered; call next\(\)/);
+    // A batch over one request's most comes back increasing, across its requests.
+    const batch = await clients[2]!.nextBatch(2500);
+    expect(batch).toHaveLength(2500);
+    expect(batch.every((id, i) => i === 0 || id > batch[i - 1]!)).toBe(true);
+    expect(batch[0]!).toBeGreaterThan(history.flatMap((o) => o.ids).reduce((a, b) => (a > b ? a : b)));
+    await Promise.all(clients.map((c) => c.close()));
+    await expect(clients[0]!.next()).rejects.toThrow('client is closed');
+  }, 30_000);
+
+  /** `POST …/ids` answers of every front end so far. */
+  async function idsRequests(): Promise<number> {
+    const counts = await Promise.all(fronts.map((f) => metricSum(f.url, 'ticketd_http_requests_total', { route: '/v1/sequences/:name/ids', method: 'POST' })));
+    return counts.reduce((a, b) => a + b, 0);
+  }
 });

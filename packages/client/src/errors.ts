@@ -15,6 +15,11 @@ export class NoBufferedIdsError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_EMPTY';
 }
 
+/** nextSync() on a strict sequence: each of its IDs comes from ticketd, so none is ever buffered; call next(). */
+export class StrictSequenceError extends TicketClientError {
+  readonly code = 'TICKETD_CLIENT_STRICT';
+}
+
 /** No ticketd URL leased a block (or a worker ID). */
 export class LeaseFailedError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_LEASE_FAILED';

@@ -2,12 +2,16 @@
  * The client SDK: leases whole blocks from ticketd (`POST /v1/sequences/{name}/blocks`) and hands
  * their IDs out in-process. A block is leased to one client and used once, so IDs never repeat
  * within or across processes; a crash loses the rest of the block, which only leaves a gap.
+ *
+ * A strict sequence has no blocks (409 TICKETD_STRICT_NO_BLOCKS): its IDs come from ticketd each
+ * time (strict-ids.ts), and nextSync() throws.
  */
 import type { TlsMaterial } from './requests.js';
 import { LeaseFailedError, NoBufferedIdsError } from './errors.js';
 import { fetchIdCodec, type IdCodec, type OpaqueCodec } from './id-codec.js';
 import type { IdPermutation } from './id-permutation.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
+import { STRICT_NO_BLOCKS, StrictIds } from './strict-ids.js';
 
 /** Options of a client. */
 export interface TicketClientOptions extends TlsMaterial {
@@ -18,7 +22,7 @@ export interface TicketClientOptions extends TlsMaterial {
   readonly token?: string;
   /** Lease the next block when fewer than this fraction of the current one is left (default 0.5). */
   readonly prefetchBelowRatio?: number;
-  /** Per-request timeout in milliseconds (default 2000). */
+  /** Per-request timeout in milliseconds (default 2000; 5000 for a strict sequence, above a leader change). */
   readonly timeoutMs?: number;
   /**
    * For an opaque sequence: hand out its ordered IDs instead (to store, B-tree friendly) and show
@@ -29,9 +33,9 @@ export interface TicketClientOptions extends TlsMaterial {
 
 /** A client of one sequence. */
 export interface TicketClient {
-  /** The next ID; waits for a lease only when no block is buffered. */
+  /** The next ID; waits for a lease only when no block is buffered (for a strict sequence: asks ticketd each time). */
   next(): Promise<bigint>;
-  /** The next ID without waiting; throws NoBufferedIdsError when no block is buffered. */
+  /** The next ID without waiting; throws NoBufferedIdsError when no block is buffered, StrictSequenceError for a strict sequence. */
   nextSync(): bigint;
   /** `count` IDs, in the order handed out. */
   nextBatch(count: number): Promise<bigint[]>;
@@ -95,6 +99,8 @@ class BlockClient implements TicketClient {
   // Opaque IDs encoded from the block, handed out from #pos to #end before the cursor moves on.
   #pos = 0;
   #end = 0;
+  // Set once ticketd answered that the sequence is strict: every ID is asked for.
+  #strict: StrictIds | undefined;
 
   constructor(options: TicketClientOptions) {
     this.#options = options;
@@ -105,7 +111,7 @@ class BlockClient implements TicketClient {
     // next() counts the IDs it may take without a BigInt comparison: this call takes one of them.
     this.#quick = 0;
     const encoder = this.#encoder;
-    if (encoder === undefined) return this.#cur < this.#fastEnd ? this.#cur++ : this.#takeSlow();
+    if (encoder === undefined) return this.#cur < this.#fastEnd ? this.#cur++ : this.#strict === undefined ? this.#takeSlow() : this.#strict.refuseSync();
     return this.#pos < this.#end ? encoder.out[this.#pos++]! : this.#encodeSlow(encoder);
   };
 
@@ -124,18 +130,32 @@ class BlockClient implements TicketClient {
   };
 
   async #nextSlow(): Promise<bigint> {
+    if (this.#strict !== undefined) return this.#strict.next();
     if (!this.#buffered()) {
       if (this.#closed) throw new LeaseFailedError('client is closed');
       if (this.#inFlight > 0) this.#ahead = Math.min(MAX_BLOCKS_AHEAD, this.#ahead * 2);
       while (this.#blocks.length === 0) {
         if (this.#closed) throw new LeaseFailedError('client is closed');
-        await (this.#inFlight > 0 ? this.#waiter : this.#refill());
+        try {
+          await (this.#inFlight > 0 ? this.#waiter : this.#refill());
+        } catch (error) {
+          if (!this.#becameStrict(error)) throw error;
+          return this.#strict!.next();
+        }
       }
     }
     return this.nextSync();
   }
 
+  /** Whether a lease's failure says the sequence is strict; then every ID is asked for from here on. */
+  #becameStrict(error: unknown): boolean {
+    if (!(error instanceof LeaseFailedError) || !error.codes.includes(STRICT_NO_BLOCKS)) return false;
+    this.#strict ??= new StrictIds(this.#options);
+    return true;
+  }
+
   readonly nextBatch = async (count: number): Promise<bigint[]> => {
+    if (this.#strict !== undefined) return this.#strict.batch(count);
     const ids: bigint[] = [];
     for (let i = 0; i < count; i++) ids.push(this.#buffered() ? this.nextSync() : await this.next());
     return ids;
@@ -151,6 +171,7 @@ class BlockClient implements TicketClient {
 
   readonly close = async (): Promise<void> => {
     this.#closed = true;
+    this.#strict?.close();
     this.#quick = 0;
     this.#blocks.length = 0;
     this.#cur = 0n;
