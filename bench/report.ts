@@ -9,6 +9,9 @@ function httpRow(r: HttpResult, baseline?: HttpResult): string {
   return `| ${r.name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.idsPerSecond)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.maxMs} | ${r.failed} | ${r.unique === true ? 'yes' : r.unique === false ? '**NO**' : 'n/a'} | ${baseline ? ratio(r.idsPerSecond, baseline.idsPerSecond) : ''} |`;
 }
 
+/** The issue's targets of scenario 10, by comparison. */
+const STRICT_TARGETS: Readonly<Record<string, string>> = { 'next, through the leader': '≥ 0.8×', 'next, through a follower': '≥ 0.4×', 'count=100, through the leader': '≥ 0.5×' };
+
 const HEADER = '| server | req/s | IDs/s | p50 ms | p99 ms | p99.9 ms | max ms | failed | IDs unique | vs ticketd |\n|---|---|---|---|---|---|---|---|---|---|';
 
 /** The markdown page. */
@@ -183,6 +186,20 @@ ${r.tls.clients.map((x, i) => httpRow(x, r.tls.clients[i - (i % 2)])).join('\n')
 
 Target: TLS to the backends within 5% of plaintext on \`next\` (blocks cached), and handshakes kept
 off the request path: the pools' connections, and their TLS sessions, are reused.
+
+## 10. Strict sequences beside ordered (bench/strict.ts)
+
+Two \`ticketd serve\` processes of their own on the same backends: the first to ask leads
+\`strict_bench\` (\`"ids": "strict"\`), the other forwards to it. Each strict row is measured right
+after the ordered row it is compared with (the \`default\` sequence, on the leader's process), in
+${r.strict.pairs.length / 3} rounds.
+
+| comparison | ordered IDs/s | strict IDs/s | strict p50 / p99 ms | failed | IDs unique | strict / ordered | target |
+|---|---|---|---|---|---|---|---|
+${r.strict.pairs.map((p) => `| ${p.what} | ${fmt(p.ordered.idsPerSecond)} | ${fmt(p.strict.idsPerSecond)} | ${p.strict.p50} / ${p.strict.p99} | ${p.strict.failed} | ${p.strict.unique === true && p.ordered.unique === true ? 'yes' : '**NO**'} | ${ratio(p.strict.idsPerSecond, p.ordered.idsPerSecond)} | ${STRICT_TARGETS[p.what] ?? ''} |`).join('\n')}
+
+Failover stall (the leader killed with -9 under a load of 8 callers on the follower, until the
+first answer to a request sent after the kill): ${r.strict.failoverStallMs.map((ms) => `${fmt(ms)} ms`).join(', ')} (target ≤ 3,000 ms); ${r.strict.failoverRefused} requests refused meanwhile.
 `;
 }
 

@@ -24,6 +24,7 @@ import type { WrkResult } from './wrk-load.js';
 import { runInProcess, runSdk, type InProcessResult } from './in-process.js';
 import { runSnowflake, type SnowflakeResults } from './snowflake.js';
 import { renderChart, renderMarkdown } from './report.js';
+import { measureStrict, type StrictResults } from './strict.js';
 import { measureTls, type TlsResults } from './tls.js';
 import { assertUnique } from './unique.js';
 
@@ -61,6 +62,8 @@ export interface BenchResults {
   readonly snowflake: SnowflakeResults;
   /** Scenario 9: TLS to the backends against plaintext, and HTTPS for clients against HTTP. */
   readonly tls: TlsResults;
+  /** Scenario 10: strict sequences beside ordered, through the leader and a follower, and the failover stall. */
+  readonly strict: StrictResults;
   readonly opaque: {
     readonly http: HttpResult[];
     /** Batches of 1,000 measured with wrk, server-bound: ordered, opaque, ordered of 20 digits, in rounds. */
@@ -207,6 +210,7 @@ async function main(): Promise<void> {
       },
     });
     const tls = await measureTls(load);
+    const strict = await measureStrict(load, pair.backendsUrl, BENCH_ADMIN_TOKEN);
     const inserts = [...(await measureInnodbInserts(pair.a.url, 200_000)), ...(await measureInnodbInserts(pair.a.url, 1_000_000))];
     const server = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
     const serverVersion = spawnSync(server.path, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -224,6 +228,7 @@ async function main(): Promise<void> {
       claimCost,
       snowflake,
       tls,
+      strict,
       opaque: { http: opaqueHttp, wrk: opaqueWrk, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
@@ -232,13 +237,24 @@ async function main(): Promise<void> {
     writeFileSync('docs/benchmarks.md', renderMarkdown(results));
     writeFileSync('docs/benchmarks.svg', renderChart(results));
     printHeadlines(results);
-    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase, ...opaqueHttp, ...tls.backends, ...tls.clients].filter((r) => r.unique === false);
+    const duplicates = [...single, ...batch, ...workers, smallBlocks, failoverBase, ...opaqueHttp, ...tls.backends, ...tls.clients, ...strictRows(strict)].filter((r) => r.unique === false);
     if (duplicates.length > 0) throw new Error(`duplicate IDs in: ${duplicates.map((d) => d.name).join(', ')}`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
     await pair.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Every row of scenario 10, strict and ordered. */
+function strictRows(s: StrictResults): HttpResult[] {
+  return s.pairs.flatMap((p) => [p.ordered, p.strict]);
+}
+
+/** Mean of strict / ordered IDs/s over the rounds of one comparison of scenario 10. */
+function strictRatio(s: StrictResults, what: string): number {
+  const pairs = s.pairs.filter((p) => p.what === what);
+  return pairs.reduce((sum, p) => sum + p.strict.idsPerSecond / Math.max(1, p.ordered.idsPerSecond), 0) / Math.max(1, pairs.length);
 }
 
 /** IDs/s of the Snowflake row whose name starts with `prefix`. */
@@ -275,6 +291,7 @@ headline ratios (same run):
   opaque IDs (wrk): batch of 1,000 opaque / ordered = ${ratio(meanOf(r.opaque.wrk, 'opaque, count=1000', 'idsPerSecond'), meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'idsPerSecond'))} (target ≥ 0.8×), server CPU per 1,000 IDs ${meanOf(r.opaque.wrk, 'opaque, count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms vs ${meanOf(r.opaque.wrk, 'ordered (default), count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms ordered
   opaque IDs (autocannon): batch of 100 opaque / ordered = ${ratio(oo100.idsPerSecond + oo100b.idsPerSecond, ob100.idsPerSecond + ob100b.idsPerSecond)} (target ≥ 0.9×)
   TLS to the backends / plaintext: next ${ratio(tlsMean('TLS', 'blocks cached', 'requestsPerSecond'), tlsMean('plaintext', 'blocks cached', 'requestsPerSecond'))} (target ≥ 0.95×), a ticket per request ${ratio(tlsMean('TLS', 'a ticket per request', 'requestsPerSecond'), tlsMean('plaintext', 'a ticket per request', 'requestsPerSecond'))}; handshakes per 10,000 requests ${tlsMean('TLS', 'blocks cached', 'handshakesPer10kRequests')} (cached) and ${tlsMean('TLS', 'a ticket per request', 'handshakesPer10kRequests')} (a ticket each)
+  strict / ordered (mean of rounds): next through the leader ${strictRatio(r.strict, 'next, through the leader').toFixed(2)}× (target ≥ 0.8×), through a follower ${strictRatio(r.strict, 'next, through a follower').toFixed(2)}× (target ≥ 0.4×), count=100 ${strictRatio(r.strict, 'count=100, through the leader').toFixed(2)}× (target ≥ 0.5×); failover stall after kill -9 of the leader ${r.strict.failoverStallMs.join(' ms, ')} ms (target ≤ 3,000), ${r.strict.failoverRefused} refused
   HTTPS front end / HTTP: next ${ratio(clientMean('HTTPS'), clientMean('HTTP front end'))} (${Math.round(clientMean('HTTPS'))} vs ${Math.round(clientMean('HTTP front end'))} req/s)
   opaque IDs (autocannon): batch of 1,000 opaque / ordered = ${ratio(oo.idsPerSecond, ob.idsPerSecond)}, next ${ratio(oos.requestsPerSecond, os.requestsPerSecond)}, SDK nextSync() opaque / snowflake = ${ratio(opaqueSync?.idsPerSecond ?? 0, snowflake?.idsPerSecond ?? 0)} (target ≥ 1.0×)
   InnoDB inserts, opaque / ordered keys: ${ratio(rows('200,000 rows, opaque'), rows('200,000 rows, ordered'))} at 200,000 rows, ${ratio(rows('1,000,000 rows, opaque'), rows('1,000,000 rows, ordered'))} at 1,000,000 rows
@@ -283,7 +300,7 @@ headline ratios (same run):
   Snowflake (SDK, same run): nextSync() layout 41/6/16 / @sapphire/snowflake = ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/6/16)'), sfAt(r, '@sapphire/snowflake'))} (target ≥ 1.0×; with 41/10/12 it is capped at 4,096 IDs per ms: ${ratio(sfAt(r, 'SDK Snowflake nextSync() (layout 41/10/12'), sfAt(r, '@sapphire/snowflake'))}, while sapphire repeated ${r.snowflake.sapphireRepeats} of ${r.snowflake.sapphireChecked.toLocaleString('en')} IDs)
   next() / await ceiling (same run): Snowflake 41/6/16 = ${ratio(sfAt(r, 'SDK Snowflake next() (layout 41/6/16)'), sfAt(r, 'await of an async function'))}, blocks of 1,000,000 = ${ratio(sdk?.idsPerSecond ?? 0, ceiling?.idsPerSecond ?? 0)} (target ≥ 0.9×)
   lease renewal: median ${r.snowflake.renewal.medianMs} ms, p99 ${r.snowflake.renewal.p99Ms} ms
-  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http, ...r.tls.backends, ...r.tls.clients].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
+  every ID checked: ${[...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http, ...r.tls.backends, ...r.tls.clients, ...strictRows(r.strict)].every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`);
 }
 
 main().then(
