@@ -86,7 +86,7 @@ export function addFleetCommands(program: Command, withService: WithService, fle
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
         for (const f of fences.filter((s) => s.strict)) {
-          console.log(`strict sequence ${f.sequence}: its bound is not fenced, and its restored bound may lie below IDs already issued; retire it (DELETE) and create a new one before any front end starts (docs/strict-sequences.md)`);
+          console.log(`strict sequence ${f.sequence}: its bound is not fenced, and its restored bound may lie below IDs already issued; retire it (npx ticketd sequences retire ${f.sequence}) and create a new one: fence --apply refuses until then (docs/strict-sequences.md)`);
         }
         const pools = new WorkerPools({ allocator });
         for (const p of await pools.list()) {

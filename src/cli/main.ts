@@ -109,7 +109,7 @@ sequences
   .requiredOption('--block-size <n>', 'IDs per ticket')
   .option('--start-after <n>', 'every ID is greater than this')
   .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
-  .option('--ids <mode>', 'ordered (default) or opaque: IDs permuted with a key of the sequence; fixed once created')
+  .option('--ids <mode>', 'ordered (default), opaque (IDs permuted with a key of the sequence) or strict (in real-time order across front ends); fixed once created')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
   .action(async (name: string, flags: { blockSize: string; startAfter?: string; maxId?: string; ids?: string; backends?: string; adminBackends?: string }) => {

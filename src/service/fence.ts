@@ -37,8 +37,18 @@ export async function planFences(allocator: Allocator, options: FenceOptions): P
   return fences;
 }
 
-/** Moves every counter as planned; refuses, before changing anything, a fence that would exhaust a sequence. */
+/**
+ * Moves every counter as planned. Refuses, before changing anything, a fence that would exhaust a
+ * sequence, or one that would leave a live strict sequence on restored bounds: the operator retires
+ * it first (and creates a new one), so no front end can start on a bound below IDs already issued.
+ */
 export async function applyFences(allocator: Allocator, fences: readonly SequenceFence[]): Promise<void> {
+  const strict = fences.filter((f) => f.strict).map((f) => f.sequence);
+  if (strict.length > 0) {
+    throw new FenceRefusedError(
+      `fence does not raise strict bounds, and ${strict.join(', ')} would start on restored ones, which may lie below IDs already issued: retire each first (npx ticketd sequences retire <name>), create a new one under another name, then run fence --apply again (docs/strict-sequences.md)`,
+    );
+  }
   const exhausting = fences.filter((f) => f.exhausts).map((f) => f.sequence);
   if (exhausting.length > 0) {
     throw new FenceRefusedError(`fence would move ${exhausting.join(', ')} past maxId; give --tickets with a bound you know, or fence the others by hand (docs/operating.md)`);

@@ -142,10 +142,32 @@ describe('strict sequences under faults', () => {
     expect(during).toBeGreaterThan(100);
   }, 60_000);
 
-  it('fence names every strict sequence: their bounds are not fenced, so the runbook retires them', async () => {
+  it('fence names every strict sequence, and --apply refuses (changing nothing) until each is retired', async () => {
     const plan = await runCliAsync(['fence'], { TICKETD_BACKENDS: backends });
     expect(plan.status).toBe(0);
     expect(plan.stdout).toMatch(new RegExp(`strict sequence strict_backend_${process.pid}: its bound is not fenced`));
     expect(plan.stdout).not.toMatch(/strict sequence default:/);
+    const strict = [...plan.stdout.matchAll(/^strict sequence (\S+): its bound is not fenced/gm)].map((m) => m[1]!);
+    const before = await counterOf('default');
+    const refused = await runCliAsync(['fence', '--apply'], { TICKETD_BACKENDS: backends });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/fence does not raise strict bounds, and .*strict_backend_\d+.* would start on restored ones.*retire each first \(npx ticketd sequences retire <name>\).*\(TICKETD_FENCE_REFUSED\)/);
+    expect(await counterOf('default')).toBe(before);
+    for (const name of strict) expect((await runCliAsync(['sequences', 'retire', name], { TICKETD_BACKENDS: backends })).status).toBe(0);
+    const applied = await runCliAsync(['fence', '--apply'], { TICKETD_BACKENDS: backends });
+    expect(applied.status).toBe(0);
+    expect(await counterOf('default')).toBeGreaterThan(before);
   }, 60_000);
+
+  /** The next ticket of a sequence's counter on backend a. */
+  async function counterOf(sequence: string): Promise<bigint> {
+    const mysql = await import('mysql2/promise');
+    const conn = await mysql.createConnection(servers[0]!.url);
+    try {
+      const [rows] = await conn.query<import('mysql2').RowDataPacket[]>("SELECT AUTO_INCREMENT AS next FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'ticketd' AND TABLE_NAME = ?", [`tickets_${sequence}`]);
+      return BigInt(String(rows[0]!.next));
+    } finally {
+      await conn.end();
+    }
+  }
 });
