@@ -4,6 +4,7 @@
  * connections half-open and packets vanish). Under load from HTTP clients and SDK clients, each
  * scenario first proves its partition holds (a connection from the cut side times out), then
  * judges what ticketd did: no ID served twice, no worker ID held twice, and how long it stalled.
+ * For a strict sequence (over three front ends), the linearizability checker judges real-time order.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,9 @@ import { createTicketClient } from 'ticketd-client';
 import { cut, dockerReady, heal, probeConnect, requireDockerInCi, run } from '../support/docker.js';
 import { startDockerFleet, type DockerFleet, type FleetBackend, type FleetFrontEnd } from '../support/docker-fleet.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
+import { checkLinearizable, describeVerdict } from '../support/linearizability.js';
 import { overlappingLeases, readLeaseFiles, repeatedIds, spawnHolder, type Holder } from '../support/snowflake-fleet.js';
+import { longestGap, strictLoad } from '../support/strict-load.js';
 import { putSequence } from '../support/ticketd.js';
 import { poolName, putPool } from '../support/worker-pools.js';
 
@@ -225,6 +228,77 @@ const CUT_MS = 8000;
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it("(e) a strict sequence's leader cut off from backend A: it stops serving, another front end leads, and every answer stays in real-time order", async () => {
+    const sequence = await newStrictSequence('part_se');
+    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), { concurrency: 9 });
+    await sleep(1500);
+    const leader = await strictLeader(sequence, fe1);
+    cut(a.container.getId(), [leader.ip]);
+    const cutAt = performance.now();
+    expect(await probeConnect(leader.container.getId(), a.ip, 3306)).toBe('timeout');
+    await sleep(CUT_MS);
+    const others = [fe1, fe2, fe3].filter((fe) => fe !== leader);
+    const during = await strictLeader(sequence, others[0]!);
+    heal(a.container.getId());
+    const healedAt = performance.now();
+    await sleep(2000);
+    await load.stop();
+    const verdict = checkLinearizable(load.history);
+    const servedAfter = new Set(load.history.filter((o) => o.sentAt > cutAt + 4000 && o.answeredAt < healedAt).map((o) => o.via));
+    console.log(`partition (e), strict leader ${leader.name} cut off from A: ${describeVerdict(verdict)}; ${during.name} led during the cut; longest gap ${Math.round(longestGap(load.history, cutAt, healedAt))} ms; answered during the cut via ${[...servedAfter].join(', ')}; statuses ${JSON.stringify(load.statuses)}`);
+    expect(verdict.outOfOrder).toBe(0);
+    expect(verdict.repeated).toEqual([]);
+    expect(verdict.unsorted).toBe(0);
+    // Without A the old leader has no majority: another front end took the lease, and served.
+    expect(during).not.toBe(leader);
+    expect(servedAfter.size).toBeGreaterThanOrEqual(2);
+  }, 90_000);
+
+  it("(f) a strict sequence's leader cut off from the other front ends: it goes on serving, they refuse (503) rather than guess, and serve again once healed", async () => {
+    const sequence = await newStrictSequence('part_sf');
+    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), { concurrency: 9 });
+    await sleep(1500);
+    const leader = await strictLeader(sequence, fe1);
+    const followers = [fe1, fe2, fe3].filter((fe) => fe !== leader);
+    cut(leader.container.getId(), followers.map((fe) => fe.ip));
+    const cutAt = performance.now();
+    expect(await probeConnect(followers[0]!.container.getId(), leader.ip, 8080)).toBe('timeout');
+    await sleep(CUT_MS);
+    heal(leader.container.getId());
+    const healedAt = performance.now();
+    await sleep(4000);
+    await load.stop();
+    const verdict = checkLinearizable(load.history);
+    const cutOff = (o: { sentAt: number; answeredAt: number }): boolean => o.sentAt > cutAt + 100 && o.answeredAt < healedAt;
+    const leaderDuring = load.history.filter((o) => o.via === leader.name && cutOff(o)).length;
+    const followersDuring = load.history.filter((o) => o.via !== leader.name && cutOff(o)).length;
+    const followersAfter = load.history.filter((o) => o.via !== leader.name && o.sentAt > healedAt + 1000).length;
+    console.log(`partition (f), strict leader ${leader.name} cut off from ${followers.map((f) => f.name).join(' and ')}: ${describeVerdict(verdict)}; during the cut ${leaderDuring} answers from the leader, ${followersDuring} from followers; ${followersAfter} from followers after the heal; statuses ${JSON.stringify(load.statuses)}`);
+    expect(verdict.outOfOrder).toBe(0);
+    expect(verdict.repeated).toEqual([]);
+    expect(verdict.unsorted).toBe(0);
+    // The leader still holds its lease through the backends: nobody else may serve.
+    expect(leaderDuring).toBeGreaterThan(0);
+    expect(followersDuring).toBe(0);
+    expect(load.statuses['503'] ?? 0).toBeGreaterThan(0);
+    expect(followersAfter).toBeGreaterThan(0);
+  }, 90_000);
+
+  async function newStrictSequence(prefix: string): Promise<string> {
+    const name = `${prefix}_${process.pid}`;
+    expect(await putSequence(fe1.url, name, { blockSize: 1000, ids: 'strict' })).toBe(201);
+    return name;
+  }
+
+  /** The front end that leads a strict sequence, as `via` reads it from the backends. */
+  async function strictLeader(sequence: string, via: FleetFrontEnd): Promise<FleetFrontEnd> {
+    const shown = (await (await fetch(`${via.url}/v1/sequences/${sequence}`)).json()) as { leader?: { url: string } | null };
+    const host = shown.leader === undefined || shown.leader === null ? undefined : new URL(shown.leader.url).hostname;
+    const found = [fe1, fe2, fe3].find((fe) => fe.name === host);
+    if (found === undefined) throw new Error(`${via.name} shows no leader of ${sequence} among the front ends: ${JSON.stringify(shown.leader)}`);
+    return found;
+  }
 
   /** The messages of a front end's warning and error lines so far (pino levels 40 and up). */
   function warnings(frontEnd: FleetFrontEnd): string[] {

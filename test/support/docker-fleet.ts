@@ -83,7 +83,8 @@ async function startFrontEnd(network: StartedNetwork, name: string, backends: st
     // This checkout's build and node_modules (npm test builds first), read-only.
     .withBindMounts([{ source: resolve('.'), target: '/app', mode: 'ro' }])
     .withWorkingDir('/app')
-    .withEnvironment({ TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, TICKETD_PORT: '8080', TICKETD_LOG_LEVEL: 'warn', ...env })
+    // Strict sequences' followers reach the leader at its network alias (TICKETD_ADVERTISE_HOST).
+    .withEnvironment({ TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, TICKETD_PORT: '8080', TICKETD_LOG_LEVEL: 'warn', TICKETD_ADVERTISE_HOST: name, ...env })
     .withCommand(['node', 'dist/cli/main.js', 'serve'])
     .withExposedPorts(8080)
     .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
