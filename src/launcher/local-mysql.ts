@@ -3,21 +3,15 @@
  * own, with the backend option files from sql/. Used by `ticketd dev`, the tests and the benchmarks.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pingSocket, runAsRoot } from '../backend/mysql/socket-admin.js';
-import { LauncherError, NoServerBinaryError } from '../errors.js';
+import { LauncherError } from '../errors.js';
 import { SQL_DIR } from '../paths.js';
+import { commandFor, rootServerArgs, type ServerBinary, type ServerFlavor } from './server-binary.js';
 
-/** Which server a binary is. */
-export type ServerFlavor = 'mariadb' | 'mysql';
-
-/** A server binary found on this machine. */
-export interface ServerBinary {
-  readonly path: string;
-  readonly flavor: ServerFlavor;
-}
+export { findServerBinaries, findServerBinary, engineName, type ServerBinary, type ServerFlavor } from './server-binary.js';
 
 /** The database ticketd's tables live in on local servers. */
 export const LOCAL_DATABASE = 'ticketd';
@@ -28,33 +22,7 @@ export const SERVER_STOP_TIMEOUT_MS = 30_000;
 
 /** ER_UNKNOWN_COM_ERROR: what a Galera node answers before it is ready for statements. */
 const ER_WSREP_NOT_READY = 1047;
-const EXTRA_SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/mysql/bin', '/opt/homebrew/bin', '/usr/local/bin'];
 const running = new Set<ChildProcess>();
-
-/** Finds mariadbd or mysqld (TICKETD_MYSQLD wins); throws NoServerBinaryError with how to get one. */
-export function findServerBinary(explicit: string | undefined, pathVariable: string | undefined): ServerBinary {
-  const dirs = [...(pathVariable ?? '').split(delimiter).filter((d) => d !== ''), ...EXTRA_SEARCH_DIRS];
-  const candidates = explicit !== undefined && explicit !== '' ? [explicit] : ['mariadbd', 'mysqld'].flatMap((n) => dirs.map((d) => join(d, n)));
-  const path = candidates.find(isExecutable);
-  if (path === undefined) {
-    throw new NoServerBinaryError(
-      explicit
-        ? `TICKETD_MYSQLD=${explicit} is not an executable file`
-        : 'no mariadbd or mysqld found on PATH: install one (apt-get install mariadb-server, or brew install mysql), set TICKETD_MYSQLD, or run the docker compose demo (docker compose -f docker/compose.yml up)',
-    );
-  }
-  const version = spawnSync(path, ['--version'], { encoding: 'utf8' });
-  return { path, flavor: /mariadb/i.test(`${version.stdout}${version.stderr}`) ? 'mariadb' : 'mysql' };
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** One local server. */
 export interface LocalServer {
@@ -143,20 +111,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
 function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): void {
   const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
-  const [command, args] =
+  const common = [`--datadir=${dataDir}`, `--tmpdir=${join(dir, 'tmp')}`, ...asRoot];
+  const { command, args } =
     binary.flavor === 'mariadb'
-      ? [
-          installDbFor(binary.path),
-          [
-            '--no-defaults',
-            `--datadir=${dataDir}`,
-            `--tmpdir=${join(dir, 'tmp')}`,
-            '--auth-root-authentication-method=normal',
-            '--skip-test-db',
-            ...asRoot,
-          ],
-        ]
-      : [binary.path, ['--no-defaults', '--initialize-insecure', `--datadir=${dataDir}`, `--tmpdir=${join(dir, 'tmp')}`, ...asRoot]];
+      ? { command: installDbFor(binary.path), args: ['--no-defaults', ...common, '--auth-root-authentication-method=normal', '--skip-test-db'] }
+      : (({ command: c, args: a }) => ({ command: c, args: [...a, '--no-defaults', '--initialize-insecure', ...common, ...rootServerArgs(binary)] }))(commandFor(binary));
   const result = spawnSync(command, args, { encoding: 'utf8', cwd: dir });
   if (result.status !== 0) {
     const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`.trim().split('\n').slice(-5).join(' | ');
@@ -167,6 +126,15 @@ function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): 
 function installDbFor(serverPath: string): string {
   const beside = [join(serverPath, '..', '..', 'bin', 'mariadb-install-db'), join(serverPath, '..', 'mariadb-install-db')];
   return beside.find(isExecutable) ?? 'mariadb-install-db';
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, port: number): ChildProcess {
@@ -182,12 +150,15 @@ function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, 
     `--tmpdir=${join(dir, 'tmp')}`,
     '--innodb-buffer-pool-size=64M',
     '--max-connections=500',
-    ...(options.binary.flavor === 'mysql' ? ['--mysqlx=OFF'] : []),
+    // MySQL's default secure_file_priv folder need not exist here, and it refuses to start without it.
+    ...(options.binary.flavor === 'mysql' ? ['--mysqlx=OFF', '--secure-file-priv='] : []),
+    ...rootServerArgs(options.binary),
     ...(options.extraArgs ?? []),
     ...(process.getuid?.() === 0 ? ['--user=root'] : []),
   ];
+  const { command, args: prefix } = commandFor(options.binary);
   // Own process group: a Ctrl-C meant for ticketd does not reach the server, which we stop ourselves.
-  return spawn(options.binary.path, args, { stdio: 'ignore', detached: true });
+  return spawn(command, [...prefix, ...args], { stdio: 'ignore', detached: true });
 }
 
 async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>): Promise<void> {

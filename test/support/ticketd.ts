@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
-import { findServerBinary, startLocalServer } from '../../src/launcher/local-mysql.js';
+import { findServerBinary, startLocalServer, type ServerBinary } from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
 import { createLogger, silentLogger, type Logger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
@@ -36,10 +36,10 @@ export function capturingLogger(): { logger: Logger; lines: Record<string, unkno
   return { logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
 }
 
-/** A pair of backends of this test's own (for tests that kill or stop them), initialised. */
-export async function startPrivatePair(): Promise<LocalPair & { dispose(): Promise<void> }> {
+/** A pair of backends of this test's own (for tests that kill or stop them), initialised; `binary` picks the engine. */
+export async function startPrivatePair(binary?: ServerBinary): Promise<LocalPair & { dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-test-'));
-  const pair = await startLocalPair(dir);
+  const pair = await startLocalPair(dir, binary);
   const allocator = new Allocator({ backends: loadConfig({ backends: pair.backendsUrl }).backends, logger: silentLogger });
   const service = new TicketService({ allocator, logger: silentLogger });
   await initBackends(allocator, service).finally(() => service.close());
@@ -187,10 +187,10 @@ export async function killConnections(serverUrl: string): Promise<void> {
 }
 
 /** Registers beforeAll/afterAll hooks for a private pair with one in-process ticketd on it. */
-export function usePrivatePairAndServer(): { readonly pair: LocalPair & { dispose(): Promise<void> }; readonly server: RunningTicketd } {
+export function usePrivatePairAndServer(binary?: ServerBinary): { readonly pair: LocalPair & { dispose(): Promise<void> }; readonly server: RunningTicketd } {
   const context = {} as { pair: LocalPair & { dispose(): Promise<void> }; server: RunningTicketd };
   beforeAll(async () => {
-    context.pair = await startPrivatePair();
+    context.pair = await startPrivatePair(binary);
     context.server = await startInProcess(context.pair.backendsUrl);
   });
   afterAll(async () => {
@@ -213,9 +213,9 @@ export function useSharedServer(): { readonly server: RunningTicketd } {
 }
 
 /** A legacy application's server: no ticketd option file, its own temp directory, database `shop`. */
-export async function startLegacyServer(): Promise<{ readonly url: string; stop(): Promise<void> }> {
+export async function startLegacyServer(binary?: ServerBinary): Promise<{ readonly url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-legacy-'));
-  const server = await startLocalServer({ name: 'legacy', dir, binary: findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH) });
+  const server = await startLocalServer({ name: 'legacy', dir, binary: binary ?? findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH) });
   const url = server.url.replace(/\/ticketd$/, '/shop');
   await sqlOn(server.url, 'CREATE DATABASE shop');
   return {
