@@ -8,6 +8,11 @@ import { isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
 
 const COLUMNS = 'epoch, leader, leader_url, expires_ms, bound';
+/**
+ * A bound as a parameter. Bare, GREATEST(bound, '…') compares as strings on MySQL ('9990000' beats
+ * '10001000') and as doubles on MariaDB (above 2^53 the bound is rounded, possibly down).
+ */
+const BOUND_PARAM = 'CAST(? AS DECIMAL(20, 0))';
 /** This backend's clock in ms. In a locking read, SYSDATE is read once the lock is granted. */
 const NOW_MS = 'FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)';
 const LOCKED_NOW_MS = 'FLOOR(UNIX_TIMESTAMP(SYSDATE(3)) * 1000)';
@@ -45,9 +50,10 @@ export class StrictSql implements StrictStore {
       const row = toRow(rows[0]);
       const won = mayTake(row, epoch, candidate);
       if (won) {
+        // REPLACE under the row's lock, not UPDATE: the serving account has INSERT and DELETE, not UPDATE.
         await conn.query({
-          sql: `UPDATE ticketd_strict_sequences SET epoch = ?, leader = ?, leader_url = ?, expires_ms = ${NOW_MS} + ? WHERE name = ?`,
-          values: [String(epoch), candidate, url, STRICT_LEASE_MS, name],
+          sql: `REPLACE INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, ?, ?, ?, ${NOW_MS} + ?, ${BOUND_PARAM})`,
+          values: [name, String(epoch), candidate, url, STRICT_LEASE_MS, String(row.bound)],
           timeout,
         });
       }
@@ -62,20 +68,31 @@ export class StrictSql implements StrictStore {
   extend(name: string, epoch: bigint, leader: string, bound: bigint): Promise<boolean> {
     return this.#outdatedIfMissing(async () => {
       const [result] = await this.#db.withConnection((conn) =>
+        // One statement, so the condition and the write are one step, as an UPDATE would be; REPLACE …
+        // SELECT needs only INSERT, DELETE and SELECT. It counts 2 rows (delete + insert) when it writes.
         conn.query<ResultSetHeader>({
-          sql: `UPDATE ticketd_strict_sequences SET expires_ms = ${NOW_MS} + ?, bound = GREATEST(bound, ?) WHERE name = ? AND epoch = ? AND leader = ? AND expires_ms > ${NOW_MS}`,
+          sql:
+            `REPLACE INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) ` +
+            `SELECT name, epoch, leader, leader_url, ${NOW_MS} + ?, GREATEST(bound, ${BOUND_PARAM}) FROM ticketd_strict_sequences ` +
+            `WHERE name = ? AND epoch = ? AND leader = ? AND expires_ms > ${NOW_MS}`,
           values: [STRICT_LEASE_MS, String(bound), name, String(epoch), leader],
           timeout: this.#db.options.claimTimeoutMs,
         }),
       );
-      return result.affectedRows === 1;
+      return result.affectedRows > 0;
     });
   }
 
   async resign(name: string, epoch: bigint, leader: string): Promise<void> {
     await this.#outdatedIfMissing(() =>
       this.#db.withConnection((conn) =>
-        conn.query({ sql: 'UPDATE ticketd_strict_sequences SET expires_ms = 0 WHERE name = ? AND epoch = ? AND leader = ?', values: [name, String(epoch), leader], timeout: this.#db.options.claimTimeoutMs }),
+        conn.query({
+          sql:
+            'REPLACE INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) ' +
+            'SELECT name, epoch, leader, leader_url, 0, bound FROM ticketd_strict_sequences WHERE name = ? AND epoch = ? AND leader = ?',
+          values: [name, String(epoch), leader],
+          timeout: this.#db.options.claimTimeoutMs,
+        }),
       ),
     );
   }
