@@ -19,6 +19,7 @@ import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
+import { Refusal } from './refusal.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS, type AllocatorEvents } from './events.js';
 import type { Answer } from './key-agreement.js';
@@ -88,7 +89,7 @@ export class Allocator {
     const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
     const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
     this.#slots = options.backends.map((address, i) =>
-      new BackendSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS)),
+      new BackendSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS), new Refusal(this.#clock)),
     );
     this.#claimer = new Claimer({
       slots: this.#slots,
@@ -250,9 +251,9 @@ export class Allocator {
     return this.#everywhere((b) => operation(b.strict), { includeOpen: true });
   }
 
-  /** True when at least one backend's breaker is closed and its last call did not fail. */
+  /** True when at least one backend's breaker is closed, its last call did not fail, and no refusal stands before its tickets. */
   get anyBackendAvailable(): boolean {
-    return this.#slots.some((s) => s.state === 'up' || s.state === 'unknown');
+    return this.#slots.some((s) => s.issuing);
   }
 
   /** Fetches about `tickets` tickets' worth of ranges (refill.ts); late blocks go to `onLate`. */

@@ -2,7 +2,7 @@
  * Backend health: every call's outcome goes to the backend's circuit breaker, state changes are
  * logged once with their reason, and an open breaker is probed in the background until it closes.
  */
-import { refusesBackend, type TicketdError } from '../errors.js';
+import { BackendAccessDeniedError, refusesBackend, type TicketdError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendSlot } from './backend-slot.js';
 import type { Clock } from './breaker.js';
@@ -38,6 +38,13 @@ export class BackendHealth {
    * (claims read, counter compared) before its next tickets are used.
    */
   recordFailure(slot: BackendSlot, error: unknown): void {
+    if (error instanceof BackendAccessDeniedError) {
+      // The backend answered: a missing GRANT is the operator's to fix, not an outage to fail over from.
+      if (slot.recordRefusal(errorText(error))) {
+        this.#logger.error({ backend: slot.label, code: error.code, err: errorText(error) }, 'backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)');
+      }
+      return;
+    }
     const previous = slot.recordFailure(error);
     const message = errorText(error);
     if (refusesBackend(error)) {

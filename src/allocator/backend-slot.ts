@@ -8,6 +8,7 @@ import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/la
 import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, refusesBackend, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
+import type { Refusal } from './refusal.js';
 
 /** Whether a backend has a sequence (with the same settings), and when that was last asked. */
 export type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
@@ -20,10 +21,13 @@ export interface BackendStats {
   readonly regressions: number;
 }
 
+/** A backend's state as shown: its breaker's, or `refused` while it refuses what its account may not do. */
+export type ShownState = BreakerState | 'refused';
+
 /** A backend's state as shown to operators. */
 export interface BackendStatus {
   readonly backend: string;
-  readonly state: BreakerState;
+  readonly state: ShownState;
   readonly identity: string | undefined;
   readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
   readonly lastError: string | undefined;
@@ -35,7 +39,7 @@ export interface BackendStatus {
 /** A backend's state for one sequence. */
 export interface BackendSequenceStatus {
   readonly backend: string;
-  readonly state: BreakerState;
+  readonly state: ShownState;
   readonly member: string;
   readonly lastTicket: string | null;
   readonly lastError: string | null;
@@ -49,6 +53,7 @@ export interface BackendSequenceStatus {
 export class BackendSlot {
   readonly backend: TicketBackend;
   readonly #breaker: Breaker;
+  readonly #refusal: Refusal;
   readonly #lanes = new Map<string, Lane>();
   readonly #membership = new Map<string, Membership>();
   /** Per sequence: an opaque sequence's counts are shown to the admin only (http/visibility.ts). */
@@ -60,10 +65,12 @@ export class BackendSlot {
   #probeTimer: NodeJS.Timeout | undefined;
   #lastDemandProbeAt = Number.NEGATIVE_INFINITY;
   #lastUsedAt = Number.NEGATIVE_INFINITY;
+  #lastTicketsAt = Number.NEGATIVE_INFINITY;
 
-  constructor(backend: TicketBackend, breaker: Breaker) {
+  constructor(backend: TicketBackend, breaker: Breaker, refusal: Refusal) {
     this.backend = backend;
     this.#breaker = breaker;
+    this.#refusal = refusal;
   }
 
   get label(): string {
@@ -123,9 +130,10 @@ export class BackendSlot {
     return warnNow;
   }
 
-  /** Tickets of the sequence were fetched now. */
-  noteFetch(sequence: string, now: number): void {
+  /** Tickets of the sequence were asked for now; `got` when some came back. */
+  noteFetch(sequence: string, now: number, got = true): void {
     this.#lastUsedAt = now;
+    if (got) this.#lastTicketsAt = now;
     this.#countsOf(sequence).fetches++;
   }
 
@@ -157,7 +165,26 @@ export class BackendSlot {
   }
 
   get lastError(): string | undefined {
-    return this.#breaker.lastError;
+    return this.#refusal.reason ?? this.#breaker.lastError;
+  }
+
+  /** The state shown to operators: an outage first (open, probing), then a refusal, then the breaker's. */
+  get shownState(): ShownState {
+    const state = this.#breaker.state;
+    return state !== 'open' && state !== 'half-open' && this.#refusal.active ? 'refused' : state;
+  }
+
+  /**
+   * The server refused a statement for want of a privilege. Its breaker is left alone: it answered,
+   * and every other call may well succeed. True when worth a log line (a new episode or reason).
+   */
+  recordRefusal(reason: string): boolean {
+    return this.#refusal.note(reason);
+  }
+
+  /** True when an ID could come from it now: closed, and not refused at every fetch since its refusals began. */
+  get issuing(): boolean {
+    return (this.state === 'up' || this.state === 'unknown') && !this.#refusal.blocksIssuing(this.#lastTicketsAt);
   }
 
   get probeInMs(): number {
@@ -220,7 +247,7 @@ export class BackendSlot {
     }
     return {
       backend: this.label,
-      state: this.state,
+      state: this.shownState,
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
@@ -234,7 +261,7 @@ export class BackendSlot {
     const lane = this.lane(name);
     return {
       backend: this.label,
-      state: this.state,
+      state: this.shownState,
       member: this.#membership.get(name)?.kind ?? 'unknown',
       lastTicket: lane.lastTicket?.toString() ?? null,
       lastError: this.lastError ?? null,

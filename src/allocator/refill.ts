@@ -168,7 +168,7 @@ export class Refill {
     const label = slot.label;
     const started = this.#ctx.clock();
     const batch = await slot.backend.fetchTickets(name, count);
-    slot.noteFetch(name, this.#ctx.clock());
+    slot.noteFetch(name, this.#ctx.clock(), batch.tickets.length > 0);
     this.#ctx.events.ticketFetch(label, name, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
     const stripe = slot.stripe;
     if (stripe === undefined) {

@@ -144,8 +144,6 @@ export class Rejoin {
         this.#ctx.events.regression(slot.label, name, 'quarantined');
         const what = note.kind === 'wrong-class' ? 'ticket refused: backend quarantined for this sequence' : 'counter at or below a ticket already used; backend quarantined for this sequence';
         this.#ctx.logger.error({ backend: slot.label, sequence: name, ticket: note.ticket, err: note.reason }, what);
-      } else if (note.kind === 'regressed') {
-        this.#ctx.events.regression(slot.label, name, 'advanced');
       }
     }
     return result;
@@ -166,6 +164,8 @@ export class Rejoin {
         this.#ctx.logger.error({ backend: slot.label, sequence: name, ticket: effect.from, used: effect.used, next: effect.to }, 'counter at or below a ticket already used; advancing it past every used ticket');
       }
       await slot.backend.advanceCounter(name, effect.to);
+      // Counted once the server took the ALTER: an advance it refused (a missing privilege) did not happen.
+      if (effect.why === 'regressed') this.#ctx.events.regression(slot.label, name, 'advanced');
       if (effect.why === 'catch-up') this.#ctx.logger.info({ backend: slot.label, sequence: name, from: effect.from, to: effect.to }, 'counter caught up with the leader');
       advancedTo = effect.to;
     }

@@ -132,10 +132,18 @@ const SCRAPED: readonly ScrapedSeries[] = [
   {
     type: 'gauge',
     name: 'ticketd_backend_up',
-    help: '1 when the backend answered its last call, 0 when it failed or its breaker is open, -1 before any call.',
+    help: '1 when the backend answered its last call (a refusal for want of a privilege is an answer), 0 when it failed or its breaker is open, -1 before any call.',
     labelNames: ['backend'],
     aggregator: 'min',
-    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'up' ? 1 : b.state === 'unknown' ? -1 : 0]),
+    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'up' || b.state === 'refused' ? 1 : b.state === 'unknown' ? -1 : 0]),
+  },
+  {
+    type: 'gauge',
+    name: 'ticketd_backend_refused',
+    help: '1 while the backend refuses statements its account lacks a privilege for (a missing GRANT; it answers, so it is not down), 0 otherwise.',
+    labelNames: ['backend'],
+    aggregator: 'max',
+    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'refused' ? 1 : 0]),
   },
   {
     type: 'gauge',
@@ -143,7 +151,8 @@ const SCRAPED: readonly ScrapedSeries[] = [
     help: 'Circuit breaker state per backend: 1 for the current state, 0 for the others.',
     labelNames: ['backend', 'state'],
     aggregator: 'max',
-    read: (service) => (service?.backendStatus() ?? []).flatMap((b) => BREAKER_STATES.map((state): Sample => [[b.backend, state], b.state === state ? 1 : 0])),
+    // A refused backend's breaker is closed (shownState puts an outage first).
+    read: (service) => (service?.backendStatus() ?? []).flatMap((b) => BREAKER_STATES.map((state): Sample => [[b.backend, state], (b.state === 'refused' ? 'up' : b.state) === state ? 1 : 0])),
   },
   {
     type: 'gauge',

@@ -2,9 +2,10 @@ import { jest } from '@jest/globals';
 import { BackendHealth } from '../../src/allocator/backend-health.js';
 import { Breaker } from '../../src/allocator/breaker.js';
 import { BackendSlot } from '../../src/allocator/backend-slot.js';
+import { Refusal, REFUSAL_HOLD_MS } from '../../src/allocator/refusal.js';
 import { usable } from '../../src/core/lane.js';
 import type { Backend } from '../../src/backend/mysql/backend.js';
-import { BackendMisconfiguredError } from '../../src/errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 
 /** A stand-in for a backend: only what the probe calls. Its answer is switched by the test. */
@@ -29,7 +30,7 @@ describe('backend health: breakers and background probes', () => {
   const setup = () => {
     const fake = fakeBackend();
     const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = new BackendSlot(fake.backend, breaker);
+    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
     const health = new BackendHealth(silentLogger, () => Date.now());
     return { ...fake, slot, health };
   };
@@ -88,7 +89,7 @@ describe('backend health: breakers and background probes', () => {
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
     const fake = fakeBackend();
     const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = new BackendSlot(fake.backend, breaker);
+    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
     const health = new BackendHealth(logger, () => Date.now());
     fake.answers.ok = true;
     health.recordSuccess(slot);
@@ -101,6 +102,35 @@ describe('backend health: breakers and background probes', () => {
     await jest.advanceTimersByTimeAsync(1100);
     expect(slot.state).toBe('up');
     expect(lines.map((l) => l.msg)).toEqual(['backend down', 'backend open', 'backend up']);
+    health.close([slot]);
+  });
+
+  it('a missing privilege is the state refused, not an outage: the breaker stays closed, one log line, and it stands between the backend and readiness only while no fetch succeeds', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const fake = fakeBackend();
+    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
+    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
+    const health = new BackendHealth(logger, () => Date.now());
+    fake.answers.ok = true;
+    health.recordSuccess(slot);
+    slot.noteFetch('default', Date.now());
+    await jest.advanceTimersByTimeAsync(10);
+    const denied = new BackendAccessDeniedError("backend mysql://fake:3306/ticketd: DELETE command denied to user 'tk'@'localhost' for table 'tickets_default'");
+    for (let i = 0; i < 5; i++) health.recordFailure(slot, denied);
+    expect(slot.state).toBe('up');
+    expect(slot.closed).toBe(true);
+    expect(slot.status().state).toBe('refused');
+    expect(slot.status().lastError).toMatch(/DELETE command denied/);
+    expect(slot.issuing).toBe(false);
+    expect(lines.map((l) => l.msg)).toEqual(['backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)']);
+    await jest.advanceTimersByTimeAsync(10);
+    slot.noteFetch('default', Date.now());
+    expect(slot.issuing).toBe(true);
+    expect(slot.status().state).toBe('refused');
+    await jest.advanceTimersByTimeAsync(REFUSAL_HOLD_MS + 1);
+    expect(slot.status().state).toBe('up');
+    expect(slot.status().lastError).toBeUndefined();
     health.close([slot]);
   });
 });

@@ -1,0 +1,50 @@
+/**
+ * A backend that answers but refuses what its account may not do (a missing GRANT): not an outage.
+ * Its breaker stays as it is; the refusal is a state of its own, shown as `refused` for as long as
+ * refusals keep coming (each one holds it REFUSAL_HOLD_MS), logged once per episode and reason.
+ */
+import type { Clock } from './breaker.js';
+
+/** How long one refusal keeps the backend shown as refused. */
+export const REFUSAL_HOLD_MS = 60_000;
+
+/** The refusals of one backend. */
+export class Refusal {
+  readonly #clock: Clock;
+  #since: number | undefined;
+  #lastAt = Number.NEGATIVE_INFINITY;
+  #reason = '';
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** Notes a refusal; true when it starts an episode or gives another reason (worth a log line). */
+  note(reason: string): boolean {
+    const now = this.#clock();
+    const fresh = !this.active;
+    if (fresh) this.#since = now;
+    const changed = fresh || reason !== this.#reason;
+    this.#lastAt = now;
+    this.#reason = reason;
+    return changed;
+  }
+
+  /** True while the last refusal is at most REFUSAL_HOLD_MS old. */
+  get active(): boolean {
+    return this.#clock() - this.#lastAt <= REFUSAL_HOLD_MS;
+  }
+
+  /** The server's words for the last refusal, while active. */
+  get reason(): string | undefined {
+    return this.active ? this.#reason : undefined;
+  }
+
+  /**
+   * True while refused with no ticket fetched since the episode began: the refusals then stand
+   * between the backend and every ID it could issue (a REPLACE refused), not beside them (an ALTER).
+   */
+  blocksIssuing(lastFetchAt: number): boolean {
+    return this.active && this.#since !== undefined && lastFetchAt < this.#since;
+  }
+}
