@@ -27,6 +27,16 @@ export interface Claim {
   readonly source: string;
 }
 
+/** A statement a feature needs that an account was refused (backend/mysql/privilege-probe.ts). */
+export interface PrivilegeProbe {
+  readonly account: 'serving' | 'admin';
+  readonly feature: 'issuing' | 'worker leases' | 'strict sequences' | 'schema changes';
+  /** The privilege, as the docs name it. */
+  readonly needs: string;
+  /** The server's words. */
+  readonly error: string;
+}
+
 /** What a server reports of itself, for `ticketd check` and serve's start-up; nothing is judged here. */
 export interface Inspection {
   readonly settings: ServerSettings;
@@ -40,6 +50,10 @@ export interface Inspection {
   /** How the inspecting connection travelled, and the TLS settings it was made with. */
   readonly transport: Transport;
   readonly tls: { readonly mode: SslMode; readonly host: string; readonly described: string };
+  /** What each account was refused of what the features need (empty before init). */
+  readonly privileges: readonly PrivilegeProbe[];
+  /** Worker pools created on it: whether worker leases are in use. */
+  readonly workerPools: number;
 }
 
 /** What `applySchema` did on one backend. */

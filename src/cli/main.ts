@@ -74,12 +74,13 @@ program
 
 program
   .command('check')
-  .description('check every backend: offsets, increment, durability, Galera, engines, sequences; exit 1 on any problem')
+  .description("check every backend: offsets, increment, durability, Galera, engines, sequences, and each account's privileges per feature; exit 1 on any problem")
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
+  .option('--admin-backends <urls>', 'accounts for schema and counter changes, checked too (TICKETD_ADMIN_BACKENDS)')
   .option('--allow-unsafe-durability', 'report durability problems as warnings')
-  .action(async (flags: { backends?: string; allowUnsafeDurability?: boolean }) => {
-    const { backends } = backendConfig(flags);
-    const allocator = new Allocator({ backends, logger: silentLogger });
+  .action(async (flags: { backends?: string; adminBackends?: string; allowUnsafeDurability?: boolean }) => {
+    const { backends, adminBackends } = backendConfig(flags);
+    const allocator = new Allocator({ backends, adminBackends, logger: silentLogger });
     const findings = await runChecks(allocator, flags.allowUnsafeDurability ?? false).finally(() => allocator.close());
     for (const f of findings) console.log(`${f.kind === 'warning' || f.kind === 'info' ? f.kind : 'problem'}: ${f.message}`);
     const failed = findings.filter((f) => f.kind !== 'warning' && f.kind !== 'info').length;

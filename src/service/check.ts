@@ -4,7 +4,7 @@
  */
 import type { Allocator } from '../allocator/allocator.js';
 import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
-import type { Inspection } from '../backend/ticket-backend.js';
+import type { Inspection, PrivilegeProbe } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { largestIncrement, serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
 import { BackendTlsError, TicketdError } from '../errors.js';
@@ -53,6 +53,7 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
   checkTransport(up, findings);
   checkServers(up, allocator.backendCount, allowUnsafeDurability, findings);
   checkSequences(up, findings);
+  checkPrivileges(up, findings);
   checkRestoredEverywhere(up, allocator.backendCount, findings);
   return findings;
 }
@@ -166,6 +167,40 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
       const needs = newerNeeded(h.s);
       if (needs !== undefined) findings.push({ kind: 'warning', message: `sequence ${name} needs ticketd ${needs} or later; this ticketd (${THIS_VERSION}) refuses it` });
       if (!h.engines.has(name)) findings.push({ kind: 'incomplete', message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}` });
+    }
+  }
+}
+
+/**
+ * Each account's refusals, by feature. A feature in use (issuing always, strict sequences and worker
+ * leases once one exists, schema changes when TICKETD_ADMIN_BACKENDS names an account for them) fails
+ * check; one not in use yet is said, so the grant can come before the first strict sequence or pool.
+ * Without an admin account, the serving account's lack of CREATE and ALTER is the documented setup.
+ */
+const FEATURE_WORDS: Record<PrivilegeProbe['feature'], string> = {
+  issuing: 'issue IDs',
+  'worker leases': 'lease worker IDs',
+  'strict sequences': 'serve strict sequences',
+  'schema changes': 'make schema changes',
+};
+
+function checkPrivileges(up: Observed[], findings: Finding[]): void {
+  for (const o of up) {
+    const inUse = new Set<string>(['issuing']);
+    if (o.sequences.some((s) => s.ids === 'strict')) inUse.add('strict sequences');
+    if (o.workerPools > 0) inUse.add('worker leases');
+    if (o.privileges.some((p) => p.account === 'admin')) inUse.add('schema changes');
+    const byFeature = new Map<string, PrivilegeProbe[]>();
+    for (const p of o.privileges) byFeature.set(`${p.account} ${p.feature}`, [...(byFeature.get(`${p.account} ${p.feature}`) ?? []), p]);
+    for (const refused of byFeature.values()) {
+      const { account, feature } = refused[0]!;
+      const used = inUse.has(feature);
+      const missing = refused.map((p) => p.needs).join('; ');
+      const consequence = feature === 'schema changes' && account === 'serving' ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)' : used ? '' : ' (not in use yet)';
+      findings.push({
+        kind: used && !(feature === 'schema changes' && account === 'serving') ? 'incomplete' : 'info',
+        message: `backend ${o.label}: the ${account} account cannot ${FEATURE_WORDS[feature]}${consequence}: it lacks ${missing} (${refused[0]!.error}); docs/operating.md, "Accounts and GRANTs"`,
+      });
     }
   }
 }

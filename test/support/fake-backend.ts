@@ -96,7 +96,7 @@ export class FakeServer {
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {
         server.#enter();
-        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined, transport: { tls: false }, tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' } };
+        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined, transport: { tls: false }, tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' }, privileges: [], workerPools: 0 };
       },
       // The allocator's fakes serve tickets only: worker pools are tested on real servers.
       workers: {

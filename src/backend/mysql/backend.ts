@@ -11,8 +11,9 @@ import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
-import { WorkerSql } from './worker-sql.js';
+import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
+import { probePrivileges } from './privilege-probe.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
 export { isUnknownDatabase, serverAnswered } from './errors.js';
@@ -62,14 +63,17 @@ export class Backend implements TicketBackend {
     const db = this.#pools.unchecked();
     const settings = await db.withConnection((conn) => this.#pools.readSession(conn));
     const initialised = settings.identity !== undefined;
+    const engines = await ticketTableEngines(db);
     return {
       settings,
       sequences: initialised ? await readSequences(db) : [],
-      engines: await ticketTableEngines(db),
+      engines,
       missingTables: initialised ? await missingSchemaTables(db) : [],
       newestClaimAgeMs: initialised ? await newestClaimAgeMs(db).catch(() => undefined) : undefined,
       transport: this.#pools.transport ?? { tls: false },
       tls: { mode: this.address.tls.mode, host: this.address.host, described: describeTls(this.address.tls) },
+      privileges: initialised ? await probePrivileges(db, [...engines.keys()].map((name) => `tickets_${name}`)[0], this.#pools.separateAdmin) : [],
+      workerPools: initialised ? await countWorkerPools(db).catch(() => 0) : 0,
     };
   }
 

@@ -61,6 +61,11 @@ export class Pools implements Db {
     this.#adminPool = admin === undefined ? this.#pool : new TlsPool(admin, options, 1);
   }
 
+  /** True when schema changes go through an account of their own (TICKETD_ADMIN_BACKENDS). */
+  get separateAdmin(): boolean {
+    return this.#adminPool !== this.#pool;
+  }
+
   /** How the newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
   get transport(): Transport | undefined {
     return this.#transport;

@@ -191,3 +191,9 @@ function toTime(row: RowDataPacket | undefined): ServerTime {
   const nowUs = BigInt(String(row.now_us));
   return { nowMs: Number(nowUs / 1000n), nowUs };
 }
+
+/** How many worker pools a backend holds (for `ticketd check`: whether worker leases are in use). */
+export async function countWorkerPools(db: Db): Promise<number> {
+  const [rows] = await db.withConnection((conn) => conn.query<RowDataPacket[]>({ sql: 'SELECT COUNT(*) AS pools FROM ticketd_worker_pools', timeout: db.options.queryTimeoutMs }));
+  return Number(rows[0]?.pools ?? 0);
+}
