@@ -75,8 +75,10 @@ export function overflowError(error: unknown, label: string, table: string): unk
  */
 const UNTRUSTED = /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate signature failure|certificate not trusted/i;
 const NOT_VALID_NOW = /certificate has expired|certificate is not yet valid/i;
-/** ER_SECURE_TRANSPORT_REQUIRED (MySQL 5.7+; MariaDB 10.5+ answers the same number). */
+/** ER_SECURE_TRANSPORT_REQUIRED: MySQL's refusal of plaintext (MariaDB 10.11 answers 1045 instead, measured). */
 const ER_SECURE_TRANSPORT_REQUIRED = 3159;
+/** The subject MySQL gives the server certificate it makes itself (auto_generate_certs). */
+const MYSQL_OWN_CERTIFICATE = /^MySQL_Server_.*_Auto_Generated_Server_Certificate$/;
 
 /**
  * A refused handshake as one line naming the backend and the setting to look at; other errors as
@@ -97,8 +99,11 @@ export function tlsError(error: unknown, address: BackendAddress): unknown {
   }
   if (NOT_VALID_NOW.test(text)) return wrap(`its certificate is not valid now (${text}; ${tls})`);
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || e?.reason !== undefined) {
-    const names = typeof e?.cert?.subjectaltname === 'string' ? e.cert.subjectaltname : `CN=${String(e?.cert?.subject?.CN)}`;
-    return wrap(`certificate is for ${names}, not ${address.host} (ssl-mode=VERIFY_IDENTITY checks the name; VERIFY_CA checks the chain only)`);
+    const cn = String(e?.cert?.subject?.CN);
+    const names = typeof e?.cert?.subjectaltname === 'string' ? e.cert.subjectaltname : `CN=${cn}`;
+    // MySQL makes its own certificates at initialisation, for no host name: VERIFY_IDENTITY can never pass them.
+    const own = MYSQL_OWN_CERTIFICATE.test(cn) ? `; this is MySQL's own certificate, which names no host: use ssl-mode=VERIFY_CA with ssl-ca=<ca.pem from its data directory>, or give the server a certificate for ${address.host}` : '';
+    return wrap(`certificate is for ${names}, not ${address.host} (ssl-mode=VERIFY_IDENTITY checks the name; VERIFY_CA checks the chain only${own})`);
   }
   if (code === 'HANDSHAKE_NO_SSL_SUPPORT') return wrap(`the server offers no TLS, and ${tls} needs it (configure ssl_cert/ssl_key on the server, or choose ssl-mode=PREFERRED or DISABLED)`);
   if (errnoOf(error) === ER_SECURE_TRANSPORT_REQUIRED) return plaintextRefused(address, error);
@@ -106,12 +111,17 @@ export function tlsError(error: unknown, address: BackendAddress): unknown {
   return error;
 }
 
-/** A server that refuses plaintext, met with a connection that does not use TLS. */
+/**
+ * A server that refuses plaintext, met with a connection that does not use TLS. MySQL says so with
+ * 3159; MariaDB with 1045, access denied. The hint names what works on that engine: a MySQL server
+ * usually serves the certificate it made itself (no host name in it), so VERIFY_CA with its ca.pem.
+ */
 export function plaintextRefused(address: BackendAddress, cause: unknown): BackendTlsError {
-  return new BackendTlsError(
-    `backend ${address.label}: the server requires TLS (require_secure_transport=ON) and ${describeTls(address.tls)} did not use it: set ssl-mode=VERIFY_IDENTITY (with ssl-ca for a private CA) in the URL, or TICKETD_BACKEND_SSL_MODE`,
-    { cause },
-  );
+  const mysql = errnoOf(cause) === ER_SECURE_TRANSPORT_REQUIRED;
+  const hint = mysql
+    ? "set ssl-mode=VERIFY_CA&ssl-ca=<the server's ca.pem> in the URL (MySQL's own certificates, in its data directory, name no host; VERIFY_IDENTITY needs a certificate made for " + address.host + ')'
+    : 'set ssl-mode=VERIFY_IDENTITY (with ssl-ca for a private CA) in the URL';
+  return new BackendTlsError(`backend ${address.label}: the server requires TLS (require_secure_transport=ON) and ${describeTls(address.tls)} did not use it: ${hint}, or TICKETD_BACKEND_SSL_MODE`, { cause });
 }
 
 /** Access denied (ER_ACCESS_DENIED_ERROR): what MariaDB answers a plaintext login under require_secure_transport. */
