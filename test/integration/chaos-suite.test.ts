@@ -5,6 +5,7 @@
  * and every phase is bounded in time.
  */
 import type { LocalPair } from '../../src/launcher/local-pair.js';
+import { describeEachEngine } from '../support/engines.js';
 import { metricSum, putSequence, spawnTicketd, sqlOn, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
 
 const SEQUENCE = 'chaos';
@@ -23,7 +24,7 @@ interface PhaseStats {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('chaos: faults under continuous load', () => {
+describeEachEngine('chaos: faults under continuous load', (engine) => {
   let pair: LocalPair & { dispose(): Promise<void> };
   const instances: ChildTicketd[] = [];
   const everyInstance: ChildTicketd[] = [];
@@ -82,14 +83,14 @@ describe('chaos: faults under continuous load', () => {
   const phase = async (name: string, fault: () => Promise<void>): Promise<PhaseStats> => {
     stats = newStats();
     await fault();
-    const line = `chaos ${name}: ${stats.ids} IDs, ${stats.failures.length} errors, ${acknowledged - seen.size} duplicates, longest stall ${stats.longestStallMs} ms`;
+    const line = `chaos [${engine.name}] ${name}: ${stats.ids} IDs, ${stats.failures.length} errors, ${acknowledged - seen.size} duplicates, longest stall ${stats.longestStallMs} ms`;
     summaries.push(line);
     console.log([line, ...stats.details].join('\n  first errors: '));
     return stats;
   };
 
   beforeAll(async () => {
-    pair = await startPrivatePair();
+    pair = await startPrivatePair(engine.binary);
     for (let i = 0; i < 2; i++) instances.push(await spawnTicketd(pair.backendsUrl));
     everyInstance.push(...instances);
     expect(await putSequence(instances[0]!.url, SEQUENCE, { blockSize: Number(BLOCK_SIZE) })).toBe(201);

@@ -1,17 +1,18 @@
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
+import { describeEachEngine } from '../support/engines.js';
 import { runCli, sqlOn, startPrivatePair } from '../support/ticketd.js';
 
 /**
  * Each misconfiguration is made on a running pair with SET GLOBAL (new sessions see it), checked,
  * then undone. Galera cannot run on this machine; its check is covered by test/unit/stripes.
  */
-describe('ticketd check and serve refuse misconfigured backends', () => {
+describeEachEngine('ticketd check and serve refuse misconfigured backends', (engine) => {
   let pair: LocalPair & { dispose(): Promise<void> };
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    pair = await startPrivatePair();
+    pair = await startPrivatePair(engine.binary);
     env = { TICKETD_BACKENDS: pair.backendsUrl };
     expect(runCli(['sequences', 'create', 'engine_test', '--block-size', '10'], env).status).toBe(0);
   });

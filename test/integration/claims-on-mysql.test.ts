@@ -3,21 +3,25 @@ import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backen
 import { loadConfig } from '../../src/config.js';
 import { floorUnder } from '../../src/core/claims.js';
 import { TicketClaimedBeforeError } from '../../src/errors.js';
-import { sharedBackends } from '../support/ticketd.js';
+import { describeEachEngine } from '../support/engines.js';
+import { startPrivatePair } from '../support/ticketd.js';
 
 const odd = { increment: 2n, offset: 1n };
 const range = (from: bigint, count: number): bigint[] => Array.from({ length: count }, (_, i) => from + 2n * BigInt(i));
 
-describe('claims on MySQL', () => {
+describeEachEngine('claims on a real server', (engine) => {
   let peer: Backend;
+  let pair: Awaited<ReturnType<typeof startPrivatePair>>;
   const sequence = `claims_${Date.now() % 100_000}`;
 
-  beforeAll(() => {
-    const [, b] = loadConfig({ backends: sharedBackends() }).backends;
+  beforeAll(async () => {
+    pair = await startPrivatePair(engine.binary);
+    const [, b] = loadConfig({ backends: pair.backendsUrl }).backends;
     peer = new Backend(b!, () => undefined, DEFAULT_BACKEND_OPTIONS);
-  });
+  }, 120_000);
   afterAll(async () => {
     await peer?.close();
+    await pair?.dispose();
   });
 
   it('takes a chunk once, refuses it again, prunes to a floor and refuses what lies below it', async () => {
