@@ -13,7 +13,7 @@ import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, TicketdError, UpgradeRequiredError } from '../errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, TicketdError, UpgradeRequiredError } from '../errors.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
 import type { Logger } from '../logger.js';
 import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
@@ -162,7 +162,7 @@ export class Allocator {
    * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
    * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
    */
-  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: readonly string[] } = {}): Promise<Answer<T>[]> {
+  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: readonly string[]; serving?: boolean } = {}): Promise<Answer<T>[]> {
     const only = options.only;
     const slots = only === undefined ? this.#slots : this.#slots.filter((s) => only.includes(s.label));
     return Promise.all(
@@ -176,7 +176,10 @@ export class Allocator {
           this.#health.recordSuccess(slot);
           return { backend, ok: true, value };
         } catch (error) {
-          if (!(error instanceof TicketdError) || refusesBackend(error)) this.#health.recordFailure(slot, error);
+          // On the serving path (strict leases, worker leases) a missing grant is the backend's state
+          // refused, logged and alerted; an admin call refused is the caller's answer alone.
+          const refused = options.serving === true && error instanceof BackendAccessDeniedError;
+          if (!(error instanceof TicketdError) || refusesBackend(error) || refused) this.#health.recordFailure(slot, error);
           return { backend, ok: false, error };
         }
       }),
@@ -243,12 +246,12 @@ export class Allocator {
    * breakers as every other call; `includeOpen` also tries backends whose breaker is open.
    */
   onWorkerStores<T>(operation: (store: WorkerLeaseStore) => Promise<T>, options: { only?: readonly string[]; includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
-    return this.#everywhere((b) => operation(b.workers), options);
+    return this.#everywhere((b) => operation(b.workers), { ...options, serving: true });
   }
 
   /** Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted of all of them). */
   onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>[]> {
-    return this.#everywhere((b) => operation(b.strict), { includeOpen: true });
+    return this.#everywhere((b) => operation(b.strict), { includeOpen: true, serving: true });
   }
 
   /** True when at least one backend's breaker is closed, its last call did not fail, and no refusal stands before its tickets. */
