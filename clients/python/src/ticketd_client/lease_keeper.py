@@ -4,7 +4,6 @@ server's, and taking a new one by itself when it ends. The generator (snowflake.
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, Optional
 
@@ -148,7 +147,7 @@ class LeaseKeeper:
         # Earlier holders used timestamps up to the high-water mark: start above it.
         wait = lease["highWaterMs"] - self._wall() + 1
         if wait > 0:
-            time.sleep(wait / 1000)
+            pause(wait / 1000)
         with self._lock:
             self._on_leased(lease["highWaterMs"])
             self.held = Held(
@@ -161,7 +160,8 @@ class LeaseKeeper:
                 answered_mono=answered,
             )
             renew_every = self.held.renew_every_ms
-        self._emit({"type": "leased", "worker_id": lease["workerId"], "epoch": lease["epoch"], "expires_in_ms": lease["expiresInMs"], "high_water_ms": lease["highWaterMs"]})
+            # Inside the lock: no ID is minted on the new lease before its event is seen.
+            self._emit({"type": "leased", "worker_id": lease["workerId"], "epoch": lease["epoch"], "expires_in_ms": lease["expiresInMs"], "high_water_ms": lease["highWaterMs"]})
         self._schedule(renew_every, self._renew)
 
     def _refusal(self, lease: Dict[str, Any], skew: float) -> Optional[Exception]:
@@ -264,3 +264,10 @@ class LeaseKeeper:
             self.take()
         except Exception:  # noqa: BLE001 - tried again after RETAKE_DELAY_S
             self._schedule(RETAKE_DELAY_S * 1000, self.retake)
+
+
+def pause(seconds: float) -> None:
+    """Waits ``seconds``."""
+    # An Event's wait, not time.sleep: under libfaketime with a stepped wall clock, time.sleep's
+    # absolute clock_nanosleep fails with EINVAL, and a test of clock steps runs exactly there.
+    threading.Event().wait(seconds)

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from ._http import Transport
 from .errors import ClockMovedBackError, ClockSkewError, NoLeaseError
-from .lease_keeper import LeaseKeeper, skew_text
+from .lease_keeper import LeaseKeeper, pause, skew_text
 from .snowflake_layout import DEFAULT_SNOWFLAKE_EPOCH_MS, SnowflakeLayout, SnowflakeParts, _iso, complete_layout, decompose, first_id_of
 from .worker_lease import LeaseRequests
 
@@ -176,7 +176,7 @@ class Snowflake:
                 if id_ is not None:
                     return id_
                 wait = max(1, self._ms - now + 1)
-            time.sleep(wait / 1000)
+            pause(wait / 1000)
             now = self._wall()
 
     def decompose(self, id_: int) -> SnowflakeParts:
@@ -233,3 +233,4 @@ class Snowflake:
             self._next += 1
             return self._next - 1
         return None
+
