@@ -52,7 +52,9 @@ class Snowflake:
     clock step back up to this is waited out; a larger one stops issuing until the clock passes the
     last timestamp. ``renew_after_ratio``: renew after this fraction of the TTL. ``timeout``: seconds
     per request. ``on_event``: called with dicts (``type``: leased, renewed, renew-failed,
-    lease-ended, clock-back, skew, released).
+    lease-ended, clock-back, skew, released). ``clock`` (an object with ``wall_ms()`` and
+    ``mono_ms()``) and ``lease_requests`` (``take``, ``renew``, ``release`` as in worker_lease.py)
+    replace the system clocks and ticketd's lease routes, for tests.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Snowflake:
         clock: Any = None,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
         ssl_context: Optional[ssl.SSLContext] = None,
+        lease_requests: Any = None,
     ) -> None:
         if isinstance(urls, str):
             urls = [urls]
@@ -92,7 +95,7 @@ class Snowflake:
         #: A step back past max_step_back_ms was reported (one clock-back event per step, not per call).
         self._back_reported = False
         self._keeper = LeaseKeeper(
-            requests=LeaseRequests([u.rstrip("/") for u in urls], pool, self._transport),
+            requests=lease_requests if lease_requests is not None else LeaseRequests([u.rstrip("/") for u in urls], pool, self._transport),
             holder=holder if holder is not None else f"{socket.gethostname()}/{os.getpid()}",
             worker_bits=self._layout.worker_bits,
             max_step_back_ms=max_step_back_ms,
