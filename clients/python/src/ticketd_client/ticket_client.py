@@ -7,11 +7,13 @@ time (strict_ids.py), and ``next_nowait()`` raises StrictSequenceError.
 """
 from __future__ import annotations
 
+import itertools
 import ssl
+import sys
 import threading
 from collections import deque
 from concurrent.futures import Future
-from typing import Deque, List, NamedTuple, Optional, Sequence
+from typing import Callable, Deque, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from ._http import Attempt, Transport, ask_in_turn
@@ -77,11 +79,14 @@ class TicketClient:
         self._in_flight = 0
         self._ahead = 1
         self._waiter: Optional["Future[None]"] = None
-        # The block being handed out: IDs below _fast_end go out with one comparison and one increment.
+        # The ordered block being handed out: its counter, its prefetch point and its last ID, replaced
+        # together (one tuple) when the client moves to the next block or past the prefetch point.
+        self._hot: Tuple[Iterator[int], int, int] = (_count(0), 0, -1)
+        # An opaque block being handed out (under the lock): its cursor, prefetch point and last ID,
+        # and the opaque IDs encoded from it, handed out before the cursor moves on.
         self._cur = 0
         self._fast_end = 0
         self._last = -1
-        # Opaque IDs encoded from the block, handed out before the cursor moves on.
         self._encoded: List[int] = []
         self._pos = 0
         self._strict: Optional[StrictIds] = None
@@ -97,26 +102,30 @@ class TicketClient:
     def next_nowait(self) -> int:
         """The next ID without waiting; raises NoBufferedIdsError when no block is buffered,
         StrictSequenceError for a strict sequence (Node's ``nextSync()``)."""
+        # The hot path takes no lock: the block's counter, its prefetch point and its last ID are
+        # read as one tuple, and drawing from an itertools.count is one atomic step, so no two
+        # threads ever get the same ID, and an ID below the block's own prefetch point is in it.
+        counter, end, last = self._hot
+        id_ = next(counter)
+        if id_ < end:
+            return id_
         with self._lock:
-            if self._permutation is None:
-                cur = self._cur
-                if cur < self._fast_end:
-                    self._cur = cur + 1
-                    return cur
-                return self._take_slow()
-            if self._pos < len(self._encoded):
-                self._pos += 1
-                return self._encoded[self._pos - 1]
-            return self._encode_slow()
+            got = self._take_locked(id_, counter, last)
+            if got is not None:
+                return got
+            if self._strict is not None:
+                self._strict.refuse_nowait()
+        raise NoBufferedIdsError(f"no block of {self._sequence} is buffered yet")
 
     def next(self) -> int:
         """The next ID; waits for a lease only when no block is buffered (a strict sequence: asks ticketd each time)."""
+        counter, end, last = self._hot
+        id_ = next(counter)
+        if id_ < end:
+            return id_
         with self._lock:
-            if self._permutation is None and self._cur < self._fast_end:
-                cur = self._cur
-                self._cur = cur + 1
-                return cur
-        return self._next_slow()
+            got = self._take_locked(id_, counter, last)
+        return got if got is not None else self._next_slow()
 
     def next_batch(self, count: int) -> List[int]:
         """``count`` IDs, in the order handed out."""
@@ -143,6 +152,7 @@ class TicketClient:
             self._closed = True
             strict = self._strict
             self._blocks.clear()
+            self._hot = (_count(0), 0, -1)
             self._cur = 0
             self._fast_end = 0
             self._last = -1
@@ -164,8 +174,9 @@ class TicketClient:
             with self._lock:
                 strict = self._strict
                 if strict is None:
-                    if self._buffered():
-                        return self._take_locked()
+                    got = self._take_locked(None, None, -1)
+                    if got is not None:
+                        return got
                     if self._closed:
                         raise LeaseFailedError("client is closed")
                     if self._in_flight > 0:
@@ -187,16 +198,34 @@ class TicketClient:
                         continue
                 raise
 
-    def _take_locked(self) -> int:
-        if self._permutation is None:
-            if self._cur < self._fast_end:
-                self._cur += 1
-                return self._cur - 1
-            return self._take_slow()
-        if self._pos < len(self._encoded):
-            self._pos += 1
-            return self._encoded[self._pos - 1]
-        return self._encode_slow()
+    def _take_locked(self, drawn: Optional[int], counter: Optional[Iterator[int]], last: int) -> Optional[int]:
+        """An ID from the buffered blocks, or None when none is buffered (lock held). ``drawn`` is an ID
+        the hot path drew at or past its block's prefetch point (``counter`` and ``last`` are that
+        block's): still the caller's if it lies in that block."""
+        if self._permutation is not None:
+            return self._take_encoded()
+        if drawn is not None and drawn <= last:
+            if counter is self._hot[0]:
+                self._past_prefetch_point(counter, last)
+            return drawn
+        while True:
+            counter, end, last = self._hot
+            id_ = next(counter)
+            if id_ <= last:
+                if id_ >= end:
+                    self._past_prefetch_point(counter, last)
+                return id_
+            # This block is used up (IDs drawn past its end are never handed out).
+            if not self._blocks:
+                return None
+            block = self._blocks.popleft()
+            self._hot = (_count(block.first), block.prefetch_at, block.last)
+
+    def _past_prefetch_point(self, counter: Iterator[int], last: int) -> None:
+        # Lease ahead while this block still has a share left, so next() rarely waits; the rest of
+        # the block then goes out on the hot path.
+        self._top_up()
+        self._hot = (counter, last + 1, last)
 
     def _became_strict(self, error: LeaseFailedError) -> bool:
         """Whether a lease's failure says the sequence is strict; then every ID is asked for from here on."""
@@ -207,9 +236,6 @@ class TicketClient:
                 timeout = STRICT_TIMEOUT_S if self._timeout_given is None else self._timeout_given
                 self._strict = StrictIds(self._urls, self._sequence, self._transport.with_timeout(timeout))
         return True
-
-    def _buffered(self) -> bool:
-        return self._pos < len(self._encoded) or self._cur <= self._last or len(self._blocks) > 0
 
     def _misread_mode(self, ids: object) -> Optional[str]:
         """Why a block answer's ``ids`` cannot be trusted: a mode this version does not know, or not
@@ -272,34 +298,18 @@ class TicketClient:
         while not self._closed and len(self._blocks) + self._in_flight < self._ahead:
             self._refill()
 
-    def _advance(self) -> None:
-        """Moves to the next block when this one is used up; raises when none is buffered."""
-        if not self._blocks:
-            if self._strict is not None:
-                self._strict.refuse_nowait()
-            raise NoBufferedIdsError(f"no block of {self._sequence} is buffered yet")
-        block = self._blocks.popleft()
-        self._cur = block.first
-        self._last = block.last
-        self._fast_end = block.prefetch_at
-
-    def _take_slow(self) -> int:
+    def _take_encoded(self) -> Optional[int]:
+        """The next opaque ID, encoding the next chunk of the block when the last one is used up (lock held)."""
+        if self._pos < len(self._encoded):
+            self._pos += 1
+            return self._encoded[self._pos - 1]
         if self._cur > self._last:
-            self._advance()
-            if self._cur < self._fast_end:
-                self._cur += 1
-                return self._cur - 1
-        # At the prefetch point: lease ahead while this block still has a share left, so next()
-        # rarely waits; the rest of the block then goes out on the fast path.
-        self._top_up()
-        self._fast_end = self._last + 1
-        self._cur += 1
-        return self._cur - 1
-
-    def _encode_slow(self) -> int:
-        """Encodes the next chunk of the block (up to the prefetch point) and returns its first ID."""
-        if self._cur > self._last:
-            self._advance()
+            if not self._blocks:
+                return None
+            block = self._blocks.popleft()
+            self._cur = block.first
+            self._last = block.last
+            self._fast_end = block.prefetch_at
         if self._cur >= self._fast_end:
             self._top_up()
             self._fast_end = self._last + 1
@@ -308,3 +318,28 @@ class TicketClient:
         self._cur += n
         self._pos = 1
         return self._encoded[0]
+
+
+def _gil_enabled() -> bool:
+    probe = getattr(sys, "_is_gil_enabled", None)
+    return True if probe is None else bool(probe())
+
+
+class _LockedCount:
+    """itertools.count behind a lock, for free-threaded Python, where drawing from a count is not
+    known to be atomic."""
+
+    def __init__(self, first: int) -> None:
+        self._next = first
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> "_LockedCount":
+        return self
+
+    def __next__(self) -> int:
+        with self._lock:
+            self._next += 1
+            return self._next - 1
+
+
+_count: Callable[[int], Iterator[int]] = itertools.count if _gil_enabled() else _LockedCount
