@@ -52,3 +52,14 @@ export async function runPythonClient(ticketdUrl: string, adminToken: string, se
   console.log(`  (${measured.python}; ${measured.checked.toLocaleString('en')} IDs checked, 0 repeated)`);
   return measured;
 }
+
+/** Rows for docs/benchmarks.md's "Python client" section: each Python figure beside the Node SDK's row named `node` (same run). */
+export function pythonClientRows(measured: PythonClientResults, node: readonly InProcessResult[], pairs: readonly (readonly [python: string, node: string])[]): string[] {
+  const byName = (rows: readonly InProcessResult[], prefix: string): number | undefined => rows.find((r) => r.name.startsWith(prefix))?.idsPerSecond;
+  return pairs.map(([pythonName, nodeName]) => {
+    const p = byName(measured.results, pythonName);
+    const n = byName(node, nodeName);
+    const ratio = p !== undefined && n !== undefined && n > 0 ? `${(p / n).toFixed(2)}×` : '';
+    return `| ${pythonName} | ${p?.toLocaleString('en') ?? '—'} | ${n?.toLocaleString('en') ?? '—'} | ${ratio} |`;
+  });
+}
