@@ -210,6 +210,7 @@ function repeatsIn(ids: readonly bigint[]): number {
   const faketime = libfaketime();
   if (faketime === undefined) console.log('snowflake-stepped-clock: libfaketime is not installed (apt-get install faketime)');
   (faketime === undefined && process.env['CI'] === undefined ? it.skip : it)('snowflake-stepped-clock: a step back is refused with CLOCK_BACK, a step ahead with CLOCK_SKEW, and close releases with the last timestamp', async () => {
+    if (faketime === undefined) throw new Error('libfaketime is not installed (apt-get install faketime): the stepped clock cannot run');
     const pool = 'py_steps';
     expect((await putPool(fronts[0]!.url, pool, { workerBits: 4, ttlMs: 3000, maxSkewMs: 1000 })).status).toBe(201);
     const offsetFile = join(dir, 'clock-offset');
