@@ -207,6 +207,17 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(files.filter((f) => f.holder === 'third').reduce((n, f) => n + f.ids.length, 0)).toBeGreaterThan(0);
   }, 60_000);
 
+  it('the README example runs as written (its URL pointed at this ticketd, pool web created)', async () => {
+    expect((await putPool(fronts[0]!.url, 'web', { workerBits: 10 })).status).toBe(201);
+    const readme = readFileSync(join(PYTHON_CLIENT_DIR, 'README.md'), 'utf8');
+    const example = /```python\n([\s\S]*?)```/.exec(readme)![1]!.replaceAll('http://localhost:8080', fronts[0]!.url);
+    expect(example.split('\n').filter((l) => l.trim() !== '').length).toBeLessThanOrEqual(11);
+    const run = await runPython(py, ['-c', example]);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^\d+ \[\d+, \d+, \d+\] \d+ \d+ SnowflakeParts\(timestamp_ms=\d+, worker_id=\d+, sequence=\d+\)\n$/);
+  }, 30_000);
+
   const faketime = libfaketime();
   if (faketime === undefined) console.log('snowflake-stepped-clock: libfaketime is not installed (apt-get install faketime)');
   (faketime === undefined && process.env['CI'] === undefined ? it.skip : it)('snowflake-stepped-clock: a step back is refused with CLOCK_BACK, a step ahead with CLOCK_SKEW, and close releases with the last timestamp', async () => {

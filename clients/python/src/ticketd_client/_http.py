@@ -9,7 +9,7 @@ import threading
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 from urllib.parse import urlsplit
 
-from .errors import LeaseFailedError
+from .errors import LeaseFailedError, TicketClientError
 
 #: Per-request timeout in seconds when the options give none.
 DEFAULT_TIMEOUT_S = 2.0
@@ -39,6 +39,11 @@ def ask_in_turn(urls: Sequence[str], start: int, failure: str, ask: Callable[[st
             answer = ask(url)
         except (OSError, http.client.HTTPException) as error:
             errors.append(f"{url}: {network_reason(error)}")
+            continue
+        except (TicketClientError, ValueError, KeyError, TypeError) as error:
+            # An answer this client cannot use (a key the permutation refuses, a malformed body):
+            # named with its URL, as the Node client does, and the next URL is asked.
+            errors.append(f"{url}: {type(error).__name__}: {error}")
             continue
         if answer.ok:
             return answer.value, index
