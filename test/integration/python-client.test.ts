@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { putSequence, spawnTicketd, startPrivatePair, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
 import { overlappingLeases, readLeaseFiles, repeatedIds, spawnHolder, timestampOf, type Holder } from '../support/snowflake-fleet.js';
 import { putPool } from '../support/worker-pools.js';
+import { makeCertificates } from '../support/tls-certs.js';
 import { findPython, libfaketime, PYTHON_CLIENT_DIR, pythonMissing, runPython, type PythonRun } from '../support/python.js';
 
 const python = findPython();
@@ -217,6 +218,26 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^\d+ \[\d+, \d+, \d+\] \d+ \d+ SnowflakeParts\(timestamp_ms=\d+, worker_id=\d+, sequence=\d+\)\n$/);
   }, 30_000);
+
+  it('over HTTPS with a private CA and a client certificate (ssl_context); without the certificate the lease fails', async () => {
+    const certs = makeCertificates();
+    const mtls = await spawnTicketd(pair.backendsUrl, { TICKETD_TLS_CERT: certs.server.cert, TICKETD_TLS_KEY: certs.server.key, TICKETD_TLS_CLIENT_CA: certs.ca });
+    extra.push(mtls);
+    try {
+      expect(await putSequence(fronts[0]!.url, 'py_https', { blockSize: 50 })).toBe(201);
+      const url = mtls.url.replace('http://', 'https://');
+      const result = summary(await runPython(py, [RUN, 'https', url, 'py_https', certs.ca, certs.client.cert, certs.client.key]), 'https');
+      const ids = (result['ids'] as string[]).map(BigInt);
+      const refused = result['withoutCertificate'] as { code: string; message: string } | null;
+      console.log(`HTTPS (mutual TLS): ${ids.length} IDs, ${repeatsIn(ids)} repeated; without a client certificate: ${refused?.code}`);
+      expect(ids.length).toBe(100);
+      expect(repeatsIn(ids)).toBe(0);
+      expect(refused?.code).toBe('TICKETD_CLIENT_LEASE_FAILED');
+    } finally {
+      await mtls.stop();
+      certs.dispose();
+    }
+  }, 60_000);
 
   const faketime = libfaketime();
   if (faketime === undefined) console.log('snowflake-stepped-clock: libfaketime is not installed (apt-get install faketime)');

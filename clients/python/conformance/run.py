@@ -6,12 +6,14 @@ commands print; they only use the client as an application would and report what
     python3 run.py opaque    <urls> <sequence> <token> <count>                    pairs (opaque ID, decode)
     python3 run.py strict    <urls> <sequence> <threads> <calls-per-thread>       each call's ID and times
     python3 run.py retired   <urls> <sequence> <block-size>                      waits for a line on stdin
+    python3 run.py https     <urls> <sequence> <ca.pem> <client.pem> <client.key>  with and without a client certificate
 
 Every command prints one JSON line last: {"scenario": ..., ...}. URLs are comma-separated.
 """
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import threading
 import time
@@ -141,6 +143,21 @@ def retired(urls: List[str], sequence: str, block_size: int) -> None:
     report({"scenario": "retired-refused", "first": str(first), "after": after, "refused": refused})
 
 
+def https(urls: List[str], sequence: str, ca: str, cert: str, key: str) -> None:
+    """IDs over HTTPS with the CA and a client certificate, and what happens without the certificate."""
+    context = ssl.create_default_context(cafile=ca)
+    context.load_cert_chain(cert, key)
+    with TicketClient(urls, sequence, ssl_context=context) as client:
+        ids = [str(client.next()) for _ in range(100)]
+    refused: Any = None
+    with TicketClient(urls, sequence, ssl_context=ssl.create_default_context(cafile=ca)) as bare:
+        try:
+            bare.next()
+        except LeaseFailedError as error:
+            refused = {"code": error.code, "message": str(error)}
+    report({"scenario": "https", "ids": ids, "withoutCertificate": refused})
+
+
 def main(argv: List[str]) -> None:
     command, rest = argv[0], argv[1:]
     urls = rest[0].split(",")
@@ -152,6 +169,8 @@ def main(argv: List[str]) -> None:
         strict(urls, rest[1], int(rest[2]), int(rest[3]))
     elif command == "retired":
         retired(urls, rest[1], int(rest[2]))
+    elif command == "https":
+        https(urls, rest[1], rest[2], rest[3], rest[4])
     else:
         raise SystemExit(f"unknown command {command}")
 
