@@ -33,14 +33,18 @@ export interface Holder {
   stop(): Promise<void>;
 }
 
-/** Starts a holder; `clockOffset` runs it under faketime with that offset of its wall clock (faketime's syntax: '+3', '-0.2'). */
-export function spawnHolder(dir: string, name: string, pool: string, urls: readonly string[], options: { clockOffset?: string; idsPerTick?: number } = {}): Holder {
-  const args = [HOLDER, dir, name, pool, urls.join(','), String(options.idsPerTick ?? 200)];
+/**
+ * Starts a holder; `clockOffset` runs it under faketime with that offset of its wall clock (faketime's syntax: '+3', '-0.2').
+ * `command`: another client's holder program with the same arguments and output (clients/python/conformance/snowflake_holder.py).
+ */
+export function spawnHolder(dir: string, name: string, pool: string, urls: readonly string[], options: { clockOffset?: string; idsPerTick?: number; command?: readonly string[] } = {}): Holder {
+  const [program, ...leading] = options.command ?? [process.execPath, HOLDER];
+  const args = [...leading, dir, name, pool, urls.join(','), String(options.idsPerTick ?? 200)];
   // A process group of its own: faketime runs node as its child, and a signal must reach both.
   const child =
     options.clockOffset === undefined
-      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
-      : spawn('faketime', ['-f', options.clockOffset, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } });
+      ? spawn(program!, args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+      : spawn('faketime', ['-f', options.clockOffset, program!, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } });
   const signal = (sig: NodeJS.Signals): void => {
     try {
       process.kill(-child.pid!, sig);
