@@ -1,0 +1,204 @@
+/**
+ * The Java client (clients/java) against real ticketd processes on a private pair of backends, run
+ * as real JVMs: build.sh (compile, unit tests with the shared vectors, jar), then the conformance
+ * program (dev.ticketd.client.conformance.Conformance) for the scenarios of clients/conformance.md:
+ * an opaque sequence decoding back, a retired and a strict sequence, Snowflake holders under SIGSTOP
+ * past the TTL and a stepped clock, and blocks handed out by two JVMs while a backend and a front end
+ * are killed. Every ID written is checked for repeats here, not by the program that wrote it.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildJavaClient, javaMissing, libfaketime, spawnJava, type JavaBuild } from '../support/java-client.js';
+import { overlappingLeases, readLeaseFiles, repeatedIds, timestampOf, type Holder } from '../support/snowflake-fleet.js';
+import { putSequence, spawnTicketd, startPrivatePair, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import { putPool } from '../support/worker-pools.js';
+
+const MISSING = javaMissing();
+if (MISSING !== undefined) console.log(`java client: ${MISSING}; the Java conformance scenarios ${process.env.CI === undefined ? 'are skipped' : 'fail under CI'}`);
+const FAKETIME = libfaketime() !== undefined;
+if (!FAKETIME) console.log('java client: libfaketime is not installed (apt-get install faketime); the stepped-clock scenario is left out');
+
+const OPAQUE = 'java_opaque';
+const OPAQUE_TOKEN = 'java-opaque-token-0123456789';
+const run = MISSING === undefined || process.env.CI !== undefined ? describe : describe.skip;
+
+run('Java client conformance (clients/conformance.md)', () => {
+  let pair: Awaited<ReturnType<typeof startPrivatePair>>;
+  let fronts: ChildTicketd[] = [];
+  let build: JavaBuild;
+  const dirs: string[] = [];
+  const procs: Holder[] = [];
+
+  function scratch(): string {
+    const d = mkdtempSync(join(tmpdir(), 'ticketd-java-'));
+    dirs.push(d);
+    return d;
+  }
+
+  function java(name: string, args: readonly string[], options: { env?: Record<string, string>; clockFile?: string } = {}): Holder {
+    const p = spawnJava(build, name, args, { ...options, env: { TICKETD_URLS: fronts.map((f) => f.url).join(','), ...options.env } });
+    procs.push(p);
+    return p;
+  }
+
+  beforeAll(async () => {
+    const built = buildJavaClient(scratch());
+    pair = await startPrivatePair();
+    const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN}` };
+    fronts = [await spawnTicketd(pair.backendsUrl, env), await spawnTicketd(pair.backendsUrl, env)];
+    build = await built;
+    console.log(`java client: build.sh ${/(\d+) tests successful/.exec(build.output)?.[0] ?? '(no test summary)'}, ${/(\d+) tests failed/.exec(build.output)?.[0] ?? ''}`);
+  }, 120_000);
+
+  afterEach(async () => {
+    await Promise.all(procs.splice(0).map((p) => p.stop()));
+  });
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    await Promise.all(fronts.map((f) => f.stop()));
+    await pair?.dispose();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('C-OPAQUE, C-RETIRED, C-STRICT, C-UNKNOWN: opaque IDs decode back on the server, a retired sequence is refused, a strict one coalesces', async () => {
+    const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const url = fronts[0]!.url;
+    expect(await putSequence(url, OPAQUE, { blockSize: 1000, ids: 'opaque' })).toBe(201);
+    expect(await putSequence(url, 'java_retired', { blockSize: 100 })).toBe(201);
+    expect((await fetch(`${url}/v1/sequences/java_retired`, { method: 'DELETE', headers: admin })).status).toBe(200);
+    expect(await putSequence(url, 'java_strict', { blockSize: 1000, ids: 'strict' })).toBe(201);
+    const checks = java('checks', ['checks'], { env: { OPAQUE_SEQUENCE: OPAQUE, OPAQUE_TOKEN, RETIRED_SEQUENCE: 'java_retired', STRICT_SEQUENCE: 'java_strict', UNKNOWN_SEQUENCE: 'java_never_made' } });
+    const done = await checks.waitFor('done', 60_000);
+    expect(done).toBeDefined();
+    const event = (type: string): Record<string, unknown> => checks.events.find((e) => e.type === type)! as Record<string, unknown>;
+
+    const opaque = event('opaque');
+    expect(opaque).toMatchObject({ ids: 'opaque', count: 3000, distinct: 3000 });
+    const sample = opaque.sample as string[];
+    const decoded = opaque.decoded as string[];
+    for (let i = 0; i < sample.length; i++) {
+      const res = await fetch(`${url}/v1/sequences/${OPAQUE}/ids/${sample[i]}`, { headers: admin });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { ordered: string }).ordered).toBe(decoded[i]);
+    }
+    const own = await fetch(`${url}/v1/sequences/${OPAQUE}/ids/${String(opaque.orderedViewEncoded)}`, { headers: admin });
+    expect(((await own.json()) as { ordered: string }).ordered).toBe(opaque.orderedViewId);
+
+    expect(event('retired')).toMatchObject({ refused: true, code: 'TICKETD_CLIENT_LEASE_FAILED', codes: ['TICKETD_SEQUENCE_RETIRED'] });
+    expect(event('strict')).toMatchObject({ count: 320, distinct: 320, increasingPerThread: true, failures: 0, batch: 1500, batchIncreasing: true, nextNow: 'TICKETD_CLIENT_STRICT' });
+    expect(event('unknown')).toMatchObject({ refused: true, code: 'TICKETD_CLIENT_LEASE_FAILED' });
+    console.log(`java checks: opaque ${sample.length} decoded on the server as the client decoded them; retired ${JSON.stringify(event('retired').codes)}; strict ${JSON.stringify(event('strict'))}; unknown ${JSON.stringify(event('unknown').codes)}`);
+  }, 90_000);
+
+  it('C-SNOWFLAKE-PAUSE, C-SNOWFLAKE-CLOCK: a JVM paused past its TTL mints nothing more; a stepped clock halts minting; no ID twice', async () => {
+    const pool = 'java_paused';
+    expect((await putPool(fronts[0]!.url, pool, { workerBits: 1, ttlMs: 1500, maxSkewMs: 200 })).status).toBe(201);
+    const dir = scratch();
+    const holder = (name: string, clockFile?: string): Holder => java(name, ['holder', dir, name, pool, fronts.map((f) => f.url).join(',')], clockFile === undefined ? {} : { clockFile });
+    const first = holder('first');
+    const firstLease = await first.waitFor('leased');
+    const second = holder('second');
+    await second.waitFor('leased');
+    first.signal('SIGSTOP');
+    const pausedAt = Date.now();
+    const clockFile = join(dir, 'clock-offset');
+    writeFileSync(clockFile, '+0\n');
+    const third = holder('third', FAKETIME ? clockFile : undefined);
+    const thirdLease = await third.waitFor('leased', 20_000);
+    expect(thirdLease.workerId).toBe(firstLease.workerId);
+    await sleep(1000);
+    first.signal('SIGCONT');
+    const resumedAt = Date.now();
+    await first.waitFor('lease-ended', 5000, resumedAt - 50);
+
+    let steppedAt = 0;
+    let restoredAt = 0;
+    if (FAKETIME) {
+      await sleep(500);
+      steppedAt = Date.now();
+      writeFileSync(clockFile, '-2\n');
+      await third.waitFor('clock-back', 5000, steppedAt - 50);
+      await sleep(800);
+      restoredAt = Date.now();
+      writeFileSync(clockFile, '+0\n');
+      await sleep(800);
+      writeFileSync(clockFile, '+3\n');
+      await third.waitFor('skew', 5000);
+      writeFileSync(clockFile, '+0\n');
+    }
+    await sleep(1000);
+    await Promise.all([first.stop(), second.stop(), third.stop()]);
+
+    const files = readLeaseFiles(dir);
+    const { total, repeats } = repeatedIds(files);
+    const firstIds = files.filter((f) => f.holder === 'first').flatMap((f) => [...f.ids]);
+    const latest = Math.max(...firstIds.map(timestampOf));
+    const thirdFiles = files.filter((f) => f.holder === 'third');
+    let backwards = 0;
+    for (const f of thirdFiles) for (let i = 1; i < f.ids.length; i++) if (timestampOf(f.ids[i]!) < timestampOf(f.ids[i - 1]!)) backwards++;
+    const errors = third.events.filter((e) => e.type === 'error').map((e) => e.code as string);
+    console.log(
+      `java Snowflake: ${total} IDs from three JVMs, ${repeats.length} repeated; the paused JVM's last timestamp ${latest - pausedAt} ms after the pause, ${resumedAt - pausedAt} ms before it resumed; stepped clock (${FAKETIME ? 'libfaketime' : 'not run'}): refusals ${[...new Set(errors)].join(', ')}, ${backwards} timestamps going back`,
+    );
+    expect(repeats).toEqual([]);
+    expect(overlappingLeases(files)).toEqual([]);
+    expect(firstIds.length).toBeGreaterThan(0);
+    expect(latest).toBeLessThanOrEqual(pausedAt + 20);
+    expect(thirdFiles.reduce((n, f) => n + f.ids.length, 0)).toBeGreaterThan(0);
+    if (FAKETIME) {
+      expect(errors).toContain('TICKETD_CLIENT_CLOCK_BACK');
+      expect(errors).toContain('TICKETD_CLIENT_CLOCK_SKEW');
+      expect(backwards).toBe(0);
+      // Minted again once the clock was back.
+      expect(thirdFiles.flatMap((f) => [...f.ids]).some((id) => timestampOf(id) > restoredAt)).toBe(true);
+    }
+  }, 90_000);
+
+  it('C-BLOCKS, C-FAILOVER: two JVMs hand out blocks while backend A and then a front end are killed: 0 repeats', async () => {
+    const sequence = 'java_blocks';
+    expect(await putSequence(fronts[0]!.url, sequence, { blockSize: 500 })).toBe(201);
+    const dir = scratch();
+    const env = { TICKETD_SEQUENCE: sequence, THREADS: '2', IDS_PER_TICK: '100' };
+    const jvms = [java('one', ['hand-out', dir, 'one'], { env }), java('two', ['hand-out', dir, 'two'], { env })];
+    const counted = (): number[] => jvms.map((j) => Number(j.events.filter((e) => e.type === 'progress').at(-1)?.count ?? 0));
+    const grows = async (label: string): Promise<number[]> => {
+      const before = counted();
+      await sleep(2500);
+      const after = counted();
+      console.log(`java hand-out ${label}: ${after.map((n, i) => n - before[i]!).join(' and ')} IDs in 2.5 s`);
+      after.forEach((n, i) => expect(n).toBeGreaterThan(before[i]!));
+      return after;
+    };
+    await Promise.all(jvms.map((j) => j.waitFor('started', 30_000)));
+    await grows('with both backends and both front ends');
+    pair.a.signal('SIGKILL');
+    await pair.a.exited();
+    await grows('with backend A killed');
+    await fronts[0]!.stop('SIGKILL');
+    await grows('with backend A and front end 1 killed');
+    await Promise.all(jvms.map((j) => j.stop()));
+    await pair.a.restart();
+
+    const ids = jvms.map((j) => readFileSync(join(dir, `${j.name}.ids`)));
+    const all = new BigUint64Array(ids.reduce((n, b) => n + b.length / 8, 0));
+    let at = 0;
+    for (const b of ids) {
+      all.set(new BigUint64Array(b.buffer, b.byteOffset, b.length / 8), at);
+      at += b.length / 8;
+    }
+    all.sort();
+    let repeats = 0;
+    for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) repeats++;
+    const done = jvms.map((j) => j.events.find((e) => e.type === 'done'));
+    console.log(`java hand-out: ${all.length} IDs from two JVMs, ${repeats} repeated; errors seen: ${done.map((d) => d?.errors).join(' and ')}`);
+    expect(repeats).toBe(0);
+    expect(all.length).toBeGreaterThan(10_000);
+    done.forEach((d, i) => expect(Number(d?.count)).toBe(ids[i]!.length / 8));
+  }, 120_000);
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
