@@ -1,0 +1,310 @@
+"""The ticket client: leases whole blocks from ticketd (``POST /v1/sequences/{name}/blocks``) and
+hands their IDs out in-process. A block is leased to one client and used once, so IDs never repeat
+within or across processes; a crash loses the rest of the block, which only leaves a gap.
+
+A strict sequence has no blocks (409 TICKETD_STRICT_NO_BLOCKS): its IDs then come from ticketd each
+time (strict_ids.py), and ``next_nowait()`` raises StrictSequenceError.
+"""
+from __future__ import annotations
+
+import ssl
+import threading
+from collections import deque
+from concurrent.futures import Future
+from typing import Deque, List, NamedTuple, Optional, Sequence
+from urllib.parse import quote
+
+from ._http import Attempt, Transport, ask_in_turn
+from .errors import LeaseFailedError, NoBufferedIdsError
+from .id_codec import IdCodec, fetch_id_codec
+from .id_permutation import IdPermutation
+from .strict_ids import STRICT_NO_BLOCKS, STRICT_TIMEOUT_S, StrictIds
+
+#: Most blocks a client leases ahead of use.
+MAX_BLOCKS_AHEAD = 32
+#: Opaque IDs encoded at a time (under the client's lock): pure-Python AES makes a chunk costly.
+ENCODE_CHUNK = 64
+
+
+class _Block(NamedTuple):
+    first: int
+    last: int
+    #: From this ID on, the next block is leased in the background.
+    prefetch_at: int
+
+
+class TicketClient:
+    """A client of one sequence, safe to share between threads. Nothing is leased until the first ID is asked for.
+
+    ``urls``: ticketd base URLs; a lease fails over from one to the next. ``token``: sent as a bearer
+    token (sequences with client tokens). ``prefetch_below_ratio``: lease the next block when fewer
+    than this fraction of the current one is left. ``timeout``: seconds per request (default 2; 5 for
+    a strict sequence). ``ordered``: for an opaque sequence, hand out its ordered IDs (and show
+    ``codec().encode(id)``). ``ssl_context``: for https:// URLs with a private CA or client certificates.
+    """
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        sequence: str,
+        *,
+        token: Optional[str] = None,
+        prefetch_below_ratio: float = 0.5,
+        timeout: Optional[float] = None,
+        ordered: bool = False,
+        ssl_context: Optional[ssl.SSLContext] = None,
+    ) -> None:
+        if isinstance(urls, str):
+            urls = [urls]
+        if len(urls) == 0:
+            raise LeaseFailedError("TicketClient needs at least one ticketd URL")
+        self._urls = [u.rstrip("/") for u in urls]
+        self._sequence = sequence
+        self._ordered = ordered
+        self._prefetch_ratio = prefetch_below_ratio
+        self._timeout_given = timeout
+        self._transport = Transport(token, timeout, ssl_context)
+        # Every field below is guarded by this lock.
+        self._lock = threading.Lock()
+        self._blocks: Deque[_Block] = deque()
+        self._preferred = 0
+        self._closed = False
+        self._permutation: Optional[IdPermutation] = None
+        self._codec: Optional[IdCodec] = None
+        self._codec_lock = threading.Lock()
+        # Leases in flight, and how many blocks to keep ahead: doubled whenever next() had to wait,
+        # so a fast consumer ends up with enough blocks buffered to cover a lease's round trip.
+        self._in_flight = 0
+        self._ahead = 1
+        self._waiter: Optional["Future[None]"] = None
+        # The block being handed out: IDs below _fast_end go out with one comparison and one increment.
+        self._cur = 0
+        self._fast_end = 0
+        self._last = -1
+        # Opaque IDs encoded from the block, handed out before the cursor moves on.
+        self._encoded: List[int] = []
+        self._pos = 0
+        self._strict: Optional[StrictIds] = None
+        #: Blocks leased so far.
+        self.leases = 0
+
+    def __enter__(self) -> "TicketClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def next_nowait(self) -> int:
+        """The next ID without waiting; raises NoBufferedIdsError when no block is buffered,
+        StrictSequenceError for a strict sequence (Node's ``nextSync()``)."""
+        with self._lock:
+            if self._permutation is None:
+                cur = self._cur
+                if cur < self._fast_end:
+                    self._cur = cur + 1
+                    return cur
+                return self._take_slow()
+            if self._pos < len(self._encoded):
+                self._pos += 1
+                return self._encoded[self._pos - 1]
+            return self._encode_slow()
+
+    def next(self) -> int:
+        """The next ID; waits for a lease only when no block is buffered (a strict sequence: asks ticketd each time)."""
+        with self._lock:
+            if self._permutation is None and self._cur < self._fast_end:
+                cur = self._cur
+                self._cur = cur + 1
+                return cur
+        return self._next_slow()
+
+    def next_batch(self, count: int) -> List[int]:
+        """``count`` IDs, in the order handed out."""
+        strict = self._strict
+        if strict is not None:
+            return strict.batch(count)
+        return [self.next() for _ in range(count)]
+
+    def codec(self) -> IdCodec:
+        """The sequence's codec; for an opaque sequence it fetches the key (needs the sequence's own client token)."""
+        with self._codec_lock:
+            if self._codec is None:
+                self._codec = fetch_id_codec(self._urls, self._sequence, self._transport)
+            return self._codec
+
+    @property
+    def strict(self) -> bool:
+        """True once ticketd answered that the sequence is strict."""
+        return self._strict is not None
+
+    def close(self) -> None:
+        """Stops prefetching; IDs already leased are given up (a gap)."""
+        with self._lock:
+            self._closed = True
+            strict = self._strict
+            self._blocks.clear()
+            self._cur = 0
+            self._fast_end = 0
+            self._last = -1
+            self._encoded = []
+            self._pos = 0
+            waiter = self._waiter
+        if strict is not None:
+            strict.close()
+        if waiter is not None:
+            try:
+                waiter.result()
+            except Exception:  # noqa: BLE001 - a lease that failed while closing changes nothing
+                pass
+        self._transport.close()
+
+    def _next_slow(self) -> int:
+        doubled = False
+        while True:
+            with self._lock:
+                strict = self._strict
+                if strict is None:
+                    if self._buffered():
+                        return self._take_locked()
+                    if self._closed:
+                        raise LeaseFailedError("client is closed")
+                    if self._in_flight > 0:
+                        if not doubled:
+                            self._ahead = min(MAX_BLOCKS_AHEAD, self._ahead * 2)
+                            doubled = True
+                        waiter = self._waiter
+                    else:
+                        waiter = self._refill()
+            if strict is not None:
+                return strict.next()
+            try:
+                waiter.result()  # type: ignore[union-attr]
+            except LeaseFailedError as error:
+                if self._became_strict(error):
+                    continue
+                with self._lock:
+                    if self._blocks:
+                        continue
+                raise
+
+    def _take_locked(self) -> int:
+        if self._permutation is None:
+            if self._cur < self._fast_end:
+                self._cur += 1
+                return self._cur - 1
+            return self._take_slow()
+        if self._pos < len(self._encoded):
+            self._pos += 1
+            return self._encoded[self._pos - 1]
+        return self._encode_slow()
+
+    def _became_strict(self, error: LeaseFailedError) -> bool:
+        """Whether a lease's failure says the sequence is strict; then every ID is asked for from here on."""
+        if STRICT_NO_BLOCKS not in error.codes:
+            return False
+        with self._lock:
+            if self._strict is None:
+                timeout = STRICT_TIMEOUT_S if self._timeout_given is None else self._timeout_given
+                self._strict = StrictIds(self._urls, self._sequence, self._transport.with_timeout(timeout))
+        return True
+
+    def _buffered(self) -> bool:
+        return self._pos < len(self._encoded) or self._cur <= self._last or len(self._blocks) > 0
+
+    def _misread_mode(self, ids: object) -> Optional[str]:
+        """Why a block answer's ``ids`` cannot be trusted: a mode this version does not know, or not
+        opaque for a sequence known to be."""
+        if ids is not None and ids not in ("ordered", "opaque"):
+            return f"block answer has ids {ids!r}, unknown to this version; upgrade ticketd-client"
+        if self._permutation is not None and ids != "opaque":
+            return f"sequence {self._sequence} is opaque, but this ticketd leased it as {ids or 'a sequence without ids'}: upgrade that ticketd"
+        return None
+
+    def _lease(self) -> _Block:
+        path = f"/v1/sequences/{quote(self._sequence, safe='')}/blocks"
+
+        def ask(url: str) -> Attempt:
+            leased = self._transport.get_json("POST", url + path, lambda b: "first" in b and "last" in b)
+            if not leased.ok:
+                return leased
+            misread = self._misread_mode(leased.value.get("ids"))
+            if misread is not None:
+                return Attempt(ok=False, error=misread, final=False)
+            # The key comes with the first opaque block; not getting it counts against this URL.
+            if leased.value.get("ids") == "opaque" and not self._ordered and self._permutation is None:
+                codec = self.codec()
+                with self._lock:
+                    self._permutation = codec.permutation
+            return leased
+
+        body, index = ask_in_turn(self._urls, self._preferred, f"no ticketd leased a block of {self._sequence}", ask)
+        # Stick with a URL that answers; move on from one that did not.
+        self._preferred = index
+        first = int(body["first"])
+        last = int(body["last"])
+        keep = ((last - first + 1) * round(self._prefetch_ratio * 1000)) // 1000
+        return _Block(first, last, last - keep)
+
+    def _refill(self) -> "Future[None]":
+        """Starts a lease in a thread of its own (called with the lock held)."""
+        self._in_flight += 1
+        future: "Future[None]" = Future()
+        self._waiter = future
+        threading.Thread(target=self._lease_into, args=(future,), name=f"ticketd-lease-{self._sequence}", daemon=True).start()
+        return future
+
+    def _lease_into(self, future: "Future[None]") -> None:
+        try:
+            block = self._lease()
+        except BaseException as error:  # noqa: BLE001 - handed to whoever waits for this lease
+            with self._lock:
+                self._in_flight -= 1
+            future.set_exception(error)
+            return
+        with self._lock:
+            if not self._closed:
+                self._blocks.append(block)
+                self.leases += 1
+            self._in_flight -= 1
+        future.set_result(None)
+
+    def _top_up(self) -> None:
+        while not self._closed and len(self._blocks) + self._in_flight < self._ahead:
+            self._refill()
+
+    def _advance(self) -> None:
+        """Moves to the next block when this one is used up; raises when none is buffered."""
+        if not self._blocks:
+            if self._strict is not None:
+                self._strict.refuse_nowait()
+            raise NoBufferedIdsError(f"no block of {self._sequence} is buffered yet")
+        block = self._blocks.popleft()
+        self._cur = block.first
+        self._last = block.last
+        self._fast_end = block.prefetch_at
+
+    def _take_slow(self) -> int:
+        if self._cur > self._last:
+            self._advance()
+            if self._cur < self._fast_end:
+                self._cur += 1
+                return self._cur - 1
+        # At the prefetch point: lease ahead while this block still has a share left, so next()
+        # rarely waits; the rest of the block then goes out on the fast path.
+        self._top_up()
+        self._fast_end = self._last + 1
+        self._cur += 1
+        return self._cur - 1
+
+    def _encode_slow(self) -> int:
+        """Encodes the next chunk of the block (up to the prefetch point) and returns its first ID."""
+        if self._cur > self._last:
+            self._advance()
+        if self._cur >= self._fast_end:
+            self._top_up()
+            self._fast_end = self._last + 1
+        n = min(ENCODE_CHUNK, self._fast_end - self._cur)
+        self._encoded = self._permutation.encode_run(self._cur, n)  # type: ignore[union-attr]
+        self._cur += n
+        self._pos = 1
+        return self._encoded[0]
