@@ -34,5 +34,5 @@ javac --release 17 -d "$out/test-classes" -cp "$out/classes:$standalone" \
   $(find "$here/src/test/java" "$here/src/conformance/java" "$here/src/bench/java" -name '*.java' 2>/dev/null)
 [ "$skip_tests" = true ] && exit 0
 vectors=$(cd "$here/.." && pwd)/vectors
-java -Dticketd.vectors="$vectors" -jar "$standalone" --disable-banner --details=summary --fail-if-no-tests \
+java -Dticketd.vectors="$vectors" -jar "$standalone" --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
   -cp "$out/classes:$out/test-classes" --include-classname '.*Test' --select-package dev.ticketd.client

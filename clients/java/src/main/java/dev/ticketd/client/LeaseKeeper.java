@@ -168,8 +168,9 @@ final class LeaseKeeper {
     if (wait > 0) sleep(wait);
     onLeased.accept(lease.highWaterMs);
     Held h = new Held(lease.workerId, lease.epoch, lease.maxSkewMs, Math.max(100, (long) (lease.ttlMs * renewRatio)), asked + lease.expiresInMs * MS, lease.serverTimeMs, answered);
-    held = h;
+    // Reported before it is held: an observer (a log, a file per lease) sees the lease before any ID issued on it.
     emit.accept(new SnowflakeEvent.Leased(lease.workerId, lease.epoch, lease.expiresInMs, lease.highWaterMs));
+    held = h;
     schedule(this::renew, h.renewEveryMs);
   }
 

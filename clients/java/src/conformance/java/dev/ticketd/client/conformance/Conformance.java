@@ -181,6 +181,9 @@ public final class Conformance {
           }
         }
         say(name, "leased", Map.of("workerId", leased.workerId(), "epoch", leased.epoch(), "highWaterMs", leased.highWaterMs()));
+      } else if (event instanceof dev.ticketd.client.SnowflakeEvent.Released) {
+        dev.ticketd.client.SnowflakeEvent.Released released = (dev.ticketd.client.SnowflakeEvent.Released) event;
+        say(name, "released", Map.of("workerId", released.workerId(), "lastUsedMs", released.lastUsedMs()));
       } else {
         say(name, event.type(), Map.of("event", event.toString()));
       }
@@ -191,10 +194,16 @@ public final class Conformance {
       boolean failed = false;
       // Minted and written under the file's lock: a new lease (which opens a new file) waits, so a
       // batch goes to the file of the lease it was minted on.
+      try {
+        // Outside the file's lock: the leased event (which opens the lease's file) takes it.
+        if (snowflake.workerId().isEmpty()) snowflake.ready();
+      } catch (TicketdException e) {
+        failed = true;
+        say(name, "error", Map.of("code", e.code(), "message", String.valueOf(e.getMessage())));
+      }
       synchronized (file) {
         try {
-          if (snowflake.workerId().isEmpty()) snowflake.ready();
-          for (; n < perTick; n++) batch[n] = snowflake.nextNow();
+          if (!failed) for (; n < perTick; n++) batch[n] = snowflake.nextNow();
         } catch (TicketdException e) {
           failed = true;
           say(name, "error", Map.of("code", e.code(), "message", String.valueOf(e.getMessage())));
@@ -237,19 +246,23 @@ public final class Conformance {
           }
         }
         long own = orderedView.next();
-        say("checks", "opaque", Map.of("ids", codec.ids(), "count", n, "distinct", distinct.size(), "decodedAscending", ascending, "sample", sample, "decoded", decoded,
+        String withoutToken;
+        try (TicketClient anonymous = TicketClient.builder().urls(urls).sequence(opaque).build()) {
+          anonymous.next();
+          withoutToken = "served";
+        } catch (LeaseFailedException e) {
+          withoutToken = String.join(",", e.codes());
+        }
+        boolean ok = distinct.size() == n && !withoutToken.equals("served");
+        scenario("opaque-decodes-back", ok, "client side: " + distinct.size() + " distinct of " + n + ", encode(decode(id)) == id for all, without the token: " + withoutToken);
+        say("checks", "opaque", Map.of("withoutToken", withoutToken,"ids", codec.ids(), "count", n, "distinct", distinct.size(), "decodedAscending", ascending, "sample", sample, "decoded", decoded,
             "orderedViewId", Ids.toString(own), "orderedViewEncoded", Ids.toString(orderedView.codec().encode(own))));
       }
     }
+    String wide = System.getenv("WIDE_OPAQUE_SEQUENCE");
+    if (wide != null) wideCheck(urls, wide);
     String retired = System.getenv("RETIRED_SEQUENCE");
-    if (retired != null) {
-      try (TicketClient client = TicketClient.builder().urls(urls).sequence(retired).build()) {
-        client.next();
-        say("checks", "retired", Map.of("refused", false));
-      } catch (TicketdException e) {
-        say("checks", "retired", Map.of("refused", true, "code", e.code(), "codes", e instanceof LeaseFailedException ? ((LeaseFailedException) e).codes() : List.of()));
-      }
-    }
+    if (retired != null) retiredCheck(urls, retired);
     String strict = System.getenv("STRICT_SEQUENCE");
     if (strict != null) strictCheck(urls, strict);
     String unknown = System.getenv("UNKNOWN_SEQUENCE");
@@ -262,6 +275,74 @@ public final class Conformance {
       }
     }
     say("checks", "done", Map.of());
+  }
+
+  /** A line of the conformance list's protocol: {@code SCENARIO <id> ok} or {@code SCENARIO <id> FAILED: why}. */
+  static void scenario(String id, boolean ok, String detail) {
+    synchronized (Conformance.class) {
+      System.out.println("SCENARIO " + id + (ok ? " ok" : " FAILED: " + detail));
+      System.out.flush();
+    }
+    say("checks", "scenario", Map.of("id", id, "ok", ok, "detail", detail));
+  }
+
+  /**
+   * A client hands IDs out, the sequence is retired (DELETE, with TICKETD_ADMIN_TOKEN), and the
+   * client's next lease fails at once with TICKETD_SEQUENCE_RETIRED; the IDs it had leased before
+   * (its buffered blocks) still go out, as they were leased before the retirement.
+   */
+  private static void retiredCheck(List<String> urls, String sequence) throws Exception {
+    try (TicketClient client = TicketClient.builder().urls(urls).sequence(sequence).build()) {
+      long first = client.next();
+      java.net.http.HttpResponse<String> deleted = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create(urls.get(0) + "/v1/sequences/" + sequence)).DELETE().header("authorization", "Bearer " + System.getenv("TICKETD_ADMIN_TOKEN")).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      long after = 0;
+      long started = System.nanoTime();
+      try {
+        while (after < 1_000_000) {
+          client.next();
+          after++;
+        }
+        scenario("retired-refused", false, "a million IDs went out after DELETE answered " + deleted.statusCode());
+      } catch (TicketdException e) {
+        long ms = (System.nanoTime() - started) / 1_000_000;
+        List<String> codes = e instanceof LeaseFailedException ? ((LeaseFailedException) e).codes() : List.of();
+        boolean ok = deleted.statusCode() == 200 && e.code().equals("TICKETD_CLIENT_LEASE_FAILED") && codes.contains("TICKETD_SEQUENCE_RETIRED");
+        scenario("retired-refused", ok, "DELETE answered " + deleted.statusCode() + "; after it " + after + " buffered IDs went out, then " + e.code() + " " + codes + " in " + ms + " ms");
+        say("checks", "retired", Map.of("refused", true, "code", e.code(), "codes", codes, "first", Ids.toString(first), "afterDelete", after, "ms", ms));
+      }
+    }
+  }
+
+  /**
+   * An opaque sequence whose domain reaches 2^64 − 1: a client of longs refuses its IDs
+   * (TICKETD_CLIENT_ID_RANGE) rather than hand out negative numbers; with unsignedIds(true) it hands
+   * them out as unsigned longs, printed in decimal for the server to decode.
+   */
+  private static void wideCheck(List<String> urls, String sequence) {
+    String token = System.getenv("OPAQUE_TOKEN");
+    String refusal;
+    try (TicketClient signed = TicketClient.builder().urls(urls).sequence(sequence).token(token).build()) {
+      signed.next();
+      refusal = "none";
+    } catch (TicketdException e) {
+      refusal = e.code();
+    }
+    try (TicketClient unsigned = TicketClient.builder().urls(urls).sequence(sequence).token(token).unsignedIds(true).build()) {
+      List<String> sample = new ArrayList<>();
+      List<String> decoded = new ArrayList<>();
+      int above = 0;
+      for (int i = 0; i < 200; i++) {
+        long id = unsigned.next();
+        if (id < 0) above++;
+        if (i % 20 == 0) {
+          sample.add(Ids.toString(id));
+          decoded.add(Ids.toString(unsigned.codec().decode(id)));
+        }
+      }
+      say("checks", "wide", Map.of("signedClient", refusal, "above", above, "sample", sample, "decoded", decoded));
+    }
   }
 
   /** Threads calling next() at once on a strict sequence: every ID from ticketd, none twice, each thread's in increasing order. */
@@ -305,6 +386,8 @@ public final class Conformance {
       } catch (TicketdException e) {
         refusal = e.code();
       }
+      boolean ok = failures.isEmpty() && distinct.size() == threads * each && increasing && batchIncreasing && refusal.equals("TICKETD_CLIENT_STRICT");
+      scenario("strict-coalesced", ok, distinct.size() + " distinct of " + threads * each + " from " + threads + " threads, each thread's increasing: " + increasing + ", nextNow: " + refusal);
       say("checks", "strict", Map.of("count", threads * each, "distinct", distinct.size(), "increasingPerThread", increasing, "failures", failures.size(), "batch", batch.length, "batchIncreasing", batchIncreasing, "nextNow", refusal));
     }
   }
