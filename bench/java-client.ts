@@ -38,7 +38,9 @@ export async function runJavaClient(ticketdUrl: string, adminToken: string, opaq
     if (built.status !== 0 || jar === undefined) throw new Error(`clients/java/build.sh failed: ${built.stdout}${built.stderr}`);
     if (!existsSync(join(dir, 'test-classes', 'dev', 'ticketd', 'client', 'bench', 'Bench.class'))) return { ran: false, reason: 'the bench program needs JUnit 5 to compile beside the tests (apt-get install junit5)' };
     const put = async (path: string, body: object): Promise<void> => {
-      const res = await fetch(`${ticketdUrl}${path}`, { method: 'PUT', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const init = { method: 'PUT', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+      // Once more on a network error: a kept-alive connection may have been closed by ticketd while the build ran.
+      const res = await fetch(`${ticketdUrl}${path}`, init).catch(() => fetch(`${ticketdUrl}${path}`, init));
       if (res.status !== 200 && res.status !== 201) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
     };
     await put('/v1/sequences/bench_java_10k', { blockSize: 10_000 });

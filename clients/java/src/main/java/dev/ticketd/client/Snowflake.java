@@ -122,9 +122,11 @@ public final class Snowflake implements AutoCloseable {
     long id = issue(now);
     long spinUntil = clock.monoNanos() + (maxStepBackMs + 2) * 1_000_000L;
     while (id < 0) {
-      if (clock.monoNanos() - spinUntil > 0) throw new ClockMovedBackException("the clock has not passed " + Instant.ofEpochMilli(ms) + " (the last timestamp used) within " + maxStepBackMs + " ms");
       Thread.onSpinWait();
+      // Late is judged before the clock is read again: a thread descheduled past the deadline gets one more look.
+      boolean late = clock.monoNanos() - spinUntil > 0;
       id = issue(clock.wallMillis());
+      if (id < 0 && late) throw new ClockMovedBackException("the clock has not passed " + Instant.ofEpochMilli(ms) + " (the last timestamp used) within " + maxStepBackMs + " ms");
     }
     return id;
   }

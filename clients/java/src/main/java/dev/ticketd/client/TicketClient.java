@@ -66,7 +66,8 @@ public final class TicketClient implements AutoCloseable {
 
   private final String sequence;
   private final Requests requests;
-  private final Requests strictRequests;
+  /** A strict sequence's requests wait longer (above a leader change): made when the sequence turns out strict. */
+  private final java.util.function.Supplier<Requests> strictRequests;
   private final double prefetchRatio;
   private final boolean ordered;
   private final boolean unsignedIds;
@@ -100,7 +101,11 @@ public final class TicketClient implements AutoCloseable {
     this.unsignedIds = b.unsignedIds;
     this.executor = Futures.daemonPool("ticketd-" + b.sequence);
     this.requests = new Requests(b.urls, b.token, b.timeout, b.sslContext, executor);
-    this.strictRequests = new Requests(b.urls, b.token, b.timeout == null ? STRICT_TIMEOUT : b.timeout, b.sslContext, executor);
+    List<String> urls = b.urls;
+    String token = b.token;
+    Duration strictTimeout = b.timeout == null ? STRICT_TIMEOUT : b.timeout;
+    SSLContext ssl = b.sslContext;
+    this.strictRequests = () -> new Requests(urls, token, strictTimeout, ssl, executor);
   }
 
   /** A builder; {@code urls} and {@code sequence} are required. */
@@ -244,7 +249,7 @@ public final class TicketClient implements AutoCloseable {
     if (!error.codes().contains(StrictIds.STRICT_NO_BLOCKS)) return false;
     lock.lock();
     try {
-      if (strict == null) strict = new StrictIds(strictRequests, sequence, unsignedIds, executor);
+      if (strict == null) strict = new StrictIds(strictRequests.get(), sequence, unsignedIds, executor);
     } finally {
       lock.unlock();
     }
