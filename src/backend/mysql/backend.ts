@@ -15,7 +15,7 @@ import { WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
-export { isUnknownDatabase, serverAnswered } from './errors.js';
+export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;
