@@ -142,11 +142,16 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     ),
   ];
   const common = `${next.sourceArgument} --table ${table.name} --column ${table.column} --sequence ${settings.name}`;
-  const verify = `npx ticketd migrate verify${common} --strict`;
+  const verify = `npx ticketd migrate verify${common}`;
   const alter = table.hasAutoIncrement
-    ? ['once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
+    ? ['once no old version runs (nothing inserts without an ID), drop AUTO_INCREMENT (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
     : [];
-  const switchApp = [`in the app, take IDs from ticketd (sequence ${settings.name}) and pass them:`, `     ${plan.insertStatement}`];
+  const switchApp = [
+    `roll out the app version that takes IDs from ticketd (sequence ${settings.name}) and passes them${table.hasAutoIncrement ? `; old instances keep inserting through AUTO_INCREMENT, above maxId, meanwhile` : ''}:`,
+    `     ${plan.insertStatement}`,
+  ];
+  const during = table.hasAutoIncrement ? [`during the roll-out, at any time: ${verify}`] : [];
+  const strict = [`${verify} --strict`];
   if (next.existing !== undefined) {
     const e = next.existing;
     return [
@@ -154,7 +159,7 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
       row('sequence', `${e.name} exists (blockSize=${e.blockSize} startAfter=${e.startAfter} maxId=${e.maxId} ids=${e.ids}): migrate apply has run`),
       '',
       'next:',
-      ...numbered([switchApp, alter, [verify]]),
+      ...numbered([switchApp, during, alter, strict]),
     ];
   }
   return [
@@ -177,8 +182,9 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     ...numbered([
       [`npx ticketd migrate apply${common} ${applyArguments(plan)}`],
       switchApp,
+      during,
       alter,
-      [verify],
+      strict,
     ]),
   ];
 }
