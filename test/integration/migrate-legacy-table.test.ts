@@ -196,7 +196,9 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
       const roomy = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'busy', '--headroom', '1000000'], env());
       expect(roomy.stderr).toBe('');
       expect(roomy.stdout).toMatch(/^sequence busy created/m);
-      [, startAfter, maxId] = /startAfter=(\d+) maxId=(\d+)/.exec(roomy.stdout)!.map((v) => (v === undefined ? 0n : BigInt(v))) as [bigint, bigint, bigint];
+      const [, from, to] = /startAfter=(\d+) maxId=(\d+)/.exec(roomy.stdout)!;
+      startAfter = BigInt(from!);
+      maxId = BigInt(to!);
       await new Promise((r) => setTimeout(r, 300));
     } finally {
       inserting = false;
