@@ -54,6 +54,7 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     return ((await res.json()) as { ids: string[] }).ids.map(BigInt);
   };
 
+  // 2^18 rows built by doubling, and an ALTER that copies them: up to a minute on a shared 2-core machine.
   it.each([
     ['INT signed', 'INT', 'orders_int', 2147483647n, '100'],
     ['INT UNSIGNED', 'INT UNSIGNED', 'orders_uint', 4294967295n, '100'],
@@ -123,7 +124,7 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
         `old version: 0 IDs above maxId ${p.maxId}, in the reserve up to ${maxId} that ticketd never reaches (inserted through AUTO_INCREMENT)\n`,
     );
     expect(strict.status).toBe(0);
-  });
+  }, 150_000);
 
   it('BIGINT with --ids strict: the printed apply makes a strict sequence above the legacy IDs, its IDs increasing from one request to the next', async () => {
     const table = 'orders_strict';
