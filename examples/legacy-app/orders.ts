@@ -23,7 +23,9 @@ export interface Order {
 /** Before: MySQL picks the ID. */
 export async function placeOrderLegacy(db: Connection, order: Order): Promise<bigint> {
   const [result] = await db.execute<ResultSetHeader>('INSERT INTO orders (customer, total_cents) VALUES (?, ?)', [order.customer, order.totalCents]);
-  return BigInt(result.insertId);
+  // mysql2 reads the insert ID as a signed 64-bit number: a BIGINT UNSIGNED ID of 2^63 or more arrives negative.
+  const id = BigInt(result.insertId);
+  return id < 0n ? id + (1n << 64n) : id;
 }
 
 /** After: ticketd picks the ID; the insert passes it (as `migrate plan` printed). */

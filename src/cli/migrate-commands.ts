@@ -8,8 +8,8 @@ import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../er
 import { applyMigration } from '../migrate/apply.js';
 import { alterLegacy, connectLegacy, connectReadOnly, readIdsAbove, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
 import { formatRollback, highestIdEverIssued, planRollback, ROWS_SHOWN, type RollbackPlan } from '../migrate/rollback.js';
-import { formatPlan, planMigration, share, type MigrationPlan } from '../migrate/plan.js';
-import { verifyMigration } from '../migrate/verify.js';
+import { applyArguments, formatPlan, planMigration, share, type MigrationPlan } from '../migrate/plan.js';
+import { formatVerify, isClean, verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
 import { rowsOf } from '../service/sequence-rows.js';
 import type { TicketService } from '../service/ticket-service.js';
@@ -32,6 +32,7 @@ interface MigrateFlags {
   sequence?: string;
   blockSize?: string;
   headroom?: string;
+  legacyReserve?: string;
   timestampColumn?: string;
   ids?: string;
   backends?: string;
@@ -58,7 +59,8 @@ export function addMigrateCommands(program: Command, withService: WithService, s
   common(migrate.command('plan'))
     .description('read the legacy table (read-only) and print the sequence and app changes a migration needs')
     .option('--block-size <n>', 'IDs per ticket (default 100 for columns of 32 bits or fewer, else 10000)')
-    .option('--headroom <n>', 'IDs the legacy app may still take during the cut-over (default 10000)')
+    .option('--headroom <n>', 'IDs the legacy app may take between plan and apply (default 10000)')
+    .option('--legacy-reserve <n>', "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)")
     .option('--json', 'print the plan as JSON')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists')
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
@@ -72,18 +74,19 @@ export function addMigrateCommands(program: Command, withService: WithService, s
     });
 
   common(migrate.command('apply'))
-    .description('create the planned sequence on every backend; refuse if the legacy table has grown past startAfter')
+    .description("move the legacy AUTO_INCREMENT above the sequence's maxId, then create the planned sequence on every backend; refuse if the legacy table has grown past startAfter")
     .option('--block-size <n>', 'IDs per ticket (as planned)')
-    .option('--headroom <n>', 'IDs the legacy app may still take during the cut-over (default 10000)')
+    .option('--headroom <n>', 'IDs the legacy app may take between plan and apply (default 10000)')
     .option('--start-after <n>', 'the startAfter a plan printed; apply refuses if the table has grown past it')
-    .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once the app passes IDs)')
+    .option('--legacy-reserve <n>', "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)")
+    .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once no old version inserts)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
     .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => runApply(source(flags), flags, withService));
 
   common(migrate.command('verify'))
-    .description('check that every legacy ID above startAfter came from a block ticketd handed out; exit 1 otherwise')
-    .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT')
+    .description("check every legacy ID above startAfter: in the sequence's range only IDs ticketd handed out, no ID twice, AUTO_INCREMENT above maxId; exit 1 otherwise")
+    .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT (once no old version runs)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(source(flags), flags, withService));
 
@@ -106,7 +109,8 @@ async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean;
       const settings = rows.find((r) => r.retired === true) ?? rows[0];
       if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
       const highestTicket = await allocator.fleet.highestTicketUsed(name);
-      const rowsAbove = await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN);
+      // Rows above maxId are the old version's reserve: only rows inside ticketd's range are foreign.
+      const rowsAbove = (await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN)).filter((id) => id <= settings.maxId);
       const plan = planRollback(settings, highestTicket, table, rowsAbove);
       const apply = flags.apply === true && plan.refusal === undefined && !plan.done;
       if (apply) await alterLegacy(conn, plan.statement);
@@ -131,57 +135,54 @@ function rollbackToJson(plan: RollbackPlan, applied: boolean): Record<string, un
   };
 }
 
-/** `migrate apply`: creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
+/** `migrate apply`: moves AUTO_INCREMENT into the reserve, creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
 async function runApply(url: string, flags: MigrateFlags & { startAfter?: string; alter?: boolean }, withService: WithService): Promise<void> {
   await withLegacy(url, flags, connectLegacy, async (conn, table) => {
     const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
     const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
+    const ran: string[] = [];
     await withService(flags, async (allocator, service) => {
       await requireEveryBackend(allocator, 'migrate');
-      const outcome = await applyMigration(plan, conn, allocator, service, startAfter !== undefined);
+      const choices = { startAfterGiven: startAfter !== undefined, reserveGiven: flags.legacyReserve !== undefined, alter: flags.alter === true };
+      const outcome = await applyMigration(plan, conn, allocator, service, choices);
       const s = outcome.settings;
+      for (const statement of outcome.ran) console.log(`ran: ${statement}`);
+      ran.push(...outcome.ran);
+      const counter = outcome.counter === undefined ? '' : `; AUTO_INCREMENT at ${outcome.counter}, above maxId: the old version inserts there`;
       console.log(
         outcome.kind === 'created'
-          ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh})`
-          : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone`,
+          ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh} below maxId${counter})`
+          : `sequence ${s.name} already exists with blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId}; left alone${counter}`,
       );
     });
-    if (flags.alter === true && table.hasAutoIncrement) {
+    if (flags.alter === true && table.hasAutoIncrement && !ran.includes(plan.alterStatement)) {
       await alterLegacy(conn, plan.alterStatement);
       console.log(`ran: ${plan.alterStatement}`);
     }
   });
 }
 
-/** `migrate verify`: every legacy ID above startAfter must lie in a block ticketd handed out. */
+/** `migrate verify`: every legacy ID above startAfter, one by one, against the cut of the column and the blocks handed out. */
 async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }, withService: WithService): Promise<void> {
   await withLegacy(url, flags, connectReadOnly, async (conn, table) => {
     const name = sequenceName(flags, table);
-    await withService(flags, async (allocator, service) => {
+    await withService(flags, async (allocator) => {
       await requireEveryBackend(allocator, 'migrate');
-      const settings = await service.settings(name).catch((error: unknown) => {
-        if (error instanceof SequenceNotFoundError) throw new MigrationRefusedError(`sequence ${name} does not exist: run npx ticketd migrate apply first`);
-        throw error;
-      });
+      // A retired sequence (after a rollback) is verified too: its blocks may still be draining.
+      const rows = rowsOf(await allocator.readSequence(name));
+      const settings = rows.find((r) => r.retired === true) ?? rows[0];
+      if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist: run npx ticketd migrate apply first`);
       const report = await verifyMigration(conn, table, settings, allocator);
-      let failed = false;
-      if (report.unexplainedCount === 0) {
-        console.log(`ok: ${report.checked} IDs above startAfter ${settings.startAfter}, all in blocks ticketd has handed out`);
-      } else {
-        failed = true;
-        const more = report.unexplainedCount - report.unexplained.length;
-        console.log(
-          `problem: ${report.unexplainedCount} of ${report.checked} IDs above startAfter ${settings.startAfter} were not made by ticketd, which may hand them out later: ` +
-            `${report.unexplained.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
-        );
-      }
-      if (table.hasAutoIncrement) {
+      for (const line of formatVerify(report, settings, table)) console.log(line);
+      let failed = !isClean(report);
+      if (table.hasAutoIncrement && report.counterProblem === undefined) {
         failed ||= flags.strict === true;
+        const reserve = settings.maxId < table.maxId ? `next ${table.autoIncrement}, in the old version's reserve above maxId ${settings.maxId}` : `next ${table.autoIncrement}`;
         console.log(
-          `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (next ${table.autoIncrement}); ` +
-            'an insert without an ID would take one ticketd may also issue. Once the app passes IDs, drop it: ' +
+          `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (${reserve}). ` +
+            'Once no old version inserts without an ID, drop it: ' +
             `npx ticketd migrate apply${sourceArgument(flags)} --table ${table.name} --column ${table.column} --sequence ${name} ` +
-            `--block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'ordered' ? '' : ` --ids ${settings.ids}`} --alter`,
+            `${applyArguments({ settings, table, legacyReserve: table.maxId - settings.maxId })} --alter`,
         );
       }
       process.exitCode = failed ? 1 : 0;
@@ -218,13 +219,14 @@ function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
   return name;
 }
 
-function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint; ids?: IdMode } {
+function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint; legacyReserve?: bigint; ids?: IdMode } {
   if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque' && flags.ids !== 'strict') throw new ConfigError(`--ids must be ordered, opaque or strict; got ${JSON.stringify(flags.ids)}`);
   return {
     sequence: sequenceName(flags, table),
     ...(flags.ids !== undefined && { ids: flags.ids }),
     ...(flags.blockSize !== undefined && { blockSize: parseUnsigned(flags.blockSize, '--block-size') }),
     ...(flags.headroom !== undefined && { headroom: parseUnsigned(flags.headroom, '--headroom') }),
+    ...(flags.legacyReserve !== undefined && { legacyReserve: parseUnsigned(flags.legacyReserve, '--legacy-reserve') }),
   };
 }
 
@@ -257,7 +259,7 @@ async function readFleet(name: string, flags: MigrateFlags, withService: WithSer
 
 function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined, fleet: { backends: number; increment: bigint } | undefined): Record<string, unknown> {
   const t = plan.table;
-  const range = t.maxId - plan.settings.startAfter;
+  const range = plan.settings.maxId - plan.settings.startAfter;
   const reach = share(fleet);
   return {
     table: t.name,
@@ -273,6 +275,8 @@ function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined,
     maxId: String(plan.settings.maxId),
     ids: plan.settings.ids,
     headroom: String(plan.headroom),
+    legacyReserve: String(plan.legacyReserve),
+    columnMax: String(t.maxId),
     lastsSeconds: plan.lastsSeconds === undefined ? null : plan.lastsSeconds * reach,
     idsLeft: String(range),
     // The share of the range the backends reach: each issues one residue class of the increment (the text plan prints it too).

@@ -6,6 +6,7 @@ import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
 import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { MigrationRefusedError } from '../errors.js';
 import { quoteIdentifier, type LegacyTable } from '../backend/mysql/legacy-table.js';
+import { defaultReserve } from './cut-over.js';
 
 /** Headroom when none is given: IDs the legacy app may still take during the cut-over. */
 export const DEFAULT_HEADROOM = 10_000n;
@@ -22,6 +23,8 @@ export interface PlanOptions {
   readonly startAfter?: bigint | undefined;
   /** Ordered (default) or opaque IDs (docs/opaque-ids.md, "In use"). */
   readonly ids?: IdMode | undefined;
+  /** IDs kept above the sequence for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0 without AUTO_INCREMENT). */
+  readonly legacyReserve?: bigint | undefined;
 }
 
 /** A migration plan. */
@@ -29,6 +32,8 @@ export interface MigrationPlan {
   readonly table: LegacyTable;
   readonly settings: SequenceSettings;
   readonly headroom: bigint;
+  /** IDs above the sequence's maxId, up to the column's, left to the old version's AUTO_INCREMENT (cut-over.ts). */
+  readonly legacyReserve: bigint;
   /** The highest ID the legacy table holds or will hand out next: max(MAX(id), AUTO_INCREMENT). */
   readonly legacyHigh: bigint;
   /** Seconds until maxId at the observed growth rate, when a rate was observed. */
@@ -53,17 +58,26 @@ export function planMigration(table: LegacyTable, options: PlanOptions): Migrati
       `${table.name}.${table.column} (${table.columnType}) holds at most ${table.maxId}; startAfter ${startAfter} leaves no IDs: widen the column first`,
     );
   }
-  const ids = options.ids ?? 'ordered';
-  if (ids === 'opaque' && table.maxId - startAfter < MIN_OPAQUE_DOMAIN) {
+  // Only a table with AUTO_INCREMENT has old-version writers to keep apart (cut-over.ts).
+  const legacyReserve = options.legacyReserve ?? (table.hasAutoIncrement ? defaultReserve(table.maxId, startAfter) : 0n);
+  const maxId = table.maxId - legacyReserve;
+  if (legacyReserve < 0n || startAfter >= maxId) {
     throw new MigrationRefusedError(
-      `--ids opaque needs at least ${MIN_OPAQUE_DOMAIN} IDs above startAfter ${startAfter}; ${table.name}.${table.column} (${table.columnType}) leaves ${table.maxId - startAfter}: widen the column or keep ordered IDs`,
+      `--legacy-reserve ${legacyReserve} leaves no IDs between startAfter ${startAfter} and ${table.name}.${table.column}'s largest value ${table.maxId}: take a smaller reserve or widen the column first`,
     );
   }
-  const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(table.maxId - startAfter) / table.growth.idsPerSecond;
+  const ids = options.ids ?? 'ordered';
+  if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {
+    throw new MigrationRefusedError(
+      `--ids opaque needs at least ${MIN_OPAQUE_DOMAIN} IDs above startAfter ${startAfter}; ${table.name}.${table.column} (${table.columnType}) leaves ${maxId - startAfter}: widen the column or keep ordered IDs`,
+    );
+  }
+  const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(maxId - startAfter) / table.growth.idsPerSecond;
   return {
     table,
-    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId: table.maxId, ids }),
+    settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId, ids }),
     headroom,
+    legacyReserve,
     legacyHigh,
     lastsSeconds,
     alterStatement: alterStatementFor(table),
@@ -117,7 +131,7 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
   const row = (label: string, value: string): string => `${`${label}:`.padEnd(16)}${value}`;
   const head = [
     row('table', `${table.name}, column ${table.column} ${table.columnType}${table.hasAutoIncrement ? ' AUTO_INCREMENT' : ''}`),
-    row('maxId', `${table.maxId} (largest value of ${table.columnType})`),
+    row('column max', `${table.maxId} (largest value of ${table.columnType})`),
     row(`MAX(${table.column})`, String(table.maxExisting)),
     row('AUTO_INCREMENT', table.autoIncrement === undefined ? 'none' : String(table.autoIncrement)),
     row(
@@ -128,11 +142,16 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     ),
   ];
   const common = `${next.sourceArgument} --table ${table.name} --column ${table.column} --sequence ${settings.name}`;
-  const verify = `npx ticketd migrate verify${common} --strict`;
+  const verify = `npx ticketd migrate verify${common}`;
   const alter = table.hasAutoIncrement
-    ? ['once no insert relies on AUTO_INCREMENT, drop it (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
+    ? ['once no old version runs (nothing inserts without an ID), drop AUTO_INCREMENT (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
     : [];
-  const switchApp = [`in the app, take IDs from ticketd (sequence ${settings.name}) and pass them:`, `     ${plan.insertStatement}`];
+  const switchApp = [
+    `roll out the app version that takes IDs from ticketd (sequence ${settings.name}) and passes them${table.hasAutoIncrement ? `; old instances keep inserting through AUTO_INCREMENT, above maxId, meanwhile` : ''}:`,
+    `     ${plan.insertStatement}`,
+  ];
+  const during = table.hasAutoIncrement ? [`during the roll-out, at any time: ${verify}`] : [];
+  const strict = [`${verify} --strict`];
   if (next.existing !== undefined) {
     const e = next.existing;
     return [
@@ -140,29 +159,47 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
       row('sequence', `${e.name} exists (blockSize=${e.blockSize} startAfter=${e.startAfter} maxId=${e.maxId} ids=${e.ids}): migrate apply has run`),
       '',
       'next:',
-      ...numbered([switchApp, alter, [verify]]),
+      ...numbered([switchApp, during, alter, strict]),
     ];
   }
   return [
     ...head,
     row('startAfter', `${settings.startAfter} = ${plan.legacyHigh} + headroom ${plan.headroom}`),
+    row('maxId', plan.legacyReserve === 0n ? `${settings.maxId} (the column's)` : `${settings.maxId} = column max - reserve ${plan.legacyReserve}`),
+    ...(plan.legacyReserve === 0n
+      ? []
+      : [row('reserve', `${settings.maxId + 1n} to ${table.maxId}: AUTO_INCREMENT moves to ${settings.maxId + 1n} at apply, for the old version${reserveLasts(plan)}`)]),
     row('blockSize', String(settings.blockSize)),
-    row('IDs left', idsLeft(table.maxId - settings.startAfter, next.fleet)),
+    row('IDs left', idsLeft(settings.maxId - settings.startAfter, next.fleet)),
     row(
       'lasts',
       plan.lastsSeconds === undefined
         ? 'unknown (no growth rate)'
-        : `${formatDuration(plan.lastsSeconds * share(next.fleet))} at that rate${growth !== undefined && plan.headroom > 0n ? `; the headroom covers ${formatDuration(Number(plan.headroom) / growth.idsPerSecond)} of inserts` : ''}`,
+        : `${formatDuration(plan.lastsSeconds * share(next.fleet))} at that rate${growth !== undefined && plan.headroom > 0n ? `; the headroom covers ${formatDuration(Number(plan.headroom) / growth.idsPerSecond)} of inserts until apply` : ''}`,
     ),
     '',
     'next:',
     ...numbered([
-      [`npx ticketd migrate apply${common} --block-size ${settings.blockSize} --start-after ${settings.startAfter}${settings.ids === 'ordered' ? '' : ` --ids ${settings.ids}`}`],
+      [`npx ticketd migrate apply${common} ${applyArguments(plan)}`],
       switchApp,
+      during,
       alter,
-      [verify],
+      strict,
     ]),
   ];
+}
+
+/** The settings apply needs to make exactly this plan's sequence. */
+export function applyArguments(plan: Pick<MigrationPlan, 'settings' | 'legacyReserve' | 'table'>): string {
+  const s = plan.settings;
+  const reserve = plan.table.hasAutoIncrement ? ` --legacy-reserve ${plan.legacyReserve}` : '';
+  return `--block-size ${s.blockSize} --start-after ${s.startAfter}${reserve}${s.ids === 'ordered' ? '' : ` --ids ${s.ids}`}`;
+}
+
+/** How long the reserve lasts the old version at the growth rate seen: all it has after a rollback. */
+function reserveLasts(plan: MigrationPlan): string {
+  const rate = plan.table.growth?.idsPerSecond;
+  return rate === undefined || rate <= 0 ? '' : ` (${formatDuration(Number(plan.legacyReserve) / rate)} of inserts at that rate)`;
 }
 
 /** Steps as `  1. first line` with their further lines indented below; empty steps are left out. */

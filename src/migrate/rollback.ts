@@ -9,6 +9,7 @@
 import { blockForTicket } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { quoteIdentifier, type LegacyTable } from '../backend/mysql/legacy-table.js';
+import { rollbackCounter } from './cut-over.js';
 
 /** What a rollback would do, or why it must not. */
 export interface RollbackPlan {
@@ -41,22 +42,23 @@ export function highestIdEverIssued(settings: SequenceSettings, highestTicket: b
 
 /**
  * Plans the rollback of `settings` onto `table`: pure. `rowsAbove` are legacy rows found above the
- * highest ID ticketd could have issued (none should be: every row since the migration has an ID of
- * ticketd's).
+ * highest ID ticketd could have issued and at most its maxId (none should be: every row there since
+ * the migration has an ID of ticketd's; rows above maxId are the old version's reserve).
  */
 export function planRollback(settings: SequenceSettings, highestTicket: bigint, table: LegacyTable, rowsAbove: readonly bigint[]): RollbackPlan {
   const highestId = highestIdEverIssued(settings, highestTicket);
-  const next = highestId + 1n;
+  // With a reserve, the counter stays above maxId, where the old version has inserted all along.
+  const next = rollbackCounter(settings, table.maxId, highestId);
   const name = quoteIdentifier(table.name);
   const statement = table.hasAutoIncrement
     ? `ALTER TABLE ${name} AUTO_INCREMENT = ${next}`
     : `ALTER TABLE ${name} MODIFY ${quoteIdentifier(table.column)} ${table.columnType} NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = ${next}`;
   const done = settings.retired === true && table.hasAutoIncrement && table.autoIncrement !== undefined && table.autoIncrement >= next;
-  const refusal = done ? undefined : refusalOf(settings, table, next, rowsAbove);
+  const refusal = done ? undefined : refusalOf(settings, table, next, highestId, rowsAbove);
   return { sequence: settings.name, table: table.name, highestTicket, highestId, nextAutoIncrement: next, statement, done, refusal };
 }
 
-function refusalOf(settings: SequenceSettings, table: LegacyTable, next: bigint, rowsAbove: readonly bigint[]): string | undefined {
+function refusalOf(settings: SequenceSettings, table: LegacyTable, next: bigint, highestId: bigint, rowsAbove: readonly bigint[]): string | undefined {
   const { name } = settings;
   if (settings.retired !== true) {
     return `sequence ${name} is not retired: new tickets could be taken while the application switches; run npx ticketd sequences retire ${name} first`;
@@ -67,7 +69,7 @@ function refusalOf(settings: SequenceSettings, table: LegacyTable, next: bigint,
       : `AUTO_INCREMENT must start at ${next}, past what ${table.name}.${table.column} (${table.columnType}) holds (${table.maxId}); widen the column first`;
   }
   if (rowsAbove.length > 0) {
-    return `${table.name} has rows above ${next - 1n}, the highest ID ticketd could have issued (${rowsAbove.join(', ')}${rowsAbove.length >= ROWS_SHOWN ? ', …' : ''}): something else wrote IDs there, and AUTO_INCREMENT from ${next} would meet them; find out what before rolling back`;
+    return `${table.name} has rows above ${highestId}, the highest ID ticketd could have issued (${rowsAbove.join(', ')}${rowsAbove.length >= ROWS_SHOWN ? ', …' : ''}): something else wrote IDs there, and AUTO_INCREMENT from ${next} would meet them; find out what before rolling back`;
   }
   return undefined;
 }

@@ -1,9 +1,10 @@
 /** `ticketd init`: schema, backend identity and the `default` sequence on every backend. */
 import type { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_SEQUENCE_NAME, parseSequenceSettings } from '../core/sequence.js';
-import { BackendsUnavailableError } from '../errors.js';
+import { BackendTlsError, BackendsUnavailableError } from '../errors.js';
 import type { TicketService } from './ticket-service.js';
 import { errorText } from '../util/error-text.js';
+import { isLoginDenied, isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
 
 /** What init did on one backend. */
 export interface InitResult {
@@ -17,9 +18,40 @@ export interface InitResult {
 export async function requireEveryBackend(allocator: Allocator, command: string): Promise<void> {
   const first = (await allocator.probe())[0];
   if (first !== undefined) {
-    const reason = errorText(first.error);
-    throw new BackendsUnavailableError(`${command} needs every backend: ${first.backend} failed: ${reason}; start it (or fix TICKETD_BACKENDS) and run ${command} again`, { cause: first.error });
+    throw new BackendsUnavailableError(`${command} needs every backend: ${whatFailed(first.backend, first.error)}; then run ${command} again`, { cause: first.error });
   }
+}
+
+/**
+ * What to tell the operator about a backend that failed: a server that answered with an error is
+ * running, so "start it" would send them the wrong way.
+ */
+export function whatFailed(backend: string, error: unknown): string {
+  const reason = errorText(error);
+  // A refused handshake names the backend and the setting already (TICKETD_BACKEND_TLS).
+  if (error instanceof BackendTlsError) return `${backend} failed: ${reason}`;
+  const root = serverError(error);
+  if (isUnknownDatabase(root)) {
+    const database = backend.replace(/^.*\//, '');
+    return `${backend} is running but has no database ${database}: create it (CREATE DATABASE ${database}) and grant the account its privileges there (docs/operating.md, "Accounts and GRANTs")`;
+  }
+  if (isLoginDenied(root)) {
+    return (
+      `${backend} is running but refused the login: ${reason}; check the user and password in TICKETD_BACKENDS. ` +
+      "On MariaDB, an anonymous account (''@'localhost', made by the default install) matches a login from the same host before 'user'@'%' does " +
+      "and refuses its password: drop it (DROP USER ''@'localhost'; DROP USER ''@'<hostname>') or create the account @'localhost' too"
+    );
+  }
+  if (root !== undefined) return `${backend} is running but answered: ${reason}`;
+  return `${backend} failed: ${reason}; start it (or fix TICKETD_BACKENDS)`;
+}
+
+/** The error the server sent, found along the cause chain, if the server answered at all. */
+function serverError(error: unknown): unknown {
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (serverAnswered(e)) return e;
+  }
+  return undefined;
 }
 
 /** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */

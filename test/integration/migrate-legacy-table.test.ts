@@ -12,6 +12,8 @@ interface PlanJson {
   blockSize: string;
   startAfter: string;
   maxId: string;
+  columnMax: string;
+  legacyReserve: string;
   alterStatement: string;
   insertStatement: string;
 }
@@ -52,6 +54,7 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     return ((await res.json()) as { ids: string[] }).ids.map(BigInt);
   };
 
+  // 2^18 rows built by doubling, and an ALTER that copies them: up to a minute on a shared 2-core machine.
   it.each([
     ['INT signed', 'INT', 'orders_int', 2147483647n, '100'],
     ['INT UNSIGNED', 'INT UNSIGNED', 'orders_uint', 4294967295n, '100'],
@@ -61,7 +64,10 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     const plan = await runCliAsync(['migrate', 'plan', ...source(), '--table', table, '--json'], env());
     expect(plan.stderr).toBe('');
     const p = JSON.parse(plan.stdout) as PlanJson;
-    expect(p.maxId).toBe(String(maxId));
+    expect(p.columnMax).toBe(String(maxId));
+    // The sequence stops below the column's largest value: the rest is the old version's reserve.
+    expect(BigInt(p.legacyReserve)).toBe((maxId - BigInt(p.startAfter)) / 16n);
+    expect(BigInt(p.maxId)).toBe(maxId - BigInt(p.legacyReserve));
     const top = await legacyMax(table);
     expect(top).toBeGreaterThanOrEqual(LEGACY_ROWS);
     expect(p.maxExisting).toBe(String(top));
@@ -82,7 +88,8 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     expect(printed).toContain(`--block-size ${blockSize} --start-after ${p.startAfter}`);
     const applied = await runCliAsync(['-c', printed], env(), ['bash']);
     expect(applied.stderr).toBe('');
-    expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${maxId}`));
+    expect(applied.stdout).toMatch(new RegExp(`^sequence ${table} created on 2 backends: blockSize=${blockSize} startAfter=${p.startAfter} maxId=${p.maxId}`, 'm'));
+    expect(applied.stdout).toContain(`ran: ALTER TABLE \`${table}\` AUTO_INCREMENT = ${BigInt(p.maxId) + 1n}`);
     // Apply twice is safe; a conflicting apply is refused.
     expect((await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--block-size', blockSize], env())).stdout).toMatch(/already exists .*left alone/);
     const conflict = await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--block-size', '7'], env());
@@ -112,9 +119,12 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     const alter = await runCliAsync(['migrate', 'apply', ...source(), '--table', table, '--alter'], env());
     expect(alter.stdout).toContain(`ran: ${p.alterStatement}`);
     const strict = await runCliAsync(['migrate', 'verify', ...source(), '--table', table, '--strict'], env());
-    expect(strict.stdout).toBe(`ok: 500 IDs above startAfter ${p.startAfter}, all in blocks ticketd has handed out\n`);
+    expect(strict.stdout).toBe(
+      `ok: 500 IDs above startAfter ${p.startAfter}, all in blocks ticketd has handed out\n` +
+        `old version: 0 IDs above maxId ${p.maxId}, in the reserve up to ${maxId} that ticketd never reaches (inserted through AUTO_INCREMENT)\n`,
+    );
     expect(strict.status).toBe(0);
-  });
+  }, 150_000);
 
   it('BIGINT with --ids strict: the printed apply makes a strict sequence above the legacy IDs, its IDs increasing from one request to the next', async () => {
     const table = 'orders_strict';
@@ -154,7 +164,7 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
     const ok = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(ok.stdout).toMatch(/^ok: 2000 IDs above startAfter/);
     // An ID ticketd did not hand out decodes to a block it has not handed out (almost surely).
-    const rogue = 2147483000n;
+    const rogue = BigInt(/maxId=(\d+)/.exec(applied.stdout)![1]!) - 647n;
     await db.query(`INSERT INTO ${table} (id, customer, created_at) VALUES (${rogue}, 'rogue', NOW())`);
     const bad = await runCliAsync(['migrate', 'verify', ...source(), '--table', table], env());
     expect(bad.status).toBe(1);
@@ -168,6 +178,8 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
 
   it('apply refuses when a table still taking inserts has grown past startAfter, and succeeds with headroom', async () => {
     await legacyTable('busy', 'INT', 1024);
+    let startAfter = 0n;
+    let maxId = 0n;
     let inserting = true;
     const writer = (async () => {
       const conn = await mysql.createConnection(legacy.url);
@@ -184,24 +196,38 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
 
       const roomy = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'busy', '--headroom', '1000000'], env());
       expect(roomy.stderr).toBe('');
-      expect(roomy.stdout).toMatch(/^sequence busy created/);
+      expect(roomy.stdout).toMatch(/^sequence busy created/m);
+      const [, from, to] = /startAfter=(\d+) maxId=(\d+)/.exec(roomy.stdout)!;
+      startAfter = BigInt(from!);
+      maxId = BigInt(to!);
+      await new Promise((r) => setTimeout(r, 300));
     } finally {
       inserting = false;
       await writer;
     }
+    // The writer went on through AUTO_INCREMENT after apply: all of it above maxId, none in ticketd's range.
+    const [rows] = await db.query<mysql.RowDataPacket[]>(`SELECT SUM(id > ${startAfter} AND id <= ${maxId}) AS inside, SUM(id > ${maxId}) AS above FROM busy`);
+    expect(Number(rows[0]!.inside)).toBe(0);
+    expect(Number(rows[0]!.above)).toBeGreaterThan(0);
     const ids = await issue('busy', 200);
-    const top = await legacyMax('busy');
-    for (const id of ids) expect(id > top).toBe(true);
+    for (const id of ids) expect(id > startAfter && id <= maxId).toBe(true);
   });
 
-  it('a 32-bit table near its top: refused without room, then stops exactly at 2147483647', async () => {
+  it('a 32-bit table near its top: refused without room; with no reserve (no old version left, --alter), stops exactly at 2147483647', async () => {
     await db.query('CREATE TABLE nearly_full (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, note VARCHAR(10)) AUTO_INCREMENT=2147483000');
     for (let i = 0; i < 100; i++) await db.query("INSERT INTO nearly_full (note) VALUES ('x')");
     const none = await runCliAsync(['migrate', 'plan', ...source(), '--table', 'nearly_full'], env());
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/^ticketd: nearly_full\.id \(int\(11\)\) holds at most 2147483647; startAfter \d+ leaves no IDs/);
-    const applied = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100'], env());
+    // No reserve while AUTO_INCREMENT is on would let an insert without an ID take ticketd's IDs: refused.
+    const unsafe = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100', '--legacy-reserve', '0'], env());
+    expect(unsafe.status).toBe(1);
+    expect(unsafe.stderr).toMatch(/no reserve is left for inserts without an ID.*add --alter to drop AUTO_INCREMENT first/);
+    const applied = await runCliAsync(['migrate', 'apply', ...source(), '--table', 'nearly_full', '--headroom', '100', '--legacy-reserve', '0', '--alter'], env());
     expect(applied.stderr).toBe('');
+    // AUTO_INCREMENT went before the sequence came, and only once.
+    expect(applied.stdout).toMatch(/^ran: ALTER TABLE `nearly_full` MODIFY `id` int\S* NOT NULL\nsequence nearly_full created/m);
+    expect(applied.stdout.match(/^ran: /gm)).toHaveLength(1);
     const startAfter = BigInt(/startAfter=(\d+)/.exec(applied.stdout)![1]!);
 
     const ids: bigint[] = [];

@@ -28,6 +28,16 @@ describe('rollback plan', () => {
     expect(formatRollback(plan, false)).toContain('would run: ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 50100');
   });
 
+  it('with a reserve above maxId, keeps AUTO_INCREMENT there: the counter is never pulled back into ticketd\'s range', () => {
+    const cut = { ...orders, maxId: 2_000_000_000n };
+    const withCounter = { ...table, hasAutoIncrement: true, autoIncrement: 2_000_000_123n };
+    const plan = planRollback(cut, 500n, withCounter, []);
+    expect([plan.highestId, plan.nextAutoIncrement, plan.done, plan.refusal]).toEqual([50_099n, 2_000_000_001n, true, undefined]);
+    // apply --alter took AUTO_INCREMENT away: it comes back above maxId.
+    expect(planRollback(cut, 500n, table, []).statement).toBe('ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 2000000001');
+    expect(planRollback(cut, 500n, table, [60_000n]).refusal).toMatch(/rows above 50099, .*could have issued \(60000\)/);
+  });
+
   it('refuses while the sequence is not retired, and names the command that retires it', () => {
     const { retired: _retired, ...live } = orders;
     expect(planRollback(live, 500n, table, []).refusal).toMatch(/not retired.*npx ticketd sequences retire orders/);

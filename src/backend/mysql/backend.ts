@@ -16,7 +16,7 @@ import { StrictSql } from './strict-sql.js';
 import { probePrivileges } from './privilege-probe.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
-export { isUnknownDatabase, serverAnswered } from './errors.js';
+export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;

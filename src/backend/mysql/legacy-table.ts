@@ -152,6 +152,35 @@ export async function readLegacyHigh(
   return { maxExisting, autoIncrement: table.hasAutoIncrement ? await readAutoIncrement(conn, table.name) : undefined };
 }
 
+/** The highest ID at or below `bound` (0 when none is above 0): what the legacy table holds in a sequence's range. */
+export async function readHighestUpTo(conn: Connection, table: Pick<LegacyTable, 'name' | 'column'>, bound: bigint): Promise<bigint> {
+  const id = quoteIdentifier(table.column);
+  // A decimal string compared with the column: exact on MariaDB and MySQL at any size.
+  const [top] = await query(conn, `SELECT MAX(${id}) AS top FROM ${quoteIdentifier(table.name)} WHERE ${id} <= ?`, [String(bound)]);
+  const max = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
+  return max > 0n ? max : 0n;
+}
+
+/** One ID of the legacy table and how many rows hold it (more than one only without a unique key). */
+export interface IdCount {
+  readonly id: bigint;
+  readonly rows: number;
+}
+
+/**
+ * Legacy IDs above `after`, with their row counts, in ascending pages of `limit`: keyset
+ * pagination on the ID column's index (AUTO_INCREMENT needs one), so each page costs its own rows.
+ */
+export async function readIdCountsAbove(conn: Connection, table: Pick<LegacyTable, 'name' | 'column'>, after: bigint, limit: number): Promise<IdCount[]> {
+  const id = quoteIdentifier(table.column);
+  const rows = await query(
+    conn,
+    `SELECT ${id} AS id, COUNT(*) AS n FROM ${quoteIdentifier(table.name)} WHERE ${id} > ? GROUP BY ${id} ORDER BY ${id} LIMIT ${Math.trunc(limit)}`,
+    [String(after)],
+  );
+  return rows.map((r) => ({ id: BigInt(String(r.id)), rows: Number(r.n) }));
+}
+
 /** Legacy IDs above `after`, in ascending pages of `limit`. */
 export async function readIdsAbove(conn: Connection, table: LegacyTable, after: bigint, limit: number): Promise<bigint[]> {
   const id = quoteIdentifier(table.column);
