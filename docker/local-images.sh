@@ -4,9 +4,13 @@
 # For each image ticketd's Docker files use (MySQL for the backends, Node for ticketd), it prints an
 # `export` line: the official image when this engine has it or can pull it, otherwise a stand-in
 # built here from Debian packages:
-#   TICKETD_MYSQL_IMAGE  mysql:8.4, or MariaDB 10.11 with an entrypoint that honours the official
-#                        image's (MYSQL_ROOT_PASSWORD, MYSQL_DATABASE, MYSQL_USER/MYSQL_PASSWORD,
-#                        /docker-entrypoint-initdb.d, /etc/mysql/conf.d)
+#   TICKETD_MYSQL_IMAGE  mysql:8.4, or Oracle MySQL 9.7 (Debian unstable's mysql-server-core, from
+#                        the root file system test/support/mysql-root.sh prepares) behind an
+#                        entrypoint that honours the official image's (MYSQL_ROOT_PASSWORD,
+#                        MYSQL_DATABASE, MYSQL_USER/MYSQL_PASSWORD, /docker-entrypoint-initdb.d,
+#                        /etc/mysql/conf.d); the MariaDB stand-in where that root cannot be made
+#   TICKETD_MARIADB_IMAGE  MariaDB 10.11 behind the same entrypoint (the suite runs its Docker
+#                        tests on both engines)
 #   TICKETD_NODE_IMAGE   node:20-slim, or this host's Node (≥ 20.19) and npm on Debian 12
 # Use:  eval "$(docker/local-images.sh)" && docker-compose -f docker/compose.yml up --build
 #
@@ -140,6 +144,79 @@ EOF
   rm -rf "$ctx"
 }
 
+MYSQL_ROOT_SCRIPT="$(dirname "$0")/../test/support/mysql-root.sh"
+
+# Oracle MySQL from the root file system of Debian unstable's mysql-server-core (never installed
+# into this machine): imported whole, behind the same entrypoint contract as the official image.
+build_mysql_real() {
+  local root=$1 tag=$2 ctx base_tag
+  base_tag="${tag/mysql:/mysql-root:}"
+  say "importing $root as $base_tag"
+  tar -C "$root" --exclude=./var/cache/apt --exclude=./var/lib/apt/lists -c . | docker import - "$base_tag" >/dev/null
+  ctx=$(mktemp -d)
+  cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $base_tag
+RUN (getent group mysql || groupadd -r mysql) && (getent passwd mysql || useradd -r -g mysql -s /usr/sbin/nologin mysql) \
+ && mkdir -p /var/lib/mysql /var/lib/mysql-files /run/mysqld /etc/mysql/conf.d /docker-entrypoint-initdb.d \
+ && chown mysql:mysql /var/lib/mysql /var/lib/mysql-files /run/mysqld \
+ && printf '[mysqld]\n!includedir /etc/mysql/conf.d/\n' > /etc/mysql/my.cnf
+COPY entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+VOLUME /var/lib/mysql
+EXPOSE 3306
+ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
+CMD ["mysqld"]
+DOCKERFILE
+  cat >"$ctx/entrypoint.sh" <<'ENTRYPOINT'
+#!/bin/bash
+# Oracle MySQL behind the official MySQL image's entrypoint contract (a stand-in: see docker/local-images.sh).
+set -euo pipefail
+if [ "${1:0:1}" = '-' ]; then set -- mysqld "$@"; fi
+if [ "$1" != mysqld ]; then exec "$@"; fi
+shift
+args=(--user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock --bind-address=0.0.0.0 --port=3306 "$@")
+sql() { mysql --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ${root_pw:+-p"$root_pw"} "$@"; }
+if [ ! -d /var/lib/mysql/mysql ]; then
+  if [ -z "${MYSQL_ROOT_PASSWORD:-}" ] && [ -z "${MYSQL_ALLOW_EMPTY_PASSWORD:-}" ]; then
+    echo 'error: database is uninitialized and MYSQL_ROOT_PASSWORD is not set (or set MYSQL_ALLOW_EMPTY_PASSWORD)' >&2
+    exit 1
+  fi
+  mysqld --initialize-insecure --user=mysql --datadir=/var/lib/mysql
+  mysqld "${args[@]}" --skip-networking &
+  pid=$!
+  for _ in $(seq 120); do mysqladmin --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
+  root_pw=
+  pw=${MYSQL_ROOT_PASSWORD:-}
+  sql <<SQL
+CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '${pw}';
+GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;
+ALTER USER 'root'@'localhost' IDENTIFIED BY '${pw}';
+FLUSH PRIVILEGES;
+SQL
+  root_pw=$pw
+  if [ -n "${MYSQL_DATABASE:-}" ]; then sql -e "CREATE DATABASE IF NOT EXISTS \`${MYSQL_DATABASE}\`"; fi
+  if [ -n "${MYSQL_USER:-}" ] && [ -n "${MYSQL_PASSWORD:-}" ]; then
+    sql -e "CREATE USER '${MYSQL_USER}'@'%' IDENTIFIED BY '${MYSQL_PASSWORD}'"
+    if [ -n "${MYSQL_DATABASE:-}" ]; then sql -e "GRANT ALL ON \`${MYSQL_DATABASE}\`.* TO '${MYSQL_USER}'@'%'"; fi
+  fi
+  for f in /docker-entrypoint-initdb.d/*; do
+    case "$f" in
+      *.sh) echo "entrypoint: running $f"; . "$f" ;;
+      *.sql) echo "entrypoint: running $f"; sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} <"$f" ;;
+      *.sql.gz) echo "entrypoint: running $f"; gunzip -c "$f" | sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
+    esac
+  done
+  mysqladmin --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ${root_pw:+-p"$root_pw"} shutdown
+  wait "$pid" || true
+  echo 'entrypoint: init process done; ready for start up'
+fi
+exec mysqld "${args[@]}"
+ENTRYPOINT
+  chmod +x "$ctx/entrypoint.sh"
+  docker build -q -t "$tag" "$ctx" >/dev/null || { rm -rf "$ctx"; fail "the MySQL stand-in did not build"; }
+  docker rmi "$base_tag" >/dev/null 2>&1 || true
+  rm -rf "$ctx"
+}
+
 NODE_BIN=$(command -v node || true)
 NPM_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v npm || echo /nonexistent)")")" 2>/dev/null || true)
 
@@ -173,12 +250,21 @@ EOF
   rm -rf "$ctx"
 }
 
+mariadb_tag="ticketd-local/mariadb:10.11-$(echo "$BASE_TAG" | sha256sum | cut -c1-12)"
+standin "$mariadb_tag" build_mysql
+echo "export TICKETD_MARIADB_IMAGE=$mariadb_tag"
+
 if official "$MYSQL_OFFICIAL"; then
   echo "export TICKETD_MYSQL_IMAGE=$MYSQL_OFFICIAL"
-else
-  tag="ticketd-local/mariadb:10.11-$(echo "$BASE_TAG" | sha256sum | cut -c1-12)"
-  standin "$tag" build_mysql
+elif mysql_root=$(bash "$MYSQL_ROOT_SCRIPT" 2>/dev/null) && [ -x "$mysql_root/usr/sbin/mysqld" ]; then
+  version=$(awk '/^Package: mysql-server-core$/ { p = 1 } p && /^Version: / { print $2; exit }' "$mysql_root/var/lib/dpkg/status")
+  tag="ticketd-local/mysql:${version%%-*}-$( (echo "$SELF_HASH"; echo "$version") | sha256sum | cut -c1-12)"
+  build_real() { build_mysql_real "$mysql_root" "$1"; }
+  standin "$tag" build_real
   echo "export TICKETD_MYSQL_IMAGE=$tag"
+else
+  say "no root file system of Oracle MySQL ($MYSQL_ROOT_SCRIPT failed): TICKETD_MYSQL_IMAGE is the MariaDB stand-in"
+  echo "export TICKETD_MYSQL_IMAGE=$mariadb_tag"
 fi
 
 if official "$NODE_OFFICIAL"; then

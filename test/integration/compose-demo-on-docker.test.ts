@@ -38,7 +38,7 @@ const project = `ticketd-demo-test-${process.pid}`;
     const started = Date.now();
     dc('up', '--build', '-d');
     await waitFor(async () => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200, 60_000, 'ticketd ready');
-    console.log(`compose demo: ${compose.join(' ')} up --build took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    console.log(`compose demo on ${env.TICKETD_MYSQL_IMAGE}: ${compose.join(' ')} up --build took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }, 660_000);
 
   afterAll(() => {
@@ -114,7 +114,8 @@ const tlsProject = `ticketd-tls-test-${process.pid}`;
     if (made.status !== 0) throw new Error(`make-certs.sh failed: ${made.stderr}`);
     agent = new Agent({ keepAlive: true, ca: readFileSync(join(certs, 'ca.pem'), 'utf8') });
     const [http, a, b] = [await freePort(), await freePort(), await freePort()];
-    Object.assign(env, { TICKETD_MYSQL_IMAGE: image('TICKETD_MYSQL_IMAGE'), TICKETD_NODE_IMAGE: image('TICKETD_NODE_IMAGE'), TICKETD_HTTP_PORT: String(http), TICKETD_MYSQL_A_PORT: String(a), TICKETD_MYSQL_B_PORT: String(b) });
+    // The MariaDB image here, the MySQL one in the plain demo: the compose path on both engines.
+    Object.assign(env, { TICKETD_MYSQL_IMAGE: image('TICKETD_MARIADB_IMAGE'), TICKETD_NODE_IMAGE: image('TICKETD_NODE_IMAGE'), TICKETD_HTTP_PORT: String(http), TICKETD_MYSQL_A_PORT: String(a), TICKETD_MYSQL_B_PORT: String(b) });
     url = `https://localhost:${http}`;
     dc('up', '--build', '-d');
     for (let i = 0; i < 120; i++) {
@@ -152,7 +153,7 @@ const tlsProject = `ticketd-tls-test-${process.pid}`;
     }
     expect(ids.size).toBe(5000);
     const check = dc('exec', '-T', 'ticketd', 'node', 'dist/cli/main.js', 'check');
-    console.log(`compose with TLS: 5000 IDs over HTTPS, 0 repeated; check: ${check.split('\n').filter((l) => l.startsWith('info:')).join(' | ')}`);
+    console.log(`compose with TLS on ${env.TICKETD_MYSQL_IMAGE}: 5000 IDs over HTTPS, 0 repeated; check: ${check.split('\n').filter((l) => l.startsWith('info:')).join(' | ')}`);
     expect(check.match(/^info: backend mysql:\/\/mysql-[ab]:3306\/ticketd: TLSv1\.[23] \(\S+\), ssl-mode=VERIFY_IDENTITY ssl-ca=\/certs\/ca\.pem$/gm)).toHaveLength(2);
     // The servers themselves refuse plaintext: the same check with ssl-mode=DISABLED fails, saying why.
     const files = ['-p', tlsProject, '-f', 'docker/compose.yml', '-f', 'docker/compose.tls.yml'];

@@ -18,7 +18,7 @@ export function requireDockerInCi(what: string): void {
 }
 
 /** The image named by a TICKETD_*_IMAGE variable that global setup published. */
-export function image(variable: 'TICKETD_MYSQL_IMAGE' | 'TICKETD_NODE_IMAGE'): string {
+export function image(variable: 'TICKETD_MYSQL_IMAGE' | 'TICKETD_MARIADB_IMAGE' | 'TICKETD_NODE_IMAGE'): string {
   const name = process.env[variable];
   if (name === undefined) throw new Error(`${variable} is unset: global setup settles it when an engine answers`);
   return name;

@@ -38,13 +38,13 @@ export function settleDocker() {
     if (images.status !== 0) {
       process.env.TICKETD_TEST_DOCKER = `docker/local-images.sh failed: ${(images.stderr || String(images.error)).trim().split('\n').pop()}`;
     } else {
-      for (const match of images.stdout.matchAll(/^export (TICKETD_(?:MYSQL|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
+      for (const match of images.stdout.matchAll(/^export (TICKETD_(?:MYSQL|MARIADB|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
       process.env.TICKETD_TEST_DOCKER = 'yes';
       // Ryuk's image cannot be pulled where no registry answers; every test stops what it starts.
       if (spawnSync('docker', ['image', 'inspect', 'testcontainers/ryuk:0.14.0']).status !== 0) process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
       // Published ports are reached on loopback, not through the bridge's gateway address.
       process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
-      console.log(`ticketd tests: Docker engine ${engine.stdout.trim()}; MySQL image ${process.env.TICKETD_MYSQL_IMAGE}, Node image ${process.env.TICKETD_NODE_IMAGE}`);
+      console.log(`ticketd tests: Docker engine ${engine.stdout.trim()}; MySQL image ${process.env.TICKETD_MYSQL_IMAGE}, MariaDB image ${process.env.TICKETD_MARIADB_IMAGE}, Node image ${process.env.TICKETD_NODE_IMAGE}`);
       return;
     }
   }
