@@ -1,7 +1,8 @@
 /**
  * The sequences this process serves, and their one owner: each is loaded from the backends on first
- * use (once, however many requests ask at the same time), read again while served (a retirement or
- * a widening made elsewhere shows), refilled through the allocator, and dropped when retired.
+ * use (once, however many requests ask at the same time), read again every SETTINGS_RECHECK_MS while
+ * served, asked for or not (settings-rechecks.ts: a retirement or a widening made elsewhere shows),
+ * refilled through the allocator, and dropped when retired.
  */
 import type { Allocator } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
@@ -14,7 +15,8 @@ import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
 import { EncoderThread } from './encoder-thread.js';
 import { RefusedNames } from './refused-names.js';
-import { SequenceEntry } from './sequence-entry.js';
+import { SequenceEntry, SETTINGS_RECHECK_MS } from './sequence-entry.js';
+import { SettingsRechecks } from './settings-rechecks.js';
 import { resolveSequence, retiredError, rowsOf } from './sequence-rows.js';
 import { StrictSequence, type StrictSequenceOptions } from './strict-sequence.js';
 
@@ -51,6 +53,7 @@ export class ServedSequences {
   readonly #refused: RefusedNames;
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
+  readonly #rechecks: SettingsRechecks;
 
   constructor(options: ServedSequencesOptions) {
     this.#allocator = options.allocator;
@@ -59,17 +62,11 @@ export class ServedSequences {
     this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
     this.#refused = new RefusedNames(this.#clock);
     this.#strictContext = options.strict;
+    this.#rechecks = new SettingsRechecks({ everyMs: SETTINGS_RECHECK_MS, clock: this.#clock, recheck: (name) => this.#recheck(name) });
   }
 
   /** The sequence if this process has loaded it (and not dropped it); undefined otherwise. */
   loaded(name: string): SequenceEntry | undefined {
-    const entry = this.#entries.get(name);
-    if (entry !== undefined) this.#checkDue(entry);
-    return entry;
-  }
-
-  /** The sequence if loaded, without counting this as a use (status views). */
-  peek(name: string): SequenceEntry | undefined {
     return this.#entries.get(name);
   }
 
@@ -99,7 +96,6 @@ export class ServedSequences {
    */
   async refresh(entry: SequenceEntry): Promise<Refreshed> {
     const answers = await this.#allocator.readSequence(entry.settings.name);
-    entry.checked();
     const verdict = judgeRows(entry.settings, rowsOf(answers));
     if (verdict.kind === 'retired') this.drop(entry.settings.name);
     if (verdict.kind === 'widened') this.adopt(entry, { ...entry.settings, maxId: verdict.maxId });
@@ -116,6 +112,7 @@ export class ServedSequences {
   drop(name: string): SequenceRetiredError {
     const retired = retiredError(name);
     this.#entries.delete(name);
+    this.#rechecks.forget(name);
     const strict = this.#strict.get(name);
     this.#strict.delete(name);
     void strict?.close();
@@ -168,12 +165,14 @@ export class ServedSequences {
 
   /** Gives back strict leases, and stops the encoder and the episode log. */
   async close(): Promise<void> {
+    this.#rechecks.close();
     await Promise.all([...this.#strict.values()].map((s) => s.close()));
     this.#episodes.close();
     await this.#encoder.close();
   }
 
   async #load(name: string): Promise<SequenceEntry> {
+    const sent = this.#clock();
     const resolved = resolveSequence(name, await this.#allocator.readSequence(name));
     if ('error' in resolved) {
       if (resolved.remember) this.#refused.remember(name, resolved.error);
@@ -190,17 +189,15 @@ export class ServedSequences {
       this.#strict.set(name, new StrictSequence(resolved.settings, { ...this.#strictContext, allocator: this.#allocator, logger: this.#logger }));
     }
     this.#entries.set(name, entry);
+    this.#rechecks.watch(name, sent);
     return entry;
   }
 
-  /**
-   * Every SETTINGS_RECHECK_MS a sequence served from memory is read again, in the background: a
-   * process holding cached blocks of a sequence retired elsewhere stops within that time.
-   */
-  #checkDue(entry: SequenceEntry): void {
-    if (!entry.takeRecheck()) return;
-    void this.refresh(entry)
-      .catch(() => undefined)
-      .finally(() => entry.checked());
+  /** A timer's read of a served sequence; false once it is no longer served (dropped, retired now). */
+  async #recheck(name: string): Promise<boolean> {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return false;
+    await this.refresh(entry);
+    return this.#entries.get(name) === entry;
   }
 }

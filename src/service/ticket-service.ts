@@ -169,17 +169,17 @@ export class TicketService {
 
   /** The cache of a sequence as seen by this process, if it has served it. */
   cacheStatus(name: string): CacheStatus | undefined {
-    return this.#served.peek(name)?.cacheStatus();
+    return this.#served.loaded(name)?.cacheStatus();
   }
 
   /** How much of the sequence's maxId is used, as far as this process has seen; undefined before. */
   capacityStatus(name: string): CapacityStatus | undefined {
-    return this.#served.peek(name)?.capacityStatus();
+    return this.#served.loaded(name)?.capacityStatus();
   }
 
   /** Settings of a sequence this process has served; undefined for others. */
   servedSettings(name: string): SequenceSettings | undefined {
-    return this.#served.peek(name)?.settings;
+    return this.#served.loaded(name)?.settings;
   }
 
   /** IDs handed out by this process so far, over the sequences `counted` admits (default: every one). */
@@ -194,7 +194,7 @@ export class TicketService {
    * mode never changes); undefined when no backend answered with it.
    */
   async idsOf(name: string): Promise<IdMode | undefined> {
-    const known = this.#served.peek(name)?.settings.ids ?? this.#modes.get(name);
+    const known = this.#served.loaded(name)?.settings.ids ?? this.#modes.get(name);
     if (known !== undefined) return known;
     const found = (await this.#allocator.readSequence(name)).find((a) => a.ok && a.value !== undefined);
     const mode = found?.ok === true ? found.value?.ids : undefined;
