@@ -245,9 +245,13 @@ export class Allocator {
     return this.#everywhere((b) => operation(b.workers), options);
   }
 
-  /** Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted of all of them). */
-  onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>[]> {
-    return this.#everywhere((b) => operation(b.strict), { includeOpen: true });
+  /**
+   * Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted
+   * of all of them), one answer per backend as it comes, so that a caller can settle on the first
+   * majority and leave a hung backend's answer to come in the background (service/strict-quorum.ts).
+   */
+  onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>>[] {
+    return this.#slots.map(async (slot) => (await this.#everywhere((b) => operation(b.strict), { includeOpen: true, only: [slot.label] }))[0]!);
   }
 
   /** True when at least one backend's breaker is closed and its last call did not fail. */

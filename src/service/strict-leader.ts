@@ -6,6 +6,7 @@
  */
 import type { Allocator } from '../allocator/allocator.js';
 import type { Answer } from '../allocator/key-agreement.js';
+import type { StrictStore, StrictTake } from '../backend/strict-store.js';
 import type { IdRange } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import {
@@ -22,8 +23,8 @@ import {
 } from '../core/strict.js';
 import { BackendsUnavailableError, SequenceExhaustedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { errorText } from '../util/error-text.js';
 import type { StrictEvents } from './strict-events.js';
+import { firstMajority, quorumFailures } from './strict-quorum.js';
 
 /** What the leadership of a strict sequence needs. */
 export interface StrictLeaderOptions {
@@ -69,6 +70,10 @@ export class StrictLeader {
   #timer: NodeJS.Timeout | undefined;
   #lastRequest = 0;
   #closed = false;
+  /** The highest epoch this process has asked for: it never asks for one twice (see #runElection). */
+  #triedEpoch = 0n;
+  /** Backends whose last lease write has not answered: a hung one is not sent another, so none pile up behind it. */
+  readonly #extending = new WeakSet<StrictStore>();
 
   constructor(settings: SequenceSettings, options: StrictLeaderOptions) {
     this.#settings = settings;
@@ -165,8 +170,12 @@ export class StrictLeader {
       if (target > this.#settings.maxId) target = this.#settings.maxId;
     }
     const sent = this.#mono();
-    const answers = await this.#o.allocator.onStrictStores((s) => s.extend(name, leading.epoch, this.#o.instance, target));
-    const ok = answers.filter((a) => a.ok && a.value).length >= majority(answers.length);
+    // Settled by the first majority: a hung backend's answer comes later and counts for nothing.
+    const quorum = await firstMajority(
+      this.#o.allocator.onStrictStores((s) => this.#extendOn(s, leading, target)),
+      (a) => a.ok && a.value,
+    );
+    const ok = quorum.reached;
     this.#o.events.boundWrite(name, ok);
     if (this.#leading !== leading) return false;
     if (ok) {
@@ -177,8 +186,16 @@ export class StrictLeader {
       }
       return true;
     }
-    if (this.#o.unfenced !== true && this.#mono() >= leading.until) this.#stopLeading(`its lease could not be renewed on a majority of the backends (${failures(answers)})`);
+    if (this.#o.unfenced !== true && this.#mono() >= leading.until) this.#stopLeading(`its lease could not be renewed on a majority of the backends (${quorumFailures(quorum)})`);
     return false;
+  }
+
+  #extendOn(store: StrictStore, leading: Leading, target: bigint): Promise<boolean> {
+    if (this.#extending.has(store)) {
+      return Promise.reject(new BackendsUnavailableError(`the previous lease write of strict sequence ${this.#settings.name} to this backend has not answered yet`));
+    }
+    this.#extending.add(store);
+    return store.extend(this.#settings.name, leading.epoch, this.#o.instance, target).finally(() => this.#extending.delete(store));
   }
 
   #stopLeading(why: string): void {
@@ -191,27 +208,44 @@ export class StrictLeader {
 
   async #runElection(): Promise<void> {
     const { name, startAfter } = this.#settings;
-    const reads = await this.#o.allocator.onStrictStores((s) => s.read(name));
-    const rows = reads.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
-    const need = majority(reads.length);
-    if (reads.filter((a) => a.ok).length < need) {
-      throw new BackendsUnavailableError(`strict sequence ${name} needs a majority of the backends (${need} of ${reads.length}) and fewer answered: ${failures(reads)}`, { retryAfterSeconds: 1 });
+    const reads = await firstMajority(this.#o.allocator.onStrictStores((s) => s.read(name)), (a) => a.ok);
+    if (!reads.reached) {
+      // Cut off from a majority, this process cannot lead; a backend it reaches may still name a
+      // live leader, and forwarding to it is safe: only a leader serves a forwarded call, within its own lease.
+      const named = liveLeader(rowsOf(await reads.all));
+      if (named !== undefined && named.leader !== this.#o.instance) {
+        this.#seen = named;
+        return;
+      }
+      const need = majority(reads.asked);
+      throw new BackendsUnavailableError(`strict sequence ${name} needs a majority of the backends (${need} of ${reads.asked}) and fewer answered: ${quorumFailures(reads)}`, { retryAfterSeconds: 1 });
     }
+    const rows = rowsOf(reads.answers);
     const live = liveLeader(rows);
     if (live !== undefined && live.leader !== this.#o.instance) {
       this.#seen = live;
       return;
     }
-    const epoch = nextEpoch(rows);
+    // Never the same epoch twice: a late give-back of a failed try (below) then cannot end a lease of a later one.
+    const read = nextEpoch(rows);
+    const epoch = read > this.#triedEpoch ? read : this.#triedEpoch + 1n;
+    this.#triedEpoch = epoch;
     const sent = this.#mono();
-    const takes = await this.#o.allocator.onStrictStores((s) => s.take(name, epoch, this.#o.instance, this.#o.url(), startAfter));
-    const won: StrictRow[] = takes.flatMap((a) => (a.ok && a.value.won ? [a.value.row] : []));
-    if (won.length < need) {
-      // A minority's grant would only hold the others off until it expires: give it back.
-      if (won.length > 0) await this.#o.allocator.onStrictStores((s) => s.resign(name, epoch, this.#o.instance));
-      const other = liveLeader(takes.flatMap((a) => (a.ok ? [a.value.row] : [])));
+    // The first majority of grants makes the leader: it starts above their bounds (core/strict.ts), and a
+    // grant that comes later adds a backend that holds this epoch, which changes nothing about that.
+    const takes = await firstMajority(
+      this.#o.allocator.onStrictStores((s) => s.take(name, epoch, this.#o.instance, this.#o.url(), startAfter)),
+      granted,
+    );
+    const won: StrictRow[] = takes.answers.flatMap((a) => (granted(a) ? [a.value.row] : []));
+    if (!takes.reached) {
+      // A minority's grant would only hold the others off until it expires: give it back, from the
+      // backends that answered now and from any that grants later.
+      if (won.length > 0) void this.#resignEpoch(epoch);
+      void takes.all.then((every) => (every.some((a) => granted(a) && !takes.answers.includes(a)) ? this.#resignEpoch(epoch) : undefined));
+      const other = liveLeader(takes.answers.flatMap((a) => (a.ok ? [a.value.row] : [])));
       if (other !== undefined && other.leader !== this.#o.instance) this.#seen = other;
-      throw new Error(`epoch ${epoch} of strict sequence ${name} was granted by ${won.length} of ${takes.length} backends, not a majority (${failures(takes)})`);
+      throw new Error(`epoch ${epoch} of strict sequence ${name} was granted by ${won.length} of ${takes.asked} backends, not a majority (${quorumFailures(takes)})`);
     }
     const start = startAbove(won.map((r) => r.bound), startAfter);
     const leading: Leading = { epoch, next: start + 1n, bound: start, until: servesUntil(sent), step: MIN_STRICT_STEP, raisedAt: this.#mono() };
@@ -238,12 +272,20 @@ export class StrictLeader {
     this.#timer.unref?.();
   }
 
-  async #resign(leading: Leading): Promise<void> {
-    await this.#o.allocator.onStrictStores((s) => s.resign(this.#settings.name, leading.epoch, this.#o.instance)).catch(() => undefined);
+  #resign(leading: Leading): Promise<void> {
+    return this.#resignEpoch(leading.epoch);
+  }
+
+  /** Ends this process's lease of `epoch` wherever it holds one (fenced by epoch and leader: nothing else changes). */
+  async #resignEpoch(epoch: bigint): Promise<void> {
+    await Promise.all(this.#o.allocator.onStrictStores((s) => s.resign(this.#settings.name, epoch, this.#o.instance))).catch(() => undefined);
   }
 }
 
-function failures<T>(answers: readonly Answer<T>[]): string {
-  const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-  return failed.length === 0 ? 'every backend answered' : failed.join('; ');
+function granted(answer: Answer<StrictTake>): answer is Answer<StrictTake> & { readonly ok: true } {
+  return answer.ok && answer.value.won;
+}
+
+function rowsOf(answers: readonly Answer<StrictRow | undefined>[]): StrictRow[] {
+  return answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
 }

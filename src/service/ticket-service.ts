@@ -93,7 +93,7 @@ export class TicketService {
   async strictLeader(name: string): Promise<{ readonly epoch: string; readonly url: string; readonly self: boolean } | null | undefined> {
     const { settings } = await this.#served.entry(name);
     if (settings.ids !== 'strict') return undefined;
-    const answers = await this.#allocator.onStrictStores((s) => s.read(name));
+    const answers = await Promise.all(this.#allocator.onStrictStores((s) => s.read(name)));
     const live = liveLeader(answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : [])));
     return live === undefined ? null : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
   }
