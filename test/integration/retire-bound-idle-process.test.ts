@@ -29,6 +29,17 @@ function fresh(method: string, url: string, headers: Record<string, string> = {}
   });
 }
 
+/** The workers (pids) that answered a request for `sequence` with `status`, as the request log lines say, from line `from` on. */
+function workersThatAnswered(logs: readonly string[], sequence: string, status: number, from = 0): Set<number> {
+  const pids = new Set<number>();
+  for (const line of logs.slice(from)) {
+    if (!line.includes(`/v1/sequences/${sequence}/`)) continue;
+    const entry = JSON.parse(line) as { pid?: number; req?: { url?: string }; res?: { statusCode?: number } };
+    if (entry.req?.url?.startsWith(`/v1/sequences/${sequence}/`) && entry.res?.statusCode === status && entry.pid !== undefined) pids.add(entry.pid);
+  }
+  return pids;
+}
+
 interface Probe {
   readonly label: string;
   readonly method: string;
@@ -47,7 +58,8 @@ describe('the retire bound, for an idle process', () => {
   let leaderUrl = '';
 
   beforeAll(async () => {
-    ticketd = await spawnTicketd(sharedBackends(), { TICKETD_WORKERS: '2', TICKETD_CLIENT_TOKENS: `${opaque}:${OWN_TOKEN}` });
+    // Request lines are logged at debug, with the pid of the worker that answered.
+    ticketd = await spawnTicketd(sharedBackends(), { TICKETD_WORKERS: '2', TICKETD_CLIENT_TOKENS: `${opaque}:${OWN_TOKEN}`, TICKETD_LOG_LEVEL: 'debug' });
     for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2; i++) await sleep(100);
   });
 
@@ -92,6 +104,10 @@ describe('the retire bound, for an idle process', () => {
       }
     }
 
+    // Both workers hold each sequence (the strict one: the leader's and a follower's).
+    for (const name of [ordered, opaque, strict]) expect(workersThatAnswered(ticketd.logs, name, 200).size).toBe(2);
+    const probedFrom = ticketd.logs.length;
+
     // Retired by another process; then not one request to this one until the bound has passed.
     for (const name of [ordered, opaque, strict]) {
       const retired = await runCliAsync(['sequences', 'retire', name], { TICKETD_BACKENDS: sharedBackends() });
@@ -111,5 +127,6 @@ describe('the retire bound, for an idle process', () => {
     }
     console.log(`retired while idle: ${probes.length} routes × 4 fresh connections over 2 workers asked ${Date.now() - retiredAt} ms after the CLI's retire; answered other than 410: ${served.length === 0 ? 'none' : served.join('; ')}`);
     expect(served).toEqual([]);
+    for (const name of [ordered, opaque, strict]) expect(workersThatAnswered(ticketd.logs, name, 410, probedFrom).size).toBe(2);
   }, 60_000);
 });
