@@ -15,6 +15,7 @@ import { decodeId, type DecodedId } from './decode.js';
 import type { IssuedIds } from './opaque-ids.js';
 import { ServedSequences, type StrictContext } from './served-sequences.js';
 import { liveLeader } from '../core/strict.js';
+import { firstMajority } from './strict-quorum.js';
 
 export type { StrictContext } from './served-sequences.js';
 
@@ -93,7 +94,9 @@ export class TicketService {
   async strictLeader(name: string): Promise<{ readonly epoch: string; readonly url: string; readonly self: boolean } | null | undefined> {
     const { settings } = await this.#served.entry(name);
     if (settings.ids !== 'strict') return undefined;
-    const answers = await Promise.all(this.#allocator.onStrictStores((s) => s.read(name)));
+    // As an election reads them: a majority's rows, without waiting for a hung backend; short of a majority, every row that comes.
+    const reads = await firstMajority(this.#allocator.onStrictStores((s) => s.read(name)), (a) => a.ok);
+    const answers = reads.reached ? reads.answers : await reads.all;
     const live = liveLeader(answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : [])));
     return live === undefined ? null : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
   }

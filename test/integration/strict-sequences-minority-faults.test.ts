@@ -23,10 +23,12 @@ import { metricSum, putSequence, spawnTicketd, type ChildTicketd } from '../supp
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The q-quantile of the latencies (ms) of the answers to requests sent within [from, to). */
-function latency(history: readonly Operation[], from: number, to: number, q: number): { quantile: number; max: number; answers: number } {
+/** Quantiles of the latencies (ms) of the answers to requests sent within [from, to). */
+function latency(history: readonly Operation[], from: number, to: number): { p50: number; p90: number; p99: number; max: number; answers: number; text: string } {
   const times = history.filter((o) => o.sentAt >= from && o.sentAt < to).map((o) => o.answeredAt - o.sentAt).sort((a, b) => a - b);
-  return { quantile: times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Infinity, max: times.at(-1) ?? Infinity, answers: times.length };
+  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Infinity;
+  const [p50, p90, p99, max] = [at(0.5), at(0.9), at(0.99), times.at(-1) ?? Infinity];
+  return { p50, p90, p99, max, answers: times.length, text: `p50 ${p50.toFixed(0)} / p90 ${p90.toFixed(0)} / p99 ${p99.toFixed(0)} / max ${max.toFixed(0)} ms over ${times.length} answers` };
 }
 
 /** A loopback port on which nothing listens: connections to it are refused. */
@@ -115,17 +117,16 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     await sleep(1000);
     await load.stop();
 
-    const healthy = latency(load.history, before, stoppedAt, 0.99);
-    const hung = latency(load.history, stoppedAt, resumedAt, 0.99);
-    const extra = `p99 ${healthy.quantile.toFixed(0)} ms (max ${healthy.max.toFixed(0)}) over ${healthy.answers} answers before; p99 ${hung.quantile.toFixed(0)} ms (max ${hung.max.toFixed(0)}) over ${hung.answers} answers while backend c was stopped`;
-    judged('one backend of three SIGSTOPped', load.history, load.statuses, extra);
+    const healthy = latency(load.history, before, stoppedAt);
+    const hung = latency(load.history, stoppedAt, resumedAt);
+    judged('one backend of three SIGSTOPped', load.history, load.statuses, `before the stop ${healthy.text}; while backend c was stopped ${hung.text}`);
     expect(Object.keys(load.statuses)).toEqual(['200']);
-    expect(hung.answers).toBeGreaterThan(200);
+    expect(hung.answers).toBeGreaterThan(100);
     // Waiting for the hung backend cost each lease write its 0.5 s query timeout, and the requests
-    // behind it as much (p99 0.4 to 1.3 s, max up to 2.3 s). Judged against the same load before the
-    // stop, so that a machine busy with other work does not decide it.
-    expect(hung.quantile).toBeLessThan(Math.max(250, 2 * healthy.quantile));
-    expect(hung.max).toBeLessThan(Math.max(500, 3 * healthy.max));
+    // behind it as much. Judged against the same load just before the stop, by its median and its
+    // tail, so that a machine busy with other work does not decide it.
+    expect(hung.p50).toBeLessThan(Math.max(100, 2 * healthy.p50));
+    expect(hung.p99).toBeLessThan(Math.max(250, 2 * healthy.p99));
   }, 90_000);
 
   it('a front end cut off from two of the three backends forwards to the leader the third names', async () => {
