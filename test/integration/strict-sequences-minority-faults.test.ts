@@ -122,11 +122,11 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     judged('one backend of three SIGSTOPped', load.history, load.statuses, `before the stop ${healthy.text}; while backend c was stopped ${hung.text}`);
     expect(Object.keys(load.statuses)).toEqual(['200']);
     expect(hung.answers).toBeGreaterThan(100);
-    // Waiting for the hung backend cost each lease write its 0.5 s query timeout, and the requests
-    // behind it as much. Judged against the same load just before the stop, by its median and its
-    // tail, so that a machine busy with other work does not decide it.
-    expect(hung.p50).toBeLessThan(Math.max(100, 2 * healthy.p50));
-    expect(hung.p99).toBeLessThan(Math.max(250, 2 * healthy.p99));
+    // Waiting for the hung backend cost each lease write its 0.5 s query timeout (or a 1 s connection
+    // attempt), and the requests behind it as much: the tail grew by 0.7 to 1 s (p99 0.95 s against
+    // 0.23 s before the stop). Judged against the same load just before the stop, so that a machine
+    // busy with other work does not decide it.
+    expect(hung.p99 - healthy.p99).toBeLessThan(400);
   }, 90_000);
 
   it('a front end cut off from two of the three backends forwards to the leader the third names', async () => {
