@@ -122,11 +122,11 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     judged('one backend of three SIGSTOPped', load.history, load.statuses, `before the stop ${healthy.text}; while backend c was stopped ${hung.text}`);
     expect(Object.keys(load.statuses)).toEqual(['200']);
     expect(hung.answers).toBeGreaterThan(100);
-    // Waiting for the hung backend cost each lease write its 0.5 s query timeout (or a 1 s connection
-    // attempt), and the requests behind it as much: the tail grew by 0.7 to 1 s (p99 0.95 s against
-    // 0.23 s before the stop). Judged against the same load just before the stop, so that a machine
-    // busy with other work does not decide it.
-    expect(hung.p99 - healthy.p99).toBeLessThan(400);
+    // Waiting for the hung backend cost each lease write its 0.5 s query timeout, or stalled them all
+    // until the backend woke: the p99 grew by 0.7 to 3.3 s. Judged against the same load just before
+    // the stop, so that a machine busy with other work does not decide it (with the fix, -0.1 to
+    // +0.2 s in most runs on a shared two-core machine, once +0.66 s).
+    expect(hung.p99 - healthy.p99).toBeLessThan(500);
   }, 90_000);
 
   it('a front end cut off from two of the three backends forwards to the leader the third names', async () => {
