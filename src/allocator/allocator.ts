@@ -249,9 +249,13 @@ export class Allocator {
     return this.#everywhere((b) => operation(b.workers), { ...options, serving: true });
   }
 
-  /** Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted of all of them). */
-  onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>[]> {
-    return this.#everywhere((b) => operation(b.strict), { includeOpen: true, serving: true });
+  /**
+   * Runs a strict-sequence lease operation on every backend (open breakers too: a majority is wanted
+   * of all of them), one answer per backend as it comes, so that a caller can settle on the first
+   * majority and leave a hung backend's answer to come in the background (service/strict-quorum.ts).
+   */
+  onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>>[] {
+    return this.#slots.map(async (slot) => (await this.#everywhere((b) => operation(b.strict), { includeOpen: true, only: [slot.label], serving: true }))[0]!);
   }
 
   /** True when at least one backend's breaker is closed, its last call did not fail, and no refusal stands before its tickets. */

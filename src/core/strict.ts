@@ -1,6 +1,6 @@
 /**
  * Strict sequences (docs/strict-sequences.md): one leader per sequence among the front ends, elected
- * through the backends, serves every ID. The rules here are pure; service/strict-sequence.ts runs them.
+ * through the backends, serves every ID. The rules here are pure; service/strict-leader.ts runs them.
  *
  * - Every backend holds the sequence's lease row: epoch, leader, expiry by its own clock, bound.
  * - A front end becomes leader of epoch E by a compare-and-set on a majority of the backends: each

@@ -1,7 +1,7 @@
 /**
- * One sequence as this process serves it: its settings, its cache, its capacity view and its codec,
- * and when it was last read from the backends. This class is their one owner: the service asks it,
- * and only a widening (adopt) changes the settings and the capacity view.
+ * One sequence as this process serves it: its settings, its cache, its capacity view and its codec.
+ * This class is their one owner: the service asks it, and only a widening (adopt) changes the
+ * settings and the capacity view.
  */
 import type { Clock } from '../allocator/breaker.js';
 import { DEFAULT_BACKEND_OPTIONS } from '../backend/mysql/backend.js';
@@ -13,9 +13,13 @@ import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import type { EncoderThread } from './encoder-thread.js';
 import { codecFor, type IdCodec } from './id-codec.js';
 
-/** How often a sequence served from memory is read again from the backends (retired? widened?). */
+/** How often a sequence a process serves is read again from the backends (retired? widened?), asked for or not. */
 export const SETTINGS_RECHECK_MS = 5000;
-/** How soon after a retirement every other process refuses the sequence: a recheck, and the read it makes (docs/reference.md, "Retiring"). */
+/**
+ * How soon after a retirement every other process refuses the sequence, idle or busy: the next
+ * recheck is sent at most SETTINGS_RECHECK_MS after the last read that found it live, and answers
+ * within the query timeout (docs/reference.md, "Retiring").
+ */
 export const RETIRE_BOUND_MS = SETTINGS_RECHECK_MS + DEFAULT_BACKEND_OPTIONS.queryTimeoutMs;
 
 /** What an entry needs from the service that holds it. */
@@ -44,14 +48,11 @@ export class SequenceEntry {
   readonly #options: SequenceEntryOptions;
   #settings: SequenceSettings;
   #capacity: CapacityTracker;
-  #checkedAt: number;
-  #checking = false;
 
   constructor(settings: SequenceSettings, options: SequenceEntryOptions) {
     this.#options = options;
     this.#settings = settings;
     this.#capacity = this.#capacityOf(settings);
-    this.#checkedAt = options.clock();
     this.cache = new RangeCache({
       sequence: settings.name,
       blockSize: settings.blockSize,
@@ -89,19 +90,6 @@ export class SequenceEntry {
     if (highest !== undefined) this.#capacity.observe(BigInt(highest));
     this.cache.reopen();
     this.#options.logger.info({ sequence: settings.name, maxId: settings.maxId }, `sequence ${settings.name} widened to maxId ${settings.maxId}`);
-  }
-
-  /** True when the sequence is due to be read again, and no read is under way: the caller starts one. */
-  takeRecheck(): boolean {
-    if (this.#checking || this.#options.clock() - this.#checkedAt < SETTINGS_RECHECK_MS) return false;
-    this.#checking = true;
-    return true;
-  }
-
-  /** A read of the sequence from the backends ended (whatever it found). */
-  checked(): void {
-    this.#checking = false;
-    this.#checkedAt = this.#options.clock();
   }
 
   // IDs an opaque sequence encoded ahead have left the cache but not this process: they count as

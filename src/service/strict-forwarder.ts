@@ -6,7 +6,9 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
 import { TicketdError } from '../errors.js';
-import type { ForwardRange } from './strict-sequence.js';
+
+/** Forwards a request to the leader: its range, or 'not-leader' when that process does not lead. */
+export type ForwardRange = (url: string, sequence: string, count: number, authorization: string | undefined) => Promise<IdRange | 'not-leader'>;
 
 /** How long a forwarded call may take before the follower asks the backends again. */
 const FORWARD_TIMEOUT_MS = 1000;
