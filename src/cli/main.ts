@@ -108,7 +108,7 @@ sequences
   .description('create a sequence on every backend')
   .requiredOption('--block-size <n>', 'IDs per ticket')
   .option('--start-after <n>', 'every ID is greater than this')
-  .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
+  .option('--max-id <n>', 'no ID is greater than this (default 2^63-1, a signed BIGINT)')
   .option('--ids <mode>', 'ordered (default), opaque (IDs permuted with a key of the sequence) or strict (in real-time order across front ends); fixed once created')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')

@@ -33,7 +33,10 @@ export const openApiDocument = Object.freeze({
         properties: {
           blockSize: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
           startAfter: { oneOf: [{ type: 'integer', minimum: 0 }, idString] },
-          maxId: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
+          maxId: {
+            oneOf: [{ type: 'integer', minimum: 1 }, idString],
+            description: 'No ID is greater. Default 9223372036854775807 (2^63 − 1: a signed BIGINT, Java long, Go int64); up to 18446744073709551615 when given. A sequence created by ticketd 0.10 or earlier with the old default (2^64 − 1) keeps it, and a request without maxId matches it.',
+          },
           ids: {
             type: 'string',
             enum: ['ordered', 'opaque'],

@@ -36,8 +36,7 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
       guards: [admin],
       jsonBody: true,
       handler: async (req, res) => {
-        const settings = parseSequenceSettings(req.params.name as string, req.body);
-        const created = await service.createSequence(settings);
+        const { created, settings } = await service.createFromRequest(parseSequenceSettings(req.params.name as string, req.body));
         res.status(created ? 201 : 200).json(settingsToJson(settings));
       },
     },
