@@ -252,10 +252,10 @@ async function releaseOn(server: string, sequence: string, backend: string, toke
       body: JSON.stringify({ backend }),
       signal: AbortSignal.timeout(SHUTDOWN_TIMEOUT_MS),
     });
-    const body = (await res.json()) as { detail?: string; code?: string; wasQuarantined?: string | null; nextTicket?: string; highestUsed?: string | null; advancedTo?: string | null };
+    const body = (await res.json()) as { detail?: string; code?: string; wasQuarantined?: boolean; nextTicket?: string; highestUsed?: string | null; advancedTo?: string | null };
     if (!res.ok) return { ok: false, text: `${body.code ?? res.status}: ${body.detail ?? ''}` };
     const advanced = body.advancedTo === null ? 'counter already past every claim' : `counter advanced to ${body.advancedTo}`;
-    return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === null ? 'was not quarantined' : 'was quarantined'}; next ticket ${body.nextTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
+    return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === true ? 'was quarantined' : 'was not quarantined'}; next ticket ${body.nextTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
   } catch (error) {
     return { ok: false, text: `did not answer: ${errorText(error)}` };
   }

@@ -22,7 +22,10 @@ export const openApiDocument = Object.freeze({
           type: { type: 'string' },
           title: { type: 'string' },
           status: { type: 'integer' },
-          detail: { type: 'string' },
+          detail: {
+            type: 'string',
+            description: "What went wrong. Without the admin token backends are named by letter (A, B, …), and a backend's error (codes BACKENDS_UNAVAILABLE, BACKEND_MISCONFIGURED, TICKET_CLAIMED_BEFORE, BACKEND_ACCESS_DENIED, BACKEND_TLS) becomes each backend's state: its address, account and error text are for the admin's eyes.",
+          },
           code: { type: 'string' },
         },
       },
@@ -126,7 +129,7 @@ export const openApiDocument = Object.freeze({
         responses: {
           '200': {
             description:
-              "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out.",
+              "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out, and each backend is named by its letter in TICKETD_BACKENDS (A, B, …) with no address, account or error text (lastError reads 'failed (the error is shown with the admin token)').",
             content: json({ $ref: '#/components/schemas/Readiness' }),
           },
           '503': { description: 'Not ready: no backend usable and no cached IDs. Same body as 200, with ready false.', content: json({ $ref: '#/components/schemas/Readiness' }) },

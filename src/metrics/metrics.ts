@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
+import { THIS_VERSION } from '../core/versions.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { WorkerEvents } from '../service/worker-leases.js';
 import type { StrictEvents } from '../service/strict-sequence.js';
@@ -262,6 +263,9 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     registers,
   });
   addScraped(registers, () => service);
+  // Which version each process runs: a rolling upgrade's mixed versions show as two series. `max`
+  // under --workers: every worker of a process runs the same version (a sum would read 2).
+  new Gauge({ name: 'ticketd_build_info', help: 'Always 1; the version label is the ticketd version this process runs.', labelNames: ['version'], registers, aggregator: 'max' }).labels(THIS_VERSION).set(1);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {

@@ -137,7 +137,7 @@ describe('a newcomer follows the README and what the programs print', () => {
       expect(examples.stdout).toMatch(/"ids":"opaque","ordered":"\d+","ticket":"\d+","backend":"mysql:\/\/127\.0\.0\.1:\d+\/ticketd"/);
       // "A" in the release example is the first backend the export line names.
       const backendA = /TICKETD_BACKENDS=mysql:\/\/root@([^,]+),/.exec(exportLine)![1]!;
-      expect(examples.stdout).toContain(`{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":null,`);
+      expect(examples.stdout).toContain(`{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":false,"quarantineReason":null,`);
       // Both example apps, ESM and CommonJS, got IDs of both sequences.
       expect(examples.stdout.match(/^default: \d+ then \d+, \d+, \d+$/gm)).toHaveLength(2);
       expect(examples.stdout.match(/^invoices: \d+$/gm)).toHaveLength(2);
