@@ -9,7 +9,7 @@ import type { TicketService } from '../service/ticket-service.js';
 import { adminCheck, requireAdmin } from './admin-auth.js';
 import { ownTokenCheck, requireClientToken } from './client-auth.js';
 import type { Credentials } from './credentials.js';
-import { strangerProblem } from './backend-names.js';
+import { namesOf, strangerProblem } from './backend-names.js';
 import { sendProblem } from './problem.js';
 import { rateLimit } from './rate-limit.js';
 import { router } from './router.js';
@@ -77,7 +77,7 @@ export function createApp(options: AppOptions): Express {
   const isAdmin = adminCheck(credentials);
   const admin = requireAdmin(credentials);
   addSequenceRoutes(route, service, admin, isAdmin);
-  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
+  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards, scrub: (text) => namesOf(service).scrub(text) });
   addOperationsRoutes(route, {
     service,
     workers: options.workers?.pools,

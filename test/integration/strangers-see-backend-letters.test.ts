@@ -5,8 +5,10 @@
  * problems), with both backends up and with both dead. The admin token still reads every detail.
  */
 import { postIds, putSequence, TEST_ADMIN_TOKEN, usePrivatePairAndServer } from '../support/ticketd.js';
+import { putPool } from '../support/worker-pools.js';
 
-const ROUTES = ['/readyz', '/v1/sequences', '/v1/sequences/visible', '/v1/sequences/sealed', '/'];
+const POOL = `pool_${Math.random().toString(36).slice(2, 8)}`;
+const ROUTES = ['/readyz', '/v1/sequences', '/v1/sequences/visible', '/v1/sequences/sealed', `/v1/worker-pools/${POOL}`, '/'];
 
 describe('clients without the admin token see backends by letter only', () => {
   const context = usePrivatePairAndServer();
@@ -31,6 +33,7 @@ describe('clients without the admin token see backends by letter only', () => {
     expect(await putSequence(context.server.url, 'sealed', { blockSize: 10_000, ids: 'opaque' })).toBe(201);
     expect(await putSequence(context.server.url, 'dry', { blockSize: 1 })).toBe(201);
     expect(await postIds(context.server.url, 'visible', 3)).toHaveLength(3);
+    expect((await putPool(context.server.url, POOL, { workerBits: 3 })).status).toBe(201);
     for (const path of ROUTES) {
       const stranger = await read(path, false);
       expect([path, stranger.status, leaks(stranger.text)]).toEqual([path, 200, []]);
@@ -52,6 +55,10 @@ describe('clients without the admin token see backends by letter only', () => {
     context.pair.a.signal('SIGKILL');
     await context.pair.a.exited();
     expect(await postIds(context.server.url, 'visible', 2)).toHaveLength(2);
+    // The pool's owner A does not answer: a stranger reads it as A.
+    const pool = await read(`/v1/worker-pools/${POOL}`, false);
+    expect([pool.status, leaks(pool.text)]).toEqual([200, []]);
+    expect((JSON.parse(pool.text) as { unanswered: string[] }).unanswered).toEqual(['backend A']);
     context.pair.b.signal('SIGKILL');
     await context.pair.b.exited();
     expect([context.pair.a.pid, context.pair.b.pid]).toEqual([undefined, undefined]);
