@@ -165,7 +165,7 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
       const found = (await prom.alerts()).find((a) => a.labels.alertname === alertname && a.state === 'firing' && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
       if (found !== undefined) {
         seen.set(alertname, found);
-        console.log(`first episode: ${alertname} firing ${Date.now() - started} ms after it began`);
+        console.log(`first episode: ${alertname} firing ${Date.now() - started} ms after its episode`);
         return found;
       }
       await sleep(250);
