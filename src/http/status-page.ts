@@ -104,7 +104,6 @@ function poolRows(pools: readonly PoolState[], scrub: (text: string) => string):
 
 /** One row per backend: its state, breaker, residue class and last ticket of each served sequence. */
 function backendRows(service: TicketService, served: readonly string[]): string {
-  const names = namesOf(service);
   return service
     .backendStatus()
     .map((b, i) => {
@@ -118,7 +117,7 @@ function backendRows(service: TicketService, served: readonly string[]): string 
       const failing = b.state === 'down' || b.state === 'open';
       const lastError = failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
       return row(
-        [backendLetter(i), up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), names.scrub(tickets), lastError],
+        [backendLetter(i), up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, lastError],
         up ? 'up' : b.state === 'unknown' ? '' : 'down',
       );
     })
