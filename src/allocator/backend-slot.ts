@@ -31,6 +31,8 @@ export interface BackendStatus {
   readonly identity: string | undefined;
   readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
   readonly lastError: string | undefined;
+  /** When lastError happened (ISO 8601), or undefined with it. */
+  readonly lastErrorAt: string | undefined;
   readonly stats: BackendStats;
   /** How its newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
   readonly transport: Transport | undefined;
@@ -251,6 +253,7 @@ export class BackendSlot {
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
+      lastErrorAt: this.#breaker.lastErrorAt === undefined ? undefined : new Date(this.#breaker.lastErrorAt).toISOString(),
       stats,
       transport: this.backend.transport,
     };
@@ -286,7 +289,9 @@ export function emptyHandedError(slots: readonly BackendSlot[], sequence: string
   const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
   const reasons = slots.map((s) => {
     const lane = s.lane(sequence);
-    return `${s.label}: ${lane.quarantine ?? (lane.unclaimed ? 'no peer can take its claims' : undefined) ?? s.lastError ?? s.state}`;
+    // A backend that failed says its own error first: that no peer takes its claims follows from the others failing.
+    const failing = s.state !== 'up' && s.state !== 'unknown' ? s.lastError : undefined;
+    return `${s.label}: ${lane.quarantine ?? failing ?? (lane.unclaimed ? 'no peer can take its claims' : undefined) ?? s.lastError ?? s.state}`;
   });
   return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
     retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),

@@ -40,6 +40,7 @@ export class Breaker {
   #openings = 0;
   #probeAt = 0;
   #lastError: string | undefined;
+  #lastErrorAt: number | undefined;
   #changedAt: number;
 
   constructor(clock: Clock, random: Random, options: BreakerOptions = DEFAULT_BREAKER_OPTIONS) {
@@ -60,6 +61,11 @@ export class Breaker {
 
   get lastError(): string | undefined {
     return this.#lastError;
+  }
+
+  /** When the last error happened (clock time): an error read without its time reads as current. */
+  get lastErrorAt(): number | undefined {
+    return this.#lastErrorAt;
   }
 
   /** When the state last changed (clock time). */
@@ -85,6 +91,7 @@ export class Breaker {
   recordFailure(error: unknown): BreakerState {
     const previous = this.#state;
     this.#lastError = errorText(error);
+    this.#lastErrorAt = this.#clock();
     this.#consecutiveFailures++;
     if (previous === 'half-open' || previous === 'open' || this.#consecutiveFailures >= this.#options.failureThreshold) {
       this.#open();
@@ -97,6 +104,7 @@ export class Breaker {
   /** Opens the breaker now, whatever the count (a backend that must not be used until probed). */
   trip(error: unknown): void {
     this.#lastError = errorText(error);
+    this.#lastErrorAt = this.#clock();
     this.#open();
   }
 

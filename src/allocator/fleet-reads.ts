@@ -56,6 +56,12 @@ export class FleetReads {
     return created || answers.some((a) => a.ok && a.value);
   }
 
+  /** The sequence's rows on the backends that answer, open ones included (those that do not are met again by what follows). */
+  async sequenceRows(name: string): Promise<SequenceSettings[]> {
+    const answers = await this.#everywhere((b) => b.readSequence(name), { includeOpen: true });
+    return answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : []));
+  }
+
   /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
   async widenSequence(name: string, maxId: bigint): Promise<void> {
     throwUnfinished(await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true }), `maxId of sequence ${name} was not raised`);

@@ -37,8 +37,10 @@ export interface RejoinContext {
 export interface ReleaseResult {
   readonly backend: string;
   readonly sequence: string;
-  /** The reason it was quarantined, or null when it was not. */
-  readonly wasQuarantined: string | null;
+  /** Whether it was quarantined for the sequence (a release of one that was not changes nothing but its mark). */
+  readonly wasQuarantined: boolean;
+  /** Why it was quarantined, or null when it was not. */
+  readonly quarantineReason: string | null;
   /** The lowest ticket its counter could issue when it was checked. */
   readonly nextTicket: string;
   /** The highest ticket of its class claimed (or below a floor) on the peers, or null. */
@@ -123,13 +125,14 @@ export class Rejoin {
     const advancedTo = await this.perform(slot, name, read.effects);
     // For the operator's answer only: the lane's step raised its mark from the same claims.
     const used = highestUsed(classes, stripe);
-    const wasQuarantined = slot.lane(name).quarantine ?? null;
+    const quarantineReason = slot.lane(name).quarantine ?? null;
     slot.apply(name, { kind: 'released', peers: classes, stripe });
     this.#ctx.logger.warn({ backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
     return {
       backend: label,
       sequence: name,
-      wasQuarantined,
+      wasQuarantined: quarantineReason !== null,
+      quarantineReason,
       nextTicket: String(own),
       highestUsed: used === undefined ? null : String(used),
       advancedTo: advancedTo === undefined ? null : String(advancedTo),

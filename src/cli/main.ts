@@ -109,7 +109,7 @@ sequences
   .description('create a sequence on every backend')
   .requiredOption('--block-size <n>', 'IDs per ticket')
   .option('--start-after <n>', 'every ID is greater than this')
-  .option('--max-id <n>', 'no ID is greater than this (default 2^64-1)')
+  .option('--max-id <n>', 'no ID is greater than this (default 2^63-1, a signed BIGINT)')
   .option('--ids <mode>', 'ordered (default), opaque (IDs permuted with a key of the sequence) or strict (in real-time order across front ends); fixed once created')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
@@ -253,10 +253,10 @@ async function releaseOn(server: string, sequence: string, backend: string, toke
       body: JSON.stringify({ backend }),
       signal: AbortSignal.timeout(SHUTDOWN_TIMEOUT_MS),
     });
-    const body = (await res.json()) as { detail?: string; code?: string; wasQuarantined?: string | null; nextTicket?: string; highestUsed?: string | null; advancedTo?: string | null };
+    const body = (await res.json()) as { detail?: string; code?: string; wasQuarantined?: boolean; nextTicket?: string; highestUsed?: string | null; advancedTo?: string | null };
     if (!res.ok) return { ok: false, text: `${body.code ?? res.status}: ${body.detail ?? ''}` };
     const advanced = body.advancedTo === null ? 'counter already past every claim' : `counter advanced to ${body.advancedTo}`;
-    return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === null ? 'was not quarantined' : 'was quarantined'}; next ticket ${body.nextTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
+    return { ok: true, text: `released ${backend} for ${sequence} (${body.wasQuarantined === true ? 'was quarantined' : 'was not quarantined'}; next ticket ${body.nextTicket}, highest claimed ${body.highestUsed ?? 'none'}; ${advanced})` };
   } catch (error) {
     return { ok: false, text: `did not answer: ${errorText(error)}` };
   }

@@ -6,6 +6,14 @@
 
 /** Largest value a BIGINT UNSIGNED column (and so any ticketd ID) can hold: 2^64 − 1. */
 export const MAX_UINT64 = (1n << 64n) - 1n;
+/**
+ * maxId of a sequence created without one: 2^63 − 1, the limit of a signed BIGINT, a Java `long` and
+ * a Go `int64`, where most teams keep IDs. An opaque sequence's IDs spread over its whole domain, so
+ * with 2^64 − 1 half of them would not fit; and its maxId can never change.
+ */
+export const DEFAULT_MAX_ID = (1n << 63n) - 1n;
+/** The default maxId of ticketd 0.10 and earlier: sequences created then keep it, and a request without maxId matches it. */
+export const LEGACY_DEFAULT_MAX_ID = MAX_UINT64;
 
 /** The settings of a sequence that decide which IDs a ticket maps to. */
 export interface BlockSettings {

@@ -1,7 +1,7 @@
 /** Sequence names and settings: validated here, before any SQL is built from them. */
 import { MIN_OPAQUE_DOMAIN, type PermutationScheme } from 'ticketd-client';
 import { BadRequestError } from '../errors.js';
-import { MAX_UINT64, type BlockSettings } from './blocks.js';
+import { DEFAULT_MAX_ID, LEGACY_DEFAULT_MAX_ID, MAX_UINT64, type BlockSettings } from './blocks.js';
 
 /** Names become table names, so they are held to this pattern before any SQL sees them. */
 export const SEQUENCE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,47}$/;
@@ -39,6 +39,11 @@ export interface SequenceSettings extends BlockSettings {
    * undefined for a sequence every ticketd since 0.2 reads right, or one not gated yet.
    */
   readonly needsVersion?: string;
+  /**
+   * Set on a request that gave no maxId: DEFAULT_MAX_ID applies to a new sequence, and an existing
+   * one created with the old default (LEGACY_DEFAULT_MAX_ID) keeps it (settleDefaultMaxId).
+   */
+  readonly maxIdDefaulted?: true;
 }
 
 /** The settings with the opaque sequence's key (non-enumerable) and scheme attached. */
@@ -99,7 +104,8 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   }
   if (blockSize < 1n || blockSize > MAX_BLOCK_SIZE) throw new BadRequestError(blockSizeProblem);
   const startAfter = fields.startAfter === undefined ? 0n : parseUnsigned(fields.startAfter, 'startAfter');
-  const maxId = fields.maxId === undefined ? MAX_UINT64 : parseUnsigned(fields.maxId, 'maxId');
+  const maxIdDefaulted = fields.maxId === undefined;
+  const maxId = maxIdDefaulted ? DEFAULT_MAX_ID : parseUnsigned(fields.maxId, 'maxId');
   if (maxId <= startAfter) {
     throw new BadRequestError(`maxId (${maxId}) must be greater than startAfter (${startAfter})`);
   }
@@ -111,7 +117,19 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {
     throw new BadRequestError(`ids "opaque" needs at least ${MIN_OPAQUE_DOMAIN} IDs between startAfter and maxId; this sequence has ${maxId - startAfter}`);
   }
-  return Object.freeze({ name, blockSize, startAfter, maxId, ids: ids as IdMode });
+  return Object.freeze({ name, blockSize, startAfter, maxId, ids: ids as IdMode, ...(maxIdDefaulted ? { maxIdDefaulted: true as const } : {}) });
+}
+
+/**
+ * The settings to create, given the rows the backends hold: a request without maxId for a sequence
+ * that exists with the old default (2^64 − 1) and otherwise the same settings is that sequence, so
+ * repeating a PUT or `init` after an upgrade is not a conflict; anything else keeps what was asked.
+ */
+export function settleDefaultMaxId(requested: SequenceSettings, rows: readonly SequenceSettings[]): SequenceSettings {
+  const { maxIdDefaulted, ...settings } = requested;
+  if (maxIdDefaulted !== true) return requested;
+  const legacy = rows.find((r) => r.maxId === LEGACY_DEFAULT_MAX_ID && sameButMaxId(r, settings));
+  return Object.freeze(legacy === undefined ? settings : { ...settings, maxId: LEGACY_DEFAULT_MAX_ID });
 }
 
 /**

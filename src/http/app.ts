@@ -9,6 +9,7 @@ import type { TicketService } from '../service/ticket-service.js';
 import { adminCheck, requireAdmin } from './admin-auth.js';
 import { ownTokenCheck, requireClientToken } from './client-auth.js';
 import type { Credentials } from './credentials.js';
+import { namesOf, strangerProblem } from './backend-names.js';
 import { sendProblem } from './problem.js';
 import { rateLimit } from './rate-limit.js';
 import { router } from './router.js';
@@ -76,7 +77,7 @@ export function createApp(options: AppOptions): Express {
   const isAdmin = adminCheck(credentials);
   const admin = requireAdmin(credentials);
   addSequenceRoutes(route, service, admin, isAdmin);
-  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards });
+  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards, scrub: (text) => namesOf(service).scrub(text) });
   addOperationsRoutes(route, {
     service,
     workers: options.workers?.pools,
@@ -94,7 +95,8 @@ export function createApp(options: AppOptions): Express {
     if (!(error instanceof TicketdError) && !isClientError(error)) {
       logger.error({ method: req.method, path: req.path, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
     }
-    sendProblem(res, error);
+    // Backends by letter and no error text, unless the admin token is borne (design.md, "Listeners").
+    sendProblem(res, error, isAdmin(req) ? undefined : (problem) => strangerProblem(problem, service));
   });
   return app;
 }

@@ -141,10 +141,12 @@ export const sequencePaths = {
             description: 'Released.',
             content: json({
               type: 'object',
+              required: ['backend', 'sequence', 'wasQuarantined', 'quarantineReason', 'nextTicket', 'highestUsed', 'advancedTo'],
               properties: {
                 backend: { type: 'string' },
                 sequence: { type: 'string' },
-                wasQuarantined: { type: ['string', 'null'], description: 'Why it was quarantined, or null.' },
+                wasQuarantined: { type: 'boolean', description: 'Whether the backend was quarantined for the sequence.' },
+                quarantineReason: { type: ['string', 'null'], description: 'Why it was quarantined, or null when it was not.' },
                 nextTicket: idString,
                 highestUsed: { oneOf: [idString, { type: 'null' }], description: 'Highest ticket of its class claimed (or below a floor) on its peers.' },
                 advancedTo: { oneOf: [idString, { type: 'null' }], description: 'The next ticket its counter was moved to, or null.' },
@@ -162,7 +164,7 @@ export const sequencePaths = {
     '/v1/sequences/{name}': {
       get: {
         operationId: 'getSequence',
-        summary: "Settings of a sequence and its per-backend state. An opaque sequence's counts, frontier and tickets only with the admin token (see redacted).",
+        summary: "Settings of a sequence and its per-backend state. An opaque sequence's counts, frontier and tickets only with the admin token (see redacted). Without the admin token each backend is named by its letter (A, B, …), with no address, account or error text.",
         security: [{}, { admin: [] }],
         parameters: [nameParam],
         responses: {
@@ -227,8 +229,8 @@ export const sequencePaths = {
     '/v1/sequences': {
       get: {
         operationId: 'listSequences',
-        summary: 'All sequences and the backends that have them.',
-        security: [{}],
+        summary: 'All sequences and the backends that have them: their addresses with the admin token, their letters in TICKETD_BACKENDS (A, B, …) without it.',
+        security: [{}, { admin: [] }],
         responses: {
           '200': {
             description: 'The sequences.',
@@ -238,7 +240,7 @@ export const sequencePaths = {
                 sequences: { type: 'array', items: { $ref: '#/components/schemas/Sequence' } },
                 unanswered: {
                   type: 'array',
-                  description: 'Backends that did not answer (their sequences may be missing from the list), with the reason.',
+                  description: 'Backends that did not answer (their sequences may be missing from the list), with the reason (the error with the admin token; without it, the backend\'s letter and no error text).',
                   items: { type: 'object', properties: { backend: { type: 'string' }, reason: { type: 'string' } } },
                 },
               },

@@ -86,7 +86,7 @@ export const workerPoolPaths = {
                   leased: { type: 'integer' },
                   cooling: { type: 'integer', description: 'Expired unreleased leases inside their reuse delay.' },
                   free: { type: 'integer' },
-                  unanswered: { type: 'array', items: { type: 'string' }, description: 'Owners that did not answer; their worker IDs are not counted.' },
+                  unanswered: { type: 'array', items: { type: 'string' }, description: 'Owners that did not answer (backend addresses with the admin token; "backend A" and so on without it); their worker IDs are not counted.' },
                   leases: { type: ['array', 'null'], items: { type: 'object' }, description: 'workerId, owner, state, epoch, holder, expiresAt, freeAt; null without the admin token.' },
                   redacted: { type: 'boolean' },
                 },

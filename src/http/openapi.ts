@@ -22,7 +22,10 @@ export const openApiDocument = Object.freeze({
           type: { type: 'string' },
           title: { type: 'string' },
           status: { type: 'integer' },
-          detail: { type: 'string' },
+          detail: {
+            type: 'string',
+            description: "What went wrong. Without the admin token backends are named by letter (A, B, …), and a backend's error (codes BACKENDS_UNAVAILABLE, BACKEND_MISCONFIGURED, TICKET_CLAIMED_BEFORE, BACKEND_ACCESS_DENIED, BACKEND_TLS) becomes each backend's state: its address, account and error text are for the admin's eyes.",
+          },
           code: { type: 'string' },
         },
       },
@@ -33,7 +36,10 @@ export const openApiDocument = Object.freeze({
         properties: {
           blockSize: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
           startAfter: { oneOf: [{ type: 'integer', minimum: 0 }, idString] },
-          maxId: { oneOf: [{ type: 'integer', minimum: 1 }, idString] },
+          maxId: {
+            oneOf: [{ type: 'integer', minimum: 1 }, idString],
+            description: 'No ID is greater. Default 9223372036854775807 (2^63 − 1: a signed BIGINT, Java long, Go int64); up to 18446744073709551615 when given. A sequence created by ticketd 0.10 or earlier with the old default (2^64 − 1) keeps it, and a request without maxId matches it.',
+          },
           ids: {
             type: 'string',
             enum: ['ordered', 'opaque'],
@@ -123,7 +129,7 @@ export const openApiDocument = Object.freeze({
         responses: {
           '200': {
             description:
-              "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out.",
+              "Ready. Details: backends, and the capacity of every sequence this process has served. Without the admin token an opaque sequence's capacity is null and the backends' ticket counts leave its tickets out, and each backend is named by its letter in TICKETD_BACKENDS (A, B, …) with no address, account or error text (lastError reads 'failed (the error is shown with the admin token)').",
             content: json({ $ref: '#/components/schemas/Readiness' }),
           },
           '503': { description: 'Not ready: no backend usable and no cached IDs. Same body as 200, with ready false.', content: json({ $ref: '#/components/schemas/Readiness' }) },

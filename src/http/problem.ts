@@ -93,9 +93,12 @@ export function toProblem(error: unknown): Problem {
   };
 }
 
-/** Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply. */
-export function sendProblem(res: Response, error: unknown): void {
-  const problem = toProblem(error);
+/**
+ * Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply; `shown`
+ * rewrites what the requester may not read (backend-names.ts: clients without the admin token).
+ */
+export function sendProblem(res: Response, error: unknown, shown: (problem: Problem) => Problem = (p) => p): void {
+  const problem = shown(toProblem(error));
   if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError || error instanceof PoolExhaustedError) res.set('Retry-After', String(error.retryAfterSeconds));
   if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));

@@ -9,6 +9,8 @@ import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { PoolState } from '../service/worker-pools.js';
 import { poolSize } from '../core/worker-leases.js';
+import { ERROR_SHOWN_TO_ADMIN, namesOf } from './backend-names.js';
+import type { ProcessTotals } from './process-totals.js';
 import { countedFor, type Counted } from './visibility.js';
 
 /** Seconds between refreshes of the page. */
@@ -25,6 +27,8 @@ export interface StatusPageInfo {
   /** When this process started serving (ms since the epoch). */
   readonly startedAt: number;
   readonly now: number;
+  /** IDs handed out and cached by the whole process (every worker), as /metrics counts them. */
+  readonly totals?: ProcessTotals;
 }
 
 /** The overall state: every backend usable, some not (still issuing), or none and no cache. */
@@ -61,7 +65,7 @@ export function renderStatusPage(service: TicketService, activity: readonly Acti
   // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
   const counted = countedFor(service, false);
   const backends = backendRows(service, served.filter(counted));
-  const sequences = sequenceRows(service, served, counted);
+  const sequences = sequenceRows(service, served, counted, info.totals);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
@@ -78,22 +82,23 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <p class="muted">up ${escapeHtml(formatSpan(Math.max(0, Math.round((info.now - info.startedAt) / 1000))))} · ${escapeHtml(new Date(info.now).toISOString())} · refreshes every ${STATUS_REFRESH_SECONDS} s ·
 <a href="/metrics">metrics</a> · <a href="/readyz">readiness</a> · <a href="/openapi.json">API (OpenAPI)</a></p>
 <h2>Backends</h2>
-<table id="backends"><tr><th>backend</th><th>address</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error</th></tr>${backends}</table>
+<p class="muted">Backends are named by their place in TICKETD_BACKENDS (A is the first): the page is open to all, so addresses, accounts and error texts are the admin's (GET /readyz with the token).</p>
+<table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error (while failing)</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
-<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process</th><th>IDs cached in this process</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
+<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
 ${pools.length === 0 ? '' : `<h2>Snowflake worker pools</h2>
-<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools)}</table>`}
-<h2>IDs of ordered sequences issued per second by this process</h2>
+<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`}
+<h2>IDs of ordered sequences issued per second by the worker that answered</h2>
 ${renderChart(activity)}
 </body></html>
 `;
 }
 
 /** One row per worker pool: how many worker IDs are leased, cooling down after an expiry, and free. */
-function poolRows(pools: readonly PoolState[]): string {
+function poolRows(pools: readonly PoolState[], scrub: (text: string) => string): string {
   return pools
-    .map((p) => row([p.pool.name, group(poolSize(p.pool)), group(p.leased), group(p.cooling), group(p.free), `${p.pool.ttlMs / 1000} s`, p.unanswered.join(', ')], p.free === 0 || p.unanswered.length > 0 ? 'down' : ''))
+    .map((p) => row([p.pool.name, group(poolSize(p.pool)), group(p.leased), group(p.cooling), group(p.free), `${p.pool.ttlMs / 1000} s`, scrub(p.unanswered.join(', '))], p.free === 0 || p.unanswered.length > 0 ? 'down' : ''))
     .join('');
 }
 
@@ -108,8 +113,11 @@ function backendRows(service: TicketService, served: readonly string[]): string 
         .map(([name, t]) => `${name}: ${group(t!)}`)
         .join(', ');
       const up = b.state === 'up' || b.state === 'half-open';
+      // An error of a backend that answers again is history, not its state: shown only while it fails.
+      const failing = b.state === 'down' || b.state === 'open';
+      const lastError = failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
       return row(
-        [backendLetter(i), b.backend, up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, b.lastError ?? ''],
+        [backendLetter(i), up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, lastError],
         up ? 'up' : b.state === 'unknown' ? '' : 'down',
       );
     })
@@ -117,7 +125,7 @@ function backendRows(service: TicketService, served: readonly string[]): string 
 }
 
 /** One row per sequence this process serves: its settings, and its cache and capacity where `counted` admits them. */
-function sequenceRows(service: TicketService, served: readonly string[], counted: Counted): string {
+function sequenceRows(service: TicketService, served: readonly string[], counted: Counted, totals: ProcessTotals | undefined): string {
   const retired = service.retiredSequences().map((name) => row([name, '', '', '', '', '', '', '', 'retired'], 'muted'));
   return retired.join('') + served
     .map((name) => {
@@ -130,8 +138,8 @@ function sequenceRows(service: TicketService, served: readonly string[], counted
           name,
           settings?.ids ?? '',
           group(settings?.blockSize ?? ''),
-          group(cache?.issued ?? 0),
-          group(cache?.available ?? 0),
+          group(totals?.issued.get(name) ?? cache?.issued ?? 0),
+          group(totals?.cached.get(name) ?? cache?.available ?? 0),
           capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
           capacity === undefined ? '' : `${capacity.usedPercent}%`,
           capacity?.projectedExhaustionAt ?? '',

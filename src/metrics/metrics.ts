@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
+import { THIS_VERSION } from '../core/versions.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { WorkerEvents } from '../service/worker-leases.js';
 import type { StrictEvents } from '../service/strict-sequence.js';
@@ -17,6 +18,8 @@ export const HTTP_BUCKETS_SECONDS = Object.freeze([0.00025, 0.0005, 0.001, 0.002
 /** Latency buckets of one REPLACE run, in seconds: 0.5 ms to 2.5 s. */
 export const FETCH_BUCKETS_SECONDS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
 const BREAKER_STATES = ['unknown', 'up', 'down', 'open', 'half-open'] as const;
+const CLAIM_REFUSALS: readonly Parameters<AllocatorEvents['claimRefused']>[2][] = ['duplicate', 'below-floor'];
+const LEASE_REFUSALS: readonly Parameters<WorkerEvents['refused']>[1][] = ['exhausted', 'lost', 'claimed'];
 
 /** ticketd's metrics: a registry, and the allocator events that feed it. */
 export interface TicketdMetrics {
@@ -215,15 +218,24 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   const registers = [registry];
   let service: TicketService | undefined;
   let workers: WorkerPools | undefined;
-  const counter = (key: keyof typeof EVENT_COUNTERS): Counter => new Counter({ ...EVENT_COUNTERS[key], labelNames: [...EVENT_COUNTERS[key].labelNames], registers });
+  // A labelled counter is born at its first increment, where Prometheus's increase() reads 0: the
+  // alerts' counters are declared at 0 on every scrape for the label values known by then.
+  const counter = (key: keyof typeof EVENT_COUNTERS, known: () => readonly string[][] = () => []): Counter =>
+    new Counter({ ...EVENT_COUNTERS[key], labelNames: [...EVENT_COUNTERS[key].labelNames], registers, collect() {
+      for (const labels of known()) this.labels(...labels).inc(0);
+    } });
+  const backendsAndSequences = (): string[][] => {
+    const sequences = service?.servedSequences() ?? [];
+    return (service?.backendStatus() ?? []).flatMap((b) => sequences.map((sequence) => [b.backend, sequence]));
+  };
   const fetches = counter('fetches');
   const tickets = counter('tickets');
   const failovers = counter('failovers');
   const regressions = counter('regressions');
-  const claimsRefused = counter('claimsRefused');
-  const unclaimed = counter('unclaimed');
+  const claimsRefused = counter('claimsRefused', () => backendsAndSequences().flatMap((pair) => CLAIM_REFUSALS.map((reason) => [...pair, reason])));
+  const unclaimed = counter('unclaimed', backendsAndSequences);
   const workerLeases = counter('workerLeases');
-  const workerRefused = counter('workerRefused');
+  const workerRefused = counter('workerRefused', () => (workers?.served() ?? []).flatMap((pool) => LEASE_REFUSALS.map((reason) => [pool, reason])));
   const workerUnclaimed = counter('workerUnclaimed');
   const reloads = counter('reloads');
   const leaderChanges = new Counter({ name: 'ticketd_strict_leader_changes_total', help: 'Times this process became leader of a strict sequence (became) or stopped leading it (stopped).', labelNames: ['sequence', 'change'], registers });
@@ -260,6 +272,9 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     registers,
   });
   addScraped(registers, () => service);
+  // Which version each process runs: a rolling upgrade's mixed versions show as two series. `max`
+  // under --workers: every worker of a process runs the same version (a sum would read 2).
+  new Gauge({ name: 'ticketd_build_info', help: 'Always 1; the version label is the ticketd version this process runs.', labelNames: ['version'], registers, aggregator: 'max' }).labels(THIS_VERSION).set(1);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {

@@ -1,7 +1,7 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import type { Allocator, BackendStatus, ReleaseResult } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
-import { assertSequenceName, type IdMode, type SequenceSettings } from '../core/sequence.js';
+import { assertSequenceName, settleDefaultMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { judgeWidening } from '../core/widening.js';
 import type { IdRange } from '../core/blocks.js';
 import { BadRequestError, StrictNoBlocksError } from '../errors.js';
@@ -128,10 +128,19 @@ export class TicketService {
     return { settings: entry.settings, cached: !verdict.answered };
   }
 
-  /** Creates the sequence on every backend (Allocator.createSequence): true when created anywhere now. */
+  /** Creates the sequence on every backend (createFromRequest): true when created anywhere now. */
   async createSequence(requested: SequenceSettings): Promise<boolean> {
-    this.#served.forgetRefusal(requested.name);
-    return this.#allocator.createSequence(requested);
+    return (await this.createFromRequest(requested)).created;
+  }
+
+  /**
+   * Creates the sequence on every backend (Allocator.createSequence): `created` is true when created
+   * anywhere now; `settings` are those it has (a request without maxId keeps an existing old default).
+   */
+  async createFromRequest(asked: SequenceSettings): Promise<{ created: boolean; settings: SequenceSettings }> {
+    this.#served.forgetRefusal(asked.name);
+    const requested = asked.maxIdDefaulted === true ? settleDefaultMaxId(asked, await this.#allocator.fleet.sequenceRows(asked.name)) : asked;
+    return { created: await this.#allocator.createSequence(requested), settings: requested };
   }
 
   /**

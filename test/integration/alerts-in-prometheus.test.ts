@@ -4,6 +4,8 @@
  * backend B is killed (proven gone) it goes pending, then firing, for B alone; once B is back it
  * resolves. The rules are ticketd-rules.yml as shipped, but for TicketdBackendDown's `for:`,
  * shortened from 1m to 5s in the copy Prometheus loads so the test takes seconds, not minutes.
+ * Then every alert built on increase() or rate() fires on its first episode: the counter it reads
+ * is born at that episode's first event (issue 42: increase() alone read 0 there, and stayed silent).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,8 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/launcher/local-mysql.js';
 import { sleep } from '../support/id-ledger.js';
-import { dashboardQueries, prometheus, requirePrometheus } from '../support/prometheus.js';
-import { putSequence, spawnTicketd, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
+import { parse as parseYaml } from 'yaml';
+import type { RunningTicketd } from '../../src/server.js';
+import { dashboardQueries, prometheus, requirePrometheus, startPrometheus, type PrometheusAlert, type RunningPrometheus } from '../support/prometheus.js';
+import { restoreBackup, takeBackup } from '../support/regressions.js';
+import { postIds, putSequence, spawnTicketd, startInProcess, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
+import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
 
 interface Alert {
   readonly labels: Record<string, string>;
@@ -107,4 +113,138 @@ describe('the backend-down alert in a real Prometheus', () => {
     }
     console.log(`alert in Prometheus: TicketdBackendDown pending ${pendingAfter} ms after B was killed, firing ${firingAfter} ms after that, resolved ${resolvedAfter} ms after B was back`);
   }, 90_000);
+});
+
+/** The alerts whose expression (or a recording rule it reads) uses increase() or rate(), from the rules file. */
+function alertsOnCounters(rulesText: string): string[] {
+  const groups = (parseYaml(rulesText) as { groups: { rules: { alert?: string; record?: string; expr: string }[] }[] }).groups.flatMap((g) => g.rules);
+  const records = new Map(groups.flatMap((r) => (r.record === undefined ? [] : [[r.record, r.expr] as const])));
+  const expanded = (expr: string): string => [...records].reduce((e, [name, body]) => (e.includes(name) ? `${e} ${body}` : e), expr);
+  return groups.flatMap((r) => (r.alert !== undefined && /\b(increase|rate)\(/.test(expanded(r.expr)) ? [r.alert] : []));
+}
+
+describe('every alert on increase() or rate() fires on its first episode, in a real Prometheus', () => {
+  if (!requirePrometheus('the Prometheus first-episode alert test', prometheus)) return;
+  const RUNBOOKS = 'https://runbooks.example/ticketd/operating.md';
+  const shipped = readFileSync('deploy/prometheus/ticketd-rules.yml', 'utf8');
+  const expected = alertsOnCounters(shipped);
+  const seen = new Map<string, PrometheusAlert>();
+  let pair: Awaited<ReturnType<typeof startPrivatePair>>;
+  let ticketd: ChildTicketd;
+  let taker: RunningTicketd;
+  let prom: RunningPrometheus;
+  const dir = mkdtempSync(join(tmpdir(), 'ticketd-prometheus-'));
+  let aLabel = '';
+
+  beforeAll(async () => {
+    pair = await startPrivatePair();
+    ticketd = await spawnTicketd(pair.backendsUrl, { TICKETD_CLAIMS: 'preferred' });
+    taker = await startInProcess(pair.backendsUrl);
+    aLabel = pair.a.url.replace(/^mysql:\/\/root@/, 'mysql://');
+    // Created while both backends answer; none is asked for IDs before its episode, so each counter is born then.
+    for (const [name, blockSize] of [['rewound', 10], ['unclaimed', 1], ['slow', 100], ['dry', 10]] as const) {
+      expect(await putSequence(ticketd.url, name, { blockSize })).toBe(201);
+    }
+    // `for:` cut to 5 s in the copy Prometheus loads, so the test takes seconds, not minutes.
+    const rules = shipped.replace(/for: \d+[smh]/g, 'for: 5s');
+    prom = await startPrometheus({ binary: prometheus!, dir, port: await freePort(), target: ticketd.url.replace('http://', ''), rules, externalLabels: { ticketd_runbooks: RUNBOOKS } });
+    for (let i = 0; i < 80 && (await prom.query('ticketd_ready')).length === 0; i++) await sleep(250);
+  }, 90_000);
+
+  afterAll(async () => {
+    await prom?.stop();
+    await taker?.close();
+    await ticketd?.stop();
+    await pair?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  async function firing(alertname: string, labels: Record<string, string>, ms = 20_000): Promise<PrometheusAlert> {
+    const started = Date.now();
+    while (Date.now() - started < ms) {
+      const found = (await prom.alerts()).find((a) => a.labels.alertname === alertname && a.state === 'firing' && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+      if (found !== undefined) {
+        seen.set(alertname, found);
+        console.log(`first episode: ${alertname} firing ${Date.now() - started} ms after its episode`);
+        return found;
+      }
+      await sleep(250);
+    }
+    throw new Error(`${alertname} ${JSON.stringify(labels)} not firing within ${ms} ms; alerts: ${JSON.stringify(await prom.alerts())}`);
+  }
+
+  it('knows which alerts are built on increase() or rate()', () => {
+    expect(expected).toEqual(expect.arrayContaining(['TicketdClaimsRefusedAsDuplicates', 'TicketdUnclaimedTickets', 'TicketdWorkerPoolExhausted', 'TicketdWorkerClockSkew', 'TicketdHigh5xxRate', 'TicketdIdsLatencyBudgetBurn']));
+  });
+
+  it('a pool of 4 worker IDs asked for 6 leases: TicketdWorkerPoolExhausted, with an absolute runbook link', async () => {
+    const pool = poolName('four');
+    expect((await putPool(ticketd.url, pool, { workerBits: 2 })).status).toBe(201);
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await takeLease(ticketd.url, pool, `holder-${i}`));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 503, 503]);
+    const alert = await firing('TicketdWorkerPoolExhausted', { pool, reason: 'exhausted' });
+    expect(alert.annotations.runbook_url).toBe(`${RUNBOOKS}#ticketdworkerpoolexhausted`);
+
+    // A holder's first renewal that measured 3 s of skew: TicketdWorkerClockSkew.
+    const lease = answers[0]!.body as { workerId: number; epoch: string };
+    const renewed = await send(`${ticketd.url}/v1/worker-pools/${pool}/leases/${lease.workerId}/renew`, { epoch: lease.epoch, skewMs: 3000 });
+    expect(renewed.status).toBe(200);
+    await firing('TicketdWorkerClockSkew', { pool });
+  }, 60_000);
+
+  it("backend A's counter set back under tickets another process claimed: TicketdClaimsRefusedAsDuplicates", async () => {
+    // The fault, done for real on A: its ticket table restored from a backup taken before another
+    // process took tickets. This process served the sequence before (its check at load would catch it).
+    expect(await postIds(ticketd.url, 'rewound', 10)).toHaveLength(10);
+    const backup = (await takeBackup(pair.a.url)).filter((t) => t.table === 'tickets_rewound');
+    expect(backup).toHaveLength(1);
+    for (let i = 0; i < 10; i++) expect((await fetch(`${taker.url}/v1/sequences/rewound/ids?count=10`, { method: 'POST' })).status).toBe(200);
+    await restoreBackup(pair.a.url, backup);
+    const ids = new Set<string>();
+    for (let i = 0; i < 10; i++) for (const id of await postIds(ticketd.url, 'rewound', 10)) ids.add(id);
+    expect(ids.size).toBe(100);
+    await firing('TicketdClaimsRefusedAsDuplicates', { backend: aLabel, sequence: 'rewound' });
+  }, 60_000);
+
+  it('POST …/ids answers slower than 25 ms: both latency budget burns', async () => {
+    // 10,000 IDs of a block size of 100: 100 tickets fetched and claimed for each answer.
+    for (let i = 0; i < 6; i++) expect(await postIds(ticketd.url, 'slow', 10_000)).toHaveLength(10_000);
+    await firing('TicketdIdsLatencyBudgetBurn', {});
+    await firing('TicketdIdsLatencyBudgetBurnSlow', {});
+  }, 90_000);
+
+  it('backend B killed, 150 tickets of A served on the marks alone: TicketdUnclaimedTickets', async () => {
+    pair.b.signal('SIGKILL');
+    await pair.b.exited();
+    expect(pair.b.pid).toBeUndefined();
+    expect(await postIds(ticketd.url, 'unclaimed', 150)).toHaveLength(150);
+    await firing('TicketdUnclaimedTickets', { backend: aLabel, sequence: 'unclaimed' });
+  }, 60_000);
+
+  it('both backends dead and the cache empty: TicketdHigh5xxRate', async () => {
+    pair.a.signal('SIGKILL');
+    await pair.a.exited();
+    let running = true;
+    const statuses = new Map<number, number>();
+    const load = (async () => {
+      while (running) {
+        const res = await fetch(`${ticketd.url}/v1/sequences/dry/ids?count=1`, { method: 'POST' }).catch(() => undefined);
+        if (res !== undefined) statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        await res?.arrayBuffer();
+        await sleep(50);
+      }
+    })();
+    try {
+      await firing('TicketdHigh5xxRate', {}, 30_000);
+    } finally {
+      running = false;
+      await load;
+    }
+    expect(statuses.get(503)).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('saw each of them firing', () => {
+    expect([...seen.keys()].sort()).toEqual([...expected].sort());
+  });
 });

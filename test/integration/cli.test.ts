@@ -48,7 +48,7 @@ describe('the ticketd command', () => {
     expect(conflict.stderr).toMatch(/^ticketd: sequence cli_made exists on mysql:\/\/.* with blockSize=50/);
     expect(ticketd(['sequences', 'create', 'Bad', '--block-size', '5'], env).stderr).toMatch(/does not match/);
     const list = ticketd(['sequences', 'list'], env);
-    expect(list.stdout).toMatch(/^cli_made\tblockSize=50\tstartAfter=0\tmaxId=18446744073709551615\tids=ordered\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m);
+    expect(list.stdout).toMatch(/^cli_made\tblockSize=50\tstartAfter=0\tmaxId=9223372036854775807\tids=ordered\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m);
     // With a backend that does not answer, the list still comes, and says which backend is missing and why.
     const partial = ticketd(['sequences', 'list'], { TICKETD_BACKENDS: `${env.TICKETD_BACKENDS.split(',')[0]},mysql://root@127.0.0.1:1/ticketd` });
     expect(partial.status).toBe(0);

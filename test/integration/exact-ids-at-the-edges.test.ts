@@ -50,7 +50,7 @@ describe('IDs at the edges of the number line', () => {
   });
 
   it('issues tickets above 2^63 exactly (mysql2 reads them signed) up to 2^64 − 1, then reports exhaustion', async () => {
-    expect(await putSequence(context.server.url, 'top_of_u64', { blockSize: 1, startAfter: String(MAX_UINT64 - 12n) })).toBe(201);
+    expect(await putSequence(context.server.url, 'top_of_u64', { blockSize: 1, startAfter: String(MAX_UINT64 - 12n), maxId: String(MAX_UINT64) })).toBe(201);
     const ids: bigint[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await fetch(`${context.server.url}/v1/sequences/top_of_u64/next`);

@@ -130,14 +130,14 @@ describe('a newcomer follows the README and what the programs print', () => {
       expect(printed.stderr).toBe('');
       expect(printed.status).toBe(0);
       expect(printed.stdout).toMatch(/^ok: 2 backends checked$/m);
-      expect(printed.stdout).toMatch(/^invoices\tblockSize=10000\tstartAfter=0\tmaxId=18446744073709551615\tids=opaque\t/m);
+      expect(printed.stdout).toMatch(/^invoices\tblockSize=10000\tstartAfter=0\tmaxId=9223372036854775807\tids=opaque\t/m);
       const examples = await shell(`${local(api)}\n${inCheckout}`, exportLine);
       expect(examples.stderr).toBe('');
       expect(examples.status).toBe(0);
       expect(examples.stdout).toMatch(/"ids":"opaque","ordered":"\d+","ticket":"\d+","backend":"mysql:\/\/127\.0\.0\.1:\d+\/ticketd"/);
       // "A" in the release example is the first backend the export line names.
       const backendA = /TICKETD_BACKENDS=mysql:\/\/root@([^,]+),/.exec(exportLine)![1]!;
-      expect(examples.stdout).toContain(`{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":null,`);
+      expect(examples.stdout).toContain(`{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":false,"quarantineReason":null,`);
       // Both example apps, ESM and CommonJS, got IDs of both sequences.
       expect(examples.stdout.match(/^default: \d+ then \d+, \d+, \d+$/gm)).toHaveLength(2);
       expect(examples.stdout.match(/^invoices: \d+$/gm)).toHaveLength(2);

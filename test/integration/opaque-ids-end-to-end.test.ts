@@ -9,6 +9,8 @@ const MADE_BY_0_4 = 'opaque_made_by_0_4';
 const TOKEN = 'opaque-client-token-0123456789';
 const ANY_TOKEN = 'any-sequence-token-0123456789';
 const UINT64_MAX = (1n << 64n) - 1n;
+/** maxId of a sequence created without one (2^63 − 1: a signed BIGINT). */
+const DEFAULT_MAX_ID = (1n << 63n) - 1n;
 const INT_MAX = 2147483647n;
 const LEGACY_START_AFTER = 1_500_000n;
 /** IDs taken over HTTP from the two front ends together. */
@@ -112,8 +114,8 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     expect(taken).toBeGreaterThanOrEqual(TOTAL_IDS);
     // Ordered IDs would increase every time; P's increase about half the time.
     expect(Math.abs(increases / pairs - 0.5)).toBeLessThan(0.01);
-    // And they spread over the whole 64-bit domain: each sixteenth holds about 1/16 of them.
-    const sixteenth = UINT64_MAX / 16n;
+    // And they spread over the whole domain, up to 2^63 − 1: each sixteenth holds about 1/16 of them.
+    const sixteenth = DEFAULT_MAX_ID / 16n;
     const buckets = new Array<number>(16).fill(0);
     for (const y of everything) buckets[Math.min(15, Number(y / sixteenth))]!++;
     for (const count of buckets) expect(Math.abs(count / everything.length - 1 / 16)).toBeLessThan(0.005);
@@ -171,7 +173,7 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     const ids = await client.nextBatch(20_000);
     const codec = await client.codec();
     expect(codec.ids).toBe('opaque');
-    const permutation = new IdPermutation(Buffer.from(keyHex, 'hex'), { startAfter: 0n, maxId: UINT64_MAX }, 'feistel-aes256-v2');
+    const permutation = new IdPermutation(Buffer.from(keyHex, 'hex'), { startAfter: 0n, maxId: DEFAULT_MAX_ID }, 'feistel-aes256-v2');
     const decoded = ids.map((id) => codec.decode(id));
     expect(decoded.every((x, k) => permutation.encode(x) === ids[k])).toBe(true);
     // The client's IDs are blocks leased once: none of them is one the servers handed out.
@@ -215,8 +217,8 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     const [a, b] = fronts as [ChildTicketd, ChildTicketd];
     const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     const env = { TICKETD_BACKENDS: sharedBackends() };
-    expect((await runCliAsync(['sequences', 'create', MADE_BY_0_4, '--block-size', '1000', '--ids', 'opaque'], env)).status).toBe(0);
-    // What 0.4.0 wrote: the same rows, with its scheme's name beside the key (no front end has loaded it yet).
+    expect((await runCliAsync(['sequences', 'create', MADE_BY_0_4, '--block-size', '1000', '--ids', 'opaque', '--max-id', String(UINT64_MAX)], env)).status).toBe(0);
+    // What 0.4.0 wrote (its default maxId was 2^64 − 1): the same rows, with its scheme's name beside the key (no front end has loaded it yet).
     const urls = sharedBackends().split(',');
     for (const url of urls) await sqlOn(url, `UPDATE ticketd_sequence_keys SET scheme = 'feistel-aes256-v1' WHERE name = '${MADE_BY_0_4}'`);
     const conn = await mysql.createConnection(urls[0]!);

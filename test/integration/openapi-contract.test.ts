@@ -150,7 +150,7 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
     ],
   }),
   'PATCH /v1/sequences/{name}': () => ({
-    valid: [{ name: 'the same maxId', params: { name: ORDERED }, auth: 'admin', body: { maxId: '18446744073709551615' } }],
+    valid: [{ name: 'widened to 2^64 − 1', params: { name: ORDERED }, auth: 'admin', body: { maxId: '18446744073709551615' } }],
     invalid: [
       { name: 'lower', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000' } },
       { name: 'another setting', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000', blockSize: 5 } },

@@ -45,13 +45,13 @@ describe('the Prometheus alert rules', () => {
     expect(alerts.length).toBeGreaterThanOrEqual(12);
   });
 
-  it('give every alert a severity, a summary, a description and a runbook in docs/operating.md', () => {
+  it('give every alert a severity, a summary, a description and a runbook in docs/operating.md, under the base the ticketd_runbooks external label sets', () => {
     const headings = new Set([...readFileSync('docs/operating.md', 'utf8').matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
     for (const a of alerts) {
       expect([a.alert, a.labels?.severity]).toEqual([a.alert, expect.stringMatching(/^(critical|warning)$/)]);
       expect(a.annotations?.summary).toBeTruthy();
       expect(a.annotations?.description).toBeTruthy();
-      const anchor = /^docs\/operating\.md#(.+)$/.exec(a.annotations?.runbook_url ?? '')?.[1];
+      const anchor = /^\{\{ or \$externalLabels\.ticketd_runbooks "docs\/operating\.md" \}\}#(.+)$/.exec(a.annotations?.runbook_url ?? '')?.[1];
       expect([a.alert, anchor !== undefined && headings.has(anchor)]).toEqual([a.alert, true]);
     }
   });

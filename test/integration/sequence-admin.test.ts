@@ -1,4 +1,4 @@
-import { postIds, putSequence, usePrivatePairAndServer } from '../support/ticketd.js';
+import { postIds, putSequence, TEST_ADMIN_TOKEN, usePrivatePairAndServer } from '../support/ticketd.js';
 
 describe('creating and listing sequences', () => {
   const context = usePrivatePairAndServer();
@@ -12,10 +12,14 @@ describe('creating and listing sequences', () => {
   });
 
   it('GET lists every sequence with the backends that have it, and describes one', async () => {
-    const list = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as { sequences: { name: string; blockSize: string; backends: string[] }[] };
+    const admin = { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } };
+    const list = (await (await fetch(`${context.server.url}/v1/sequences`, admin)).json()) as { sequences: { name: string; blockSize: string; backends: string[] }[] };
     const orders = list.sequences.find((s) => s.name === 'orders');
     expect(orders).toMatchObject({ blockSize: '100', maxId: '2147483647', startAfter: '0' });
     expect(orders!.backends).toEqual([context.pair.a.url.replace('root@', ''), context.pair.b.url.replace('root@', '')]);
+    // Without the admin token, by letter (A is the first in TICKETD_BACKENDS).
+    const open = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as { sequences: { name: string; backends: string[] }[] };
+    expect(open.sequences.find((s) => s.name === 'orders')!.backends).toEqual(['A', 'B']);
     expect(list.sequences.map((s) => s.name)).toContain('default');
 
     const one = (await (await fetch(`${context.server.url}/v1/sequences/orders`)).json()) as {

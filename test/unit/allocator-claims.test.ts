@@ -163,7 +163,8 @@ describe('allocator with fake backends: claims decide', () => {
     for (let i = 0; i < 3; i++) await alloc.fetchRanges(SEQ, 4);
     expect(alloc.sequenceStatus(SEQ.name)[0]!.quarantined).not.toBeNull();
     const result = await alloc.release(a.label, SEQ);
-    expect(result.wasQuarantined).not.toBeNull();
+    expect(result.wasQuarantined).toBe(true);
+    expect(result.quarantineReason).toEqual(expect.any(String));
     expect(BigInt(result.advancedTo!)).toBeGreaterThan(highest);
     expect(alloc.sequenceStatus(SEQ.name)[0]!.quarantined).toBeNull();
     const ranges = await alloc.fetchRanges(SEQ, 8);

@@ -1,5 +1,5 @@
-import { assertSequenceName, parseSequenceSettings, parseUnsigned, sameSettings, withKey } from '../../src/core/sequence.js';
-import { MAX_UINT64 } from '../../src/core/blocks.js';
+import { assertSequenceName, parseSequenceSettings, parseUnsigned, sameSettings, settleDefaultMaxId, withKey } from '../../src/core/sequence.js';
+import { DEFAULT_MAX_ID, MAX_UINT64 } from '../../src/core/blocks.js';
 import { BadRequestError } from '../../src/errors.js';
 
 describe('sequence names and settings', () => {
@@ -11,8 +11,23 @@ describe('sequence names and settings', () => {
     }
   });
 
-  it('defaults startAfter to 0 and maxId to 2^64 − 1', () => {
-    expect(parseSequenceSettings('s', { blockSize: 100 })).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
+  it('defaults startAfter to 0 and maxId to 2^63 − 1 (a signed BIGINT), and says the maxId was not given', () => {
+    expect(DEFAULT_MAX_ID).toBe(9223372036854775807n);
+    expect(parseSequenceSettings('s', { blockSize: 100 })).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: DEFAULT_MAX_ID, ids: 'ordered', maxIdDefaulted: true });
+    expect(parseSequenceSettings('s', { blockSize: 100, ids: 'opaque' }).maxId).toBe(DEFAULT_MAX_ID);
+    expect(parseSequenceSettings('s', { blockSize: 100, maxId: String(MAX_UINT64) })).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
+  });
+
+  it('a request without maxId keeps an existing sequence of the old default (2^64 − 1), and nothing else', () => {
+    const asked = parseSequenceSettings('s', { blockSize: 100, ids: 'opaque' });
+    const old = parseSequenceSettings('s', { blockSize: 100, ids: 'opaque', maxId: String(MAX_UINT64) });
+    expect(settleDefaultMaxId(asked, [])).toEqual({ name: 's', blockSize: 100n, startAfter: 0n, maxId: DEFAULT_MAX_ID, ids: 'opaque' });
+    expect(settleDefaultMaxId(asked, [old]).maxId).toBe(MAX_UINT64);
+    // Another block size is another sequence: the request keeps its default, and creating it conflicts.
+    expect(settleDefaultMaxId(asked, [{ ...old, blockSize: 5n }]).maxId).toBe(DEFAULT_MAX_ID);
+    expect(settleDefaultMaxId(asked, [{ ...old, maxId: 1_000_000_000n }]).maxId).toBe(DEFAULT_MAX_ID);
+    // An explicit maxId is what was asked, whatever exists.
+    expect(settleDefaultMaxId(parseSequenceSettings('s', { blockSize: 100, maxId: '5000000' }), [old]).maxId).toBe(5_000_000n);
   });
 
   it('takes large values as decimal strings and refuses inexact numbers', () => {

@@ -4,7 +4,9 @@ import type { TicketService } from '../../service/ticket-service.js';
 import type { WorkerPools } from '../../service/worker-pools.js';
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../router.js';
+import { processTotals } from '../process-totals.js';
 import { renderStatusPage } from '../status-page.js';
+import { namesOf, strangerBackend } from '../backend-names.js';
 import { countedFor, redactMetrics, type AdminCheck } from '../visibility.js';
 
 /** Where /metrics gets its text: this process's registry, or (under --workers) every worker's. */
@@ -34,9 +36,12 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
   route('/readyz', {
     get: (req, res) => {
       res.set('Cache-Control', 'no-store');
-      const counted = countedFor(service, isAdmin(req));
+      const admin = isAdmin(req);
+      const counted = countedFor(service, admin);
       const sequences = Object.fromEntries(service.servedSequences().map((name) => [name, counted(name) ? (service.capacityStatus(name) ?? null) : null]));
-      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: service.backendStatus(counted), sequences });
+      const backends = service.backendStatus(counted);
+      const names = namesOf(service);
+      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: admin ? backends : backends.map((b) => strangerBackend(b, names)), sequences });
     },
   });
   route('/metrics', {
@@ -51,7 +56,9 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
     get: async (_req, res) => {
       const pools = (await options.workers?.states().catch(() => [])) ?? [];
       const now = clock();
-      const info = { version: options.version, startedAt: options.startedAt ?? now, now };
+      // The figures of the whole process, as /metrics has them (every worker's under --workers); without them, this worker's.
+      const totals = await metrics.render().then(processTotals, () => undefined);
+      const info = { version: options.version, startedAt: options.startedAt ?? now, now, ...(totals === undefined ? {} : { totals }) };
       res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [], info, pools));
     },
   });

@@ -5,6 +5,7 @@ import { parseWidening } from '../../core/widening.js';
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import type { Route } from '../router.js';
+import { ERROR_SHOWN_TO_ADMIN, namesOf, strangerSequenceBackend } from '../backend-names.js';
 import { withoutTickets, type AdminCheck } from '../visibility.js';
 
 /**
@@ -17,8 +18,11 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
     get: async (req, res) => {
       const name = req.params.name as string;
       const { settings, cached } = await service.currentSettings(name);
-      if (settings.ids === 'opaque' && !isAdmin(req)) {
-        res.json({ ...settingsToJson(settings), cached, cache: null, capacity: null, backends: service.backendsFor(name).map(withoutTickets), redacted: true });
+      const admin = isAdmin(req);
+      const names = namesOf(service);
+      const backends = admin ? service.backendsFor(name) : service.backendsFor(name).map((b) => strangerSequenceBackend(b, names));
+      if (settings.ids === 'opaque' && !admin) {
+        res.json({ ...settingsToJson(settings), cached, cache: null, capacity: null, backends: backends.map(withoutTickets), redacted: true });
         return;
       }
       const leader = await service.strictLeader(name);
@@ -28,7 +32,7 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
         cached,
         cache: service.cacheStatus(name) ?? null,
         capacity: service.capacityStatus(name) ?? null,
-        backends: service.backendsFor(name),
+        backends,
         redacted: false,
       });
     },
@@ -36,8 +40,7 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
       guards: [admin],
       jsonBody: true,
       handler: async (req, res) => {
-        const settings = parseSequenceSettings(req.params.name as string, req.body);
-        const created = await service.createSequence(settings);
+        const { created, settings } = await service.createFromRequest(parseSequenceSettings(req.params.name as string, req.body));
         res.status(created ? 201 : 200).json(settingsToJson(settings));
       },
     },
@@ -58,9 +61,17 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
   });
 
   route('/v1/sequences', {
-    get: async (_req, res) => {
+    get: async (req, res) => {
       const list = await service.listSequences();
-      res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
+      if (isAdmin(req)) {
+        res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
+        return;
+      }
+      const names = namesOf(service);
+      res.json({
+        sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends.map((b) => names.letter(b)) })),
+        unanswered: list.unanswered.map((u) => ({ backend: names.letter(u.backend), reason: ERROR_SHOWN_TO_ADMIN })),
+      });
     },
   });
 }

@@ -18,6 +18,8 @@ export interface WorkerRoutesOptions {
   readonly isAdmin: AdminCheck;
   /** Client tokens (by pool name, as for sequences) and rate limits. */
   readonly guards: readonly RequestHandler[];
+  /** Names backends by letter in text a client without the admin token reads (backend-names.ts). */
+  readonly scrub?: (text: string) => string;
 }
 
 /** Adds the worker-pool routes. */
@@ -40,7 +42,8 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
       const state = await pools().state(req.params.name as string);
       // Who holds which worker ID (pod names, hosts) is the admin's to see; the counts are everyone's.
       const detail = isAdmin(req);
-      res.json({ ...poolToJson(state.pool), leased: state.leased, cooling: state.cooling, free: state.free, unanswered: state.unanswered, leases: detail ? state.leases : null, redacted: !detail });
+      const unanswered = detail ? state.unanswered : state.unanswered.map(options.scrub ?? ((owner) => owner));
+      res.json({ ...poolToJson(state.pool), leased: state.leased, cooling: state.cooling, free: state.free, unanswered, leases: detail ? state.leases : null, redacted: !detail });
     },
     put: {
       guards: [admin],
