@@ -1,7 +1,6 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,7 +10,8 @@ import type { BackendOptions } from './backend/mysql/backend.js';
 import type { Config } from './config.js';
 import { reloadSecrets, type Secrets } from './secrets.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
-import { createApp, type MetricsSource } from './http/app.js';
+import type { MetricsSource } from './http/app.js';
+import { createListener, type RequestListener } from './http/listener.js';
 import { Credentials } from './http/credentials.js';
 import { readHttpsFiles } from './http/https-files.js';
 import { countedFor } from './http/visibility.js';
@@ -109,7 +109,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
   activity.start();
-  const app = createApp({
+  const app = createListener({
     service,
     workers,
     logger,
@@ -209,7 +209,7 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
  * Listens on the port (and host, if given), over HTTPS when TICKETD_TLS_CERT is set (asking for a
  * client certificate when TICKETD_TLS_CLIENT_CA is), answering what Node's parser refused in problem+json.
  */
-async function listen(app: Express, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
+async function listen(app: RequestListener, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
   const { port, tls } = config;
   const created: Server = tls === undefined ? createHttpServer(app) : createHttpsServer({ ...readHttpsFiles(tls), requestCert: tls.clientCa !== undefined, rejectUnauthorized: tls.clientCa !== undefined }, app);
   const server = await new Promise<Server>((done, fail) => {
