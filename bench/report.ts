@@ -1,6 +1,8 @@
 /** docs/benchmarks.md and docs/benchmarks.svg from one run's results. */
 import { meanOf } from './opaque-wrk.js';
-import type { BenchResults, HttpResult } from './run.js';
+import type { HttpResult } from './load.js';
+import { oneIdRatio } from './one-id.js';
+import type { BenchResults } from './results.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en');
 const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`);
@@ -204,6 +206,28 @@ first answer to a request sent after the kill): ${r.strict.failoverStallMs.map((
 Through the leader a strict ID costs what an ordered one does: both come from memory, and the
 leader raises its bound (one write to a majority) about once a second. Through a follower each
 request makes one more HTTP hop to the leader, and requests that wait meanwhile share the next hop.
+
+
+## 11. One ID per request against node:http itself (bench/one-id.ts)
+
+Server-bound, with wrk (one thread, ${r.seconds} s per run, 32 connections, after a warm-up): each ticketd row right
+after a row of node:http alone (bench/baseline-servers.ts \`raw\`: a counter written as the same JSON with the
+same headers, the ceiling of any route). ticketd serves from its cache (the \`default\` sequence): the
+issuing routes' fast path (src/http/fast-path.ts, [performance](performance.md)). Server CPU per request
+is the whole process tree's (the primary and its workers), read from /proc around each run.
+
+| server | route | node:http req/s | ticketd req/s | ticketd / node:http | node:http p50 / p99 ms | ticketd p50 / p99 ms | CPU µs per request, node:http / ticketd |
+|---|---|---|---|---|---|---|---|
+${r.oneId.pairs.map((p) => `| ${p.server} | ${p.route} | ${fmt(p.raw.requestsPerSecond)} | ${fmt(p.ticketd.requestsPerSecond)} | ${ratio(p.ticketd.requestsPerSecond, p.raw.requestsPerSecond)} | ${p.raw.p50} / ${p.raw.p99} | ${p.ticketd.p50} / ${p.ticketd.p99} | ${p.raw.cpuMsPer1000Ids.toFixed(1)} / ${p.ticketd.cpuMsPer1000Ids.toFixed(1)} |`).join('\n')}
+
+Mean over the rounds, ticketd / node:http: next ${oneIdRatio(r.oneId, 'one process', 'next').toFixed(2)}×, ids?count=1 ${oneIdRatio(r.oneId, 'one process', 'ids?count=1').toFixed(2)}×;
+with \`serve --workers 2\`: next ${oneIdRatio(r.oneId, 'serve --workers 2', 'next').toFixed(2)}×, ids?count=1 ${oneIdRatio(r.oneId, 'serve --workers 2', 'ids?count=1').toFixed(2)}× (target ≥ 0.5×).
+Two workers compete with wrk and with each other for the same 2 cores here; the raw server is one process.
+
+Every ID of \`POST …/ids?count=1\`, through autocannon:
+
+${HEADER}
+${httpRow(r.oneId.checked)}
 `;
 }
 
