@@ -6,13 +6,14 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
 import { TicketdError } from '../errors.js';
+import { PEER_PROOF_HEADER } from './peer-proof.js';
 import type { ForwardRange } from './strict-sequence.js';
 
 /** How long a forwarded call may take before the follower asks the backends again. */
 const FORWARD_TIMEOUT_MS = 1000;
 
-/** A forwarder with its own connection pools; `close` ends them. */
-export function strictForwarder(): { readonly forward: ForwardRange; close(): void } {
+/** A forwarder with its own connection pools, showing the fleet's peer proof (peer-proof.ts) on each call; `close` ends the pools. */
+export function strictForwarder(peerProof: string): { readonly forward: ForwardRange; close(): void } {
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
   // An HTTPS leader's certificate is checked against Node's CAs (NODE_EXTRA_CA_CERTS adds one).
   const https = new HttpsAgent({ keepAlive: true, maxSockets: 16 });
@@ -26,7 +27,7 @@ export function strictForwarder(): { readonly forward: ForwardRange; close(): vo
           method: 'POST',
           agent: secure ? https : http,
           timeout: FORWARD_TIMEOUT_MS,
-          headers: { accept: 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+          headers: { accept: 'application/json', [PEER_PROOF_HEADER]: peerProof, ...(authorization === undefined ? {} : { authorization }) },
         },
         (res) => {
           const chunks: Buffer[] = [];
