@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ForbiddenError, RouteNotFoundError } from '../errors.js';
-import { PEER_PROOF_HEADER } from '../service/peer-proof.js';
+import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from '../service/peer-proof.js';
 import type { RequestListener } from './listener.js';
 import { sendProblem } from './problem.js';
 
@@ -18,6 +18,8 @@ export function createPeerListener(app: RequestListener, proof: string): Request
   return (req, res) => {
     const given = Buffer.from(String(req.headers[PEER_PROOF_HEADER] ?? ''));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      // Tells a follower this refusal is about it, not about its client's token (strict-forwarder.ts).
+      res.setHeader(PEER_REFUSED_HEADER, 'refused');
       sendProblem(res, new ForbiddenError('this port serves only the other ticketd front ends of the fleet (a strict sequence\'s forwarded calls); clients use the main port'));
       return;
     }

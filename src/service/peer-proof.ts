@@ -9,6 +9,8 @@ import type { BackendAddress } from '../backend/backend-address.js';
 
 /** The header a forwarded call carries its proof in. */
 export const PEER_PROOF_HEADER = 'x-ticketd-peer';
+/** The header of a peer listener's refusal of a proof (a 403 a follower must not pass on to its client as its client's own). */
+export const PEER_REFUSED_HEADER = 'x-ticketd-peer-refused';
 
 /** The proof this process sends and expects: hex SHA-256 of a labelled secret (the secret itself never travels). */
 export function peerProof(peerSecret: string | undefined, backends: readonly BackendAddress[]): string {

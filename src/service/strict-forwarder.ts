@@ -6,7 +6,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
 import { TicketdError } from '../errors.js';
-import { PEER_PROOF_HEADER } from './peer-proof.js';
+import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
 import type { ForwardRange } from './strict-sequence.js';
 
 /** How long a forwarded call may take before the follower asks the backends again. */
@@ -37,7 +37,8 @@ export function strictForwarder(peerProof: string): { readonly forward: ForwardR
             const text = Buffer.concat(chunks).toString('utf8');
             try {
               const body = JSON.parse(text) as { first?: string; last?: string; code?: string; detail?: string };
-              if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined) resolve({ first: BigInt(body.first), last: BigInt(body.last) });
+              if (res.headers[PEER_REFUSED_HEADER] !== undefined) reject(new Error(`the leader at ${url} refused this front end's peer proof: give every front end the same TICKETD_PEER_SECRET (or the same TICKETD_BACKENDS)`));
+              else if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined) resolve({ first: BigInt(body.first), last: BigInt(body.last) });
               else if (res.statusCode === 421) resolve('not-leader');
               else reject(new ForwardRefusedError(res.statusCode ?? 0, body.code, body.detail ?? text.slice(0, 200)));
             } catch {

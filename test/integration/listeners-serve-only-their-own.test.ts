@@ -95,6 +95,8 @@ describe('listeners: the public port on the operator\'s address, peer ports for 
       }
       for (const refused of [next, metrics, strictRange, wrongProof]) {
         expect({ port, status: refused.status }).toEqual({ port, status: 403 });
+        // Marked as the peer port's refusal, so a follower never passes it on as its client's own.
+        expect(refused.headers.get('x-ticketd-peer-refused')).toBe('refused');
         expect(((await refused.json()) as { code: string }).code).toBe('TICKETD_FORBIDDEN');
       }
       // A peer is served the strict-range route (an ordered sequence has no strict ranges: 400), and nothing else.
