@@ -7,11 +7,20 @@ export function startProcess(args: readonly string[], env: Record<string, string
   const child = spawn(process.execPath, [...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let seen = '';
+    let started = false;
     child.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (ready.test(seen)) resolve(child);
+      // Only the tail is kept once it runs: enough to say why it stopped.
+      seen = (seen + chunk.toString()).slice(started ? -4000 : undefined);
+      if (!started && ready.test(seen)) {
+        started = true;
+        resolve(child);
+      }
     });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+    child.once('exit', (code, signal) => {
+      if (!started) reject(new Error(`${args.join(' ')} exited with ${code}`));
+      // A server the bench did not stop: its last lines say why (a later scenario would only see a refused connection).
+      else if (signal !== 'SIGKILL' && signal !== 'SIGTERM') console.error(`bench: ${args.join(' ')} stopped (code ${code}, signal ${signal}); its last output:\n${seen.split('\n').slice(-8).join('\n')}`);
+    });
   });
 }
 
