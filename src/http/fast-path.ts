@@ -55,7 +55,8 @@ export function createFastPath({ service, guards, maxCount, logger, observe }: F
     const issued = (ids: IssuedIds): Answer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
     const failed = (error: unknown): void => {
       if (!isExpectedError(error)) logUnexpected(logger, method, (req.url ?? '').split('?')[0]!, error);
-      answer(problemAnswer(error));
+      // A failure after the answer was written (in counting it) cannot replace it: logged only.
+      if (!res.headersSent) answer(problemAnswer(error));
     };
     try {
       // Guards first, then the count: the order of the Express route (guards, body, handler).
@@ -64,7 +65,7 @@ export function createFastPath({ service, guards, maxCount, logger, observe }: F
       const count = isNext ? 1 : parseCount(match[3], maxCount);
       const ready = service.tryIssue(name, count);
       if (ready !== undefined) answer(issued(ready));
-      else service.issue(name, count, headers.authorization).then((ids) => answer(issued(ids)), failed);
+      else service.issue(name, count, headers.authorization).then((ids) => answer(issued(ids))).catch(failed);
     } catch (error) {
       failed(error);
     }
