@@ -6,7 +6,7 @@
  *
  * Alone: `npm run build && tsc -p tsconfig.bench.json && node dist-bench/bench/opaque-wrk.js`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +14,10 @@ import { Allocator } from '../src/allocator/allocator.js';
 import { loadConfig } from '../src/config.js';
 import { parseSequenceSettings } from '../src/core/sequence.js';
 import { startLocalPair } from '../src/launcher/local-pair.js';
-import { freePort } from '../src/launcher/local-mysql.js';
 import { silentLogger } from '../src/logger.js';
 import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
+import { serveTicketd } from './processes.js';
 import { ensureWrk, wrkLoad, type WrkResult } from './wrk-load.js';
 
 /** Ordered IDs as wide as most opaque ones of a 64-bit domain: 20 decimal digits. */
@@ -67,10 +67,9 @@ async function main(): Promise<void> {
     await initBackends(allocator, setup);
     for (const settings of WRK_SEQUENCES) await setup.createSequence(settings);
     await setup.close();
-    const port = await freePort();
-    child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], { env: { ...process.env, TICKETD_BACKENDS: pair.backendsUrl, TICKETD_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((ready) => child!.stdout!.on('data', (c: Buffer) => c.toString().includes('ticketd listening') && ready()));
-    const results = measureOpaqueWrk(`http://127.0.0.1:${port}`, child.pid!, { seconds: Number(process.env.BENCH_SECONDS ?? 10), warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3), connections: 32 });
+    const served = await serveTicketd({ TICKETD_BACKENDS: pair.backendsUrl });
+    child = served.child;
+    const results = measureOpaqueWrk(served.url, child.pid!, { seconds: Number(process.env.BENCH_SECONDS ?? 10), warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3), connections: 32 });
     for (const r of results) console.log(`${r.name.padEnd(32)} ${Math.round(r.idsPerSecond).toLocaleString('en').padStart(11)} IDs/s  ${r.cpuMsPer1000Ids.toFixed(3)} ms CPU/1000 IDs  server ${r.serverCpuShare} cores  p99 ${r.p99} ms`);
     const ordered = meanOf(results, 'ordered (default), count=1000', 'idsPerSecond');
     console.log(`opaque / ordered = ${(meanOf(results, 'opaque, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×, ordered 20 digits / ordered = ${(meanOf(results, 'ordered, 20 digits, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×`);

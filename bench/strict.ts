@@ -6,12 +6,9 @@
  * failover stall: the leader killed (-9) under load on the follower, until the follower's first
  * answer to a request sent after the kill.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../src/launcher/local-mysql.js';
-import type { HttpResult } from './run.js';
-
-/** One load run, as bench/run.ts makes them. */
-export type Load = (options: { name: string; url: string; method?: 'GET' | 'POST'; idsPerResponse: number; check: boolean }) => Promise<HttpResult>;
+import type { ChildProcess } from 'node:child_process';
+import type { HttpResult, Load } from './load.js';
+import { serveTicketd } from './processes.js';
 
 /** A row of scenario 10 and the row it is compared with. */
 export interface StrictPair {
@@ -36,15 +33,10 @@ const SEQUENCE = 'strict_bench';
 export async function measureStrict(load: Load, backendsUrl: string, adminToken: string): Promise<StrictResults> {
   const children = new Set<ChildProcess>();
   const serve = async (): Promise<{ url: string; child: ChildProcess }> => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], { env: { ...process.env, TICKETD_BACKENDS: backendsUrl, TICKETD_PORT: String(port), TICKETD_ADMIN_TOKEN: adminToken }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const { url, child } = await serveTicketd({ TICKETD_BACKENDS: backendsUrl, TICKETD_ADMIN_TOKEN: adminToken });
     children.add(child);
     child.once('exit', () => children.delete(child));
-    await new Promise<void>((ready, fail) => {
-      child.stdout!.on('data', (c: Buffer) => c.toString().includes('ticketd listening') && ready());
-      child.once('exit', (code) => fail(new Error(`ticketd serve exited with ${code}`)));
-    });
-    return { url: `http://127.0.0.1:${port}`, child };
+    return { url, child };
   };
   try {
     let leader = await serve();

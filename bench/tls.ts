@@ -4,7 +4,7 @@
  * verified TLS (VERIFY_IDENTITY), one serving HTTPS to its clients. Rounds alternate the two sides
  * of each pair. Handshakes are counted on the servers (MariaDB's Ssl_accepts), per 10,000 requests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,15 +13,12 @@ import { Allocator } from '../src/allocator/allocator.js';
 import { loadConfig } from '../src/config.js';
 import { parseSequenceSettings } from '../src/core/sequence.js';
 import { startLocalPair, type LocalPair } from '../src/launcher/local-pair.js';
-import { freePort } from '../src/launcher/local-mysql.js';
 import { silentLogger } from '../src/logger.js';
 import { initBackends } from '../src/service/init.js';
 import { TicketService } from '../src/service/ticket-service.js';
 import { makeCertificates } from '../test/support/tls-certs.js';
-import type { HttpResult } from './run.js';
-
-/** One load run, as bench/run.ts makes them. */
-export type Load = (options: { name: string; url: string; idsPerResponse: number; check: boolean }) => Promise<HttpResult>;
+import type { HttpResult, Load } from './load.js';
+import { serveTicketd } from './processes.js';
 
 /** A row of scenario 9 with the handshakes its run cost, per 10,000 requests. */
 export type TlsRow = HttpResult & { readonly handshakesPer10kRequests: number | null };
@@ -53,14 +50,9 @@ export async function measureTls(load: Load): Promise<TlsResults> {
     await setup.createSequence(parseSequenceSettings('tickets_each', { blockSize: 1 }));
     await setup.close();
     const serve = async (backends: string, extra: Record<string, string> = {}): Promise<string> => {
-      const port = await freePort();
-      const child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], { env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_PORT: String(port), ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
+      const { url, child } = await serveTicketd({ TICKETD_BACKENDS: backends, ...extra });
       children.push(child);
-      await new Promise<void>((ready, fail) => {
-        child.stdout!.on('data', (c: Buffer) => c.toString().includes('ticketd listening') && ready());
-        child.once('exit', (code) => fail(new Error(`ticketd serve exited with ${code}`)));
-      });
-      return `${extra.TICKETD_TLS_CERT === undefined ? 'http' : 'https'}://127.0.0.1:${port}`;
+      return url;
     };
     const plainUrl = await serve(plain);
     const tlsUrl = await serve(verified);

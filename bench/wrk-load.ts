@@ -5,7 +5,7 @@
  * inferred. wrk is a Debian package; the bench installs it when missing and it can (root).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What one wrk run measured. */
@@ -35,14 +35,23 @@ export function ensureWrk(): string {
   throw new Error('wrk is not on PATH and could not be installed: apt-get install wrk');
 }
 
-/** CPU time a process has used so far, in milliseconds (utime + stime of every thread). */
+/** CPU time a process and its descendants (the workers of `serve --workers`) have used so far, in milliseconds (utime + stime of every thread). */
 export function processCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces) start at state, the 3rd field.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
   const perSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-  return (ticks * 1000) / perSecond;
+  return (ticks * 1000) / perSecond + childrenOf(pid).reduce((sum, child) => sum + (existsSync(`/proc/${child}/stat`) ? processCpuMs(child) : 0), 0);
+}
+
+/** The living children of a process, from /proc/<pid>/task/<tid>/children. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number));
+  } catch {
+    return [];
+  }
 }
 
 /** Options of one run. */

@@ -3,6 +3,7 @@
  * once with zod at start, every problem reported together in one line, then frozen.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseBackendUrl, type BackendAddress } from './backend/backend-address.js';
@@ -20,6 +21,8 @@ export const DEFAULT_MAX_COUNT = 10_000;
 export const MAX_MAX_COUNT = 1_000_000;
 /** Upper bound on --workers. */
 export const MAX_WORKERS = 64;
+/** Shortest TICKETD_PEER_SECRET accepted. */
+export const MIN_PEER_SECRET_CHARS = 16;
 
 /** The settings `serve` runs with. */
 export interface Config {
@@ -51,6 +54,10 @@ export interface Config {
   readonly advertiseHost: string;
   /** The port of this process's own listener for those calls; 0: any free one. */
   readonly peerPort: number;
+  /** The address every listener binds to; undefined: every interface. */
+  readonly host: string | undefined;
+  /** What proves a forwarded call comes from a front end of this fleet; undefined: derived from the backends (service/peer-proof.ts). */
+  readonly peerSecret: string | undefined;
 }
 
 /** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
@@ -86,6 +93,8 @@ export interface ConfigInput {
   readonly clientTokensFile?: string | undefined;
   readonly advertiseHost?: string | undefined;
   readonly peerPort?: string | number | undefined;
+  readonly host?: string | undefined;
+  readonly peerSecret?: string | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -114,6 +123,8 @@ const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object.freeze
   clientTokensFile: 'TICKETD_CLIENT_TOKENS_FILE',
   advertiseHost: 'TICKETD_ADVERTISE_HOST',
   peerPort: 'TICKETD_PEER_PORT',
+  host: 'TICKETD_HOST',
+  peerSecret: 'TICKETD_PEER_SECRET',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -142,6 +153,8 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     clientTokensFile: env.TICKETD_CLIENT_TOKENS_FILE,
     advertiseHost: env.TICKETD_ADVERTISE_HOST,
     peerPort: env.TICKETD_PEER_PORT,
+    host: env.TICKETD_HOST,
+    peerSecret: env.TICKETD_PEER_SECRET,
   };
 }
 
@@ -278,6 +291,14 @@ const schema = (tls: TlsDefaults) => z.object({
       return value;
     }),
   peerPort: integer(SETTING_NAMES.peerPort, 0, 65535).optional().transform((v) => v ?? 0),
+  host: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || isIP(value) !== 0 || /^[A-Za-z0-9.-]{1,253}$/.test(value), { message: 'TICKETD_HOST must be an address or host name to listen on (127.0.0.1, ::1, 0.0.0.0, a local interface\'s address)' }),
+  peerSecret: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || value.length >= MIN_PEER_SECRET_CHARS, { message: `TICKETD_PEER_SECRET must be at least 16 characters (the same on every front end of the fleet)` }),
 });
 
 /** `--max-count` for `maxCount`: the flag a setting is given by on the command line. */
@@ -336,6 +357,8 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     claims: c.claims,
     advertiseHost: c.advertiseHost,
     peerPort: c.peerPort,
+    host: c.host,
+    peerSecret: c.peerSecret,
   });
 }
 

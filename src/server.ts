@@ -1,7 +1,6 @@
 /** Wires a running ticketd: allocator → service → HTTP, with start-up checks before listening. */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,7 +10,9 @@ import type { BackendOptions } from './backend/mysql/backend.js';
 import type { Config } from './config.js';
 import { reloadSecrets, type Secrets } from './secrets.js';
 import { BackendMisconfiguredError, PortInUseError } from './errors.js';
-import { createApp, type MetricsSource } from './http/app.js';
+import type { MetricsSource } from './http/app.js';
+import { createListener, type RequestListener } from './http/listener.js';
+import { createPeerListener } from './http/peer-listener.js';
 import { Credentials } from './http/credentials.js';
 import { readHttpsFiles } from './http/https-files.js';
 import { countedFor } from './http/visibility.js';
@@ -22,6 +23,7 @@ import { createMetrics, type TicketdMetrics } from './metrics/metrics.js';
 import { ActivityHistory } from './service/activity.js';
 import { TicketService } from './service/ticket-service.js';
 import { strictForwarder } from './service/strict-forwarder.js';
+import { peerProof } from './service/peer-proof.js';
 import { WorkerLeases, type Workers } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
 import { runChecks } from './service/check.js';
@@ -39,7 +41,7 @@ const IDLE_SWEEP_MS = 50;
 export interface TicketdOptions {
   readonly config: Config;
   readonly logger: Logger;
-  /** Interface to listen on (all interfaces when omitted). */
+  /** Address to listen on; default: the config's TICKETD_HOST (all interfaces when that is unset too). */
   readonly host?: string;
   readonly backendOptions?: BackendOptions;
   readonly clock?: Clock;
@@ -95,7 +97,9 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
   // Strict sequences: this process leads or forwards (service/strict-sequence.ts); its peers reach it
   // on a listener of its own, so that each worker process of `serve --workers` is reachable itself.
-  const forwarder = strictForwarder();
+  // Forwarded calls show the fleet's peer proof; the peer listener admits no one else.
+  const proof = peerProof(config.peerSecret, config.backends);
+  const forwarder = strictForwarder(proof);
   let peerUrl = '';
   const unfenced = process.env[PLANTED_BUG_VARIABLE] === 'skip-fence';
   if (unfenced) logger.error({}, `${PLANTED_BUG_VARIABLE}=skip-fence: strict sequences serve past their lease, a planted bug for the checker's own test; never in production`);
@@ -109,7 +113,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   // The status page's chart is open to all: it counts ordered sequences' IDs only (http/visibility.ts).
   const activity = new ActivityHistory(() => service.issuedTotal(countedFor(service, false)), options.clock);
   activity.start();
-  const app = createApp({
+  const app = createListener({
     service,
     workers,
     logger,
@@ -123,12 +127,13 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     startedAt: (options.clock ?? Date.now)(),
     ...(options.clock && { clock: options.clock }),
   });
-  const server = await listen(app, config, options.host).catch(async (error: unknown) => {
+  const host = options.host ?? config.host;
+  const server = await listen(app, config, host).catch(async (error: unknown) => {
     activity.stop();
     await service.close();
     throw portError(error, config.port);
   });
-  const peer = await listen(app, { ...config, port: config.peerPort }, options.host, true).catch(async (error: unknown) => {
+  const peer = await listen(createPeerListener(app, proof), { ...config, port: config.peerPort }, host, true).catch(async (error: unknown) => {
     await drain(server);
     activity.stop();
     await service.close();
@@ -209,7 +214,7 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
  * Listens on the port (and host, if given), over HTTPS when TICKETD_TLS_CERT is set (asking for a
  * client certificate when TICKETD_TLS_CLIENT_CA is), answering what Node's parser refused in problem+json.
  */
-async function listen(app: Express, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
+async function listen(app: RequestListener, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
   const { port, tls } = config;
   const created: Server = tls === undefined ? createHttpServer(app) : createHttpsServer({ ...readHttpsFiles(tls), requestCert: tls.clientCa !== undefined, rejectUnauthorized: tls.clientCa !== undefined }, app);
   const server = await new Promise<Server>((done, fail) => {

@@ -42,6 +42,7 @@ program
   .command('serve')
   .description('serve the HTTP API')
   .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
+  .option('--host <address>', 'address to listen on, the peer port\'s too (TICKETD_HOST, default every interface)')
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'the same servers with an account for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
   .addOption(new Option('--admin-token <token>', 'bearer token for admin routes (TICKETD_ADMIN_TOKEN)').hideHelp())

@@ -2,16 +2,16 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import { DEFAULT_MAX_COUNT } from '../config.js';
-import { RouteNotFoundError, TicketdError } from '../errors.js';
+import { RouteNotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { adminCheck, requireAdmin } from './admin-auth.js';
-import { ownTokenCheck, requireClientToken } from './client-auth.js';
+import { ownTokenCheck } from './client-auth.js';
 import type { Credentials } from './credentials.js';
-import { namesOf, strangerProblem } from './backend-names.js';
-import { sendProblem } from './problem.js';
-import { rateLimit } from './rate-limit.js';
+import { namesOf, problemView } from './backend-names.js';
+import { issuingGuards, type IssuingGuards } from './issuing-guards.js';
+import { isExpectedError, logUnexpected, sendProblem } from './problem.js';
 import { router } from './router.js';
 import { addIssuingRoutes } from './routes/issuing-routes.js';
 import { addOperationsRoutes, type MetricsSource } from './routes/operations-routes.js';
@@ -43,6 +43,8 @@ export interface AppOptions {
   /** When this process started (the status page shows its uptime). */
   readonly startedAt?: number;
   readonly clock?: () => number;
+  /** The issuing routes' guards when something else shares them (the fast path); default: the app's own. */
+  readonly issuingGuards?: IssuingGuards;
 }
 
 /** Builds the Express app. It holds no state of its own beyond what the service holds. */
@@ -66,8 +68,7 @@ export function createApp(options: AppOptions): Express {
     });
   }
   const route = router(app);
-  // The client-token check always stands: a reload may give a sequence tokens it had none of.
-  const guards = [requireClientToken(credentials), ...(options.rateLimitPerSecond !== undefined ? [rateLimit(options.rateLimitPerSecond)] : [])];
+  const guards = (options.issuingGuards ?? issuingGuards(credentials, options.rateLimitPerSecond)).middleware;
   addIssuingRoutes(route, {
     service,
     maxCount: options.maxCount ?? DEFAULT_MAX_COUNT,
@@ -75,6 +76,7 @@ export function createApp(options: AppOptions): Express {
     ownToken: ownTokenCheck(credentials),
   });
   const isAdmin = adminCheck(credentials);
+  const shownTo = problemView(service, credentials);
   const admin = requireAdmin(credentials);
   addSequenceRoutes(route, service, admin, isAdmin);
   addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards, scrub: (text) => namesOf(service).scrub(text) });
@@ -92,16 +94,9 @@ export function createApp(options: AppOptions): Express {
     next(new RouteNotFoundError(`no route for ${req.method} ${req.path}`));
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (!(error instanceof TicketdError) && !isClientError(error)) {
-      logger.error({ method: req.method, path: req.path, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
-    }
+    if (!isExpectedError(error)) logUnexpected(logger, req.method, req.path, error);
     // Backends by letter and no error text, unless the admin token is borne (design.md, "Listeners").
-    sendProblem(res, error, isAdmin(req) ? undefined : (problem) => strangerProblem(problem, service));
+    sendProblem(res, error, shownTo(req.headers.authorization));
   });
   return app;
-}
-
-function isClientError(error: unknown): boolean {
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === 'number' && status >= 400 && status < 500;
 }

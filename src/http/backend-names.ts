@@ -7,6 +7,8 @@
 import type { BackendSequenceStatus, BackendStatus } from '../allocator/allocator.js';
 import { backendLetter } from '../backend/backend-address.js';
 import type { TicketService } from '../service/ticket-service.js';
+import { bearerOf } from './client-auth.js';
+import type { Credentials } from './credentials.js';
 import type { Problem } from './problem.js';
 
 /** Stands for an error's text where a client without the admin token would read it. */
@@ -78,4 +80,15 @@ export function strangerProblem(problem: Problem, service: TicketService): Probl
   if (summary === undefined) return { ...problem, detail: names.scrub(problem.detail) };
   const states = service.backendStatus().map((b) => `${names.letter(b.backend)} ${b.state === 'half-open' ? 'probed' : b.state}`);
   return { ...problem, detail: `${summary} (backends: ${states.join(', ')}); each backend's error is shown with the admin token (GET /readyz)` };
+}
+
+/**
+ * What a requester may read of a problem, by its Authorization header: everything with the admin
+ * token, otherwise strangerProblem's view. One rule for Express's error handler and the fast path.
+ */
+export function problemView(service: TicketService, credentials: Credentials): (authorization: string | undefined) => ((problem: Problem) => Problem) | undefined {
+  return (authorization) => {
+    const token = bearerOf(authorization);
+    return token !== undefined && credentials.isAdmin(token) ? undefined : (problem) => strangerProblem(problem, service);
+  };
 }

@@ -4,27 +4,23 @@ import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { isOneOf, type Credentials } from './credentials.js';
 
 /**
- * Admits a request for sequence `:name` when that sequence (or `*`) has no tokens, or when it
- * carries `Authorization: Bearer <token>` with one of them. Tokens never travel in the URL.
+ * Why a request for sequence `name` with this Authorization header may not issue, or undefined when
+ * it may: the sequence (or `*`) has no tokens, or the header is `Bearer <token>` with one of them.
+ * Tokens never travel in the URL. The Express guard and the fast path both ask this.
  */
+export function clientTokenRefusal(credentials: Credentials, name: string, authorization: string | undefined): UnauthorizedError | ForbiddenError | undefined {
+  const allowed = credentials.clientTokensOf(name);
+  if (allowed.length === 0) return undefined;
+  const token = bearerOf(authorization);
+  if (token === undefined) return new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`);
+  if (!isOneOf(token, allowed)) return new ForbiddenError(`this token is not one of the client tokens of sequence ${name}`);
+  return undefined;
+}
+
+/** The client-token check as an Express guard for routes with `:name`. */
 export function requireClientToken(credentials: Credentials): RequestHandler {
   return (req, _res, next) => {
-    const name = String(req.params.name);
-    const allowed = credentials.clientTokensOf(name);
-    if (allowed.length === 0) {
-      next();
-      return;
-    }
-    const token = bearerToken(req);
-    if (token === undefined) {
-      next(new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`));
-      return;
-    }
-    if (!isOneOf(token, allowed)) {
-      next(new ForbiddenError(`this token is not one of the client tokens of sequence ${name}`));
-      return;
-    }
-    next();
+    next(clientTokenRefusal(credentials, String(req.params.name), req.headers.authorization));
   };
 }
 
@@ -46,5 +42,10 @@ export function ownTokenCheck(credentials: Credentials): (req: Request, name: st
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(req: Request): string | undefined {
-  return /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
+  return bearerOf(req.headers.authorization);
+}
+
+/** The token of an Authorization header's value `Bearer <token>`, or undefined. */
+export function bearerOf(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : /^Bearer (\S+)$/.exec(authorization)?.[1];
 }

@@ -1,5 +1,7 @@
 /** The one place errors become RFC 9457 problem+json responses. */
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Logger } from '../logger.js';
+import { PROBLEM_TYPE, writeAnswer, type Answer } from './answer.js';
 import { BackendsUnavailableError, PoolExhaustedError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
 
 /** Problem type URIs are relative references under this path; docs/reference.md documents each one. */
@@ -94,14 +96,33 @@ export function toProblem(error: unknown): Problem {
 }
 
 /**
- * Sends an error as problem+json, with Retry-After and WWW-Authenticate where they apply; `shown`
+ * The problem+json answer to an error, with Retry-After and WWW-Authenticate where they apply; `shown`
  * rewrites what the requester may not read (backend-names.ts: clients without the admin token).
  */
-export function sendProblem(res: Response, error: unknown, shown: (problem: Problem) => Problem = (p) => p): void {
+export function problemAnswer(error: unknown, shown: (problem: Problem) => Problem = (p) => p): Answer {
   const problem = shown(toProblem(error));
-  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError || error instanceof PoolExhaustedError) res.set('Retry-After', String(error.retryAfterSeconds));
-  if (error instanceof UnauthorizedError) res.set('WWW-Authenticate', 'Bearer realm="ticketd"');
-  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  const headers: [string, string][] = [];
+  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError || error instanceof PoolExhaustedError) headers.push(['Retry-After', String(error.retryAfterSeconds)]);
+  if (error instanceof UnauthorizedError) headers.push(['WWW-Authenticate', 'Bearer realm="ticketd"']);
+  headers.push(['Content-Type', PROBLEM_TYPE]);
+  return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+/** Sends an error as problem+json (headers set on `res` before, such as Allow, stay). */
+export function sendProblem(res: ServerResponse, error: unknown, shown?: (problem: Problem) => Problem): void {
+  writeAnswer(res, problemAnswer(error, shown));
+}
+
+/** True for errors a request can cause and ticketd names (no stack in the log for them). */
+export function isExpectedError(error: unknown): boolean {
+  if (error instanceof TicketdError) return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** An error no request should cause: logged with its stack (the client sees an opaque 500). */
+export function logUnexpected(logger: Logger, method: string | undefined, path: string, error: unknown): void {
+  logger.error({ method, path, err: error instanceof Error ? error.stack : String(error) }, 'request failed');
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { RequestHandler } from 'express';
 import type { Clock } from '../allocator/breaker.js';
 import { RateLimitedError } from '../errors.js';
-import { bearerToken } from './client-auth.js';
+import { bearerOf } from './client-auth.js';
 import { digest } from './credentials.js';
 
 /** Buckets kept before idle (full) ones are dropped. */
@@ -13,32 +13,51 @@ interface Bucket {
   at: number;
 }
 
+/** One token bucket per credential; the Express guard and the fast path share one. */
+export interface RateLimiter {
+  /** Takes one request from the bucket of this Authorization header (the client address without one); the refusal when it is empty. */
+  admit(authorization: string | undefined, address: string | undefined): RateLimitedError | undefined;
+}
+
 /**
  * Allows `perSecond` requests per second per bearer token (per client address without one), with
  * bursts of up to one second's worth. Over the limit: 429 with Retry-After.
  */
-export function rateLimit(perSecond: number, clock: Clock = Date.now): RequestHandler {
+export function createRateLimiter(perSecond: number, clock: Clock = Date.now): RateLimiter {
   const capacity = Math.max(1, perSecond);
   const buckets = new Map<string, Bucket>();
-  return (req, _res, next) => {
-    const bearer = bearerToken(req);
-    // The token's hash, not the token, is what stays in memory.
-    const key = bearer === undefined ? `ip:${req.ip ?? req.socket.remoteAddress ?? '?'}` : `token:${digest(bearer).toString('base64')}`;
-    const now = clock();
-    const bucket = buckets.get(key) ?? { tokens: capacity, at: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
-    bucket.at = now;
-    if (bucket.tokens < 1) {
+  return {
+    admit: (authorization, address) => {
+      const bearer = bearerOf(authorization);
+      // The token's hash, not the token, is what stays in memory.
+      const key = bearer === undefined ? `ip:${address ?? '?'}` : `token:${digest(bearer).toString('base64')}`;
+      const now = clock();
+      const bucket = buckets.get(key) ?? { tokens: capacity, at: now };
+      bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+      bucket.at = now;
+      if (bucket.tokens < 1) {
+        buckets.set(key, bucket);
+        const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+        return new RateLimitedError(`more than ${perSecond} requests per second for this ${bearer === undefined ? 'address' : 'token'}`, waitSeconds);
+      }
+      bucket.tokens -= 1;
+      if (!buckets.has(key) && buckets.size >= MAX_TRACKED_CREDENTIALS) prune(buckets, now, perSecond, capacity);
       buckets.set(key, bucket);
-      const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-      next(new RateLimitedError(`more than ${perSecond} requests per second for this ${bearer === undefined ? 'address' : 'token'}`, waitSeconds));
-      return;
-    }
-    bucket.tokens -= 1;
-    if (!buckets.has(key) && buckets.size >= MAX_TRACKED_CREDENTIALS) prune(buckets, now, perSecond, capacity);
-    buckets.set(key, bucket);
-    next();
+      return undefined;
+    },
   };
+}
+
+/** The limiter as an Express guard. Express's req.ip is the socket's address (trust proxy is off). */
+export function rateLimitGuard(limiter: RateLimiter): RequestHandler {
+  return (req, _res, next) => {
+    next(limiter.admit(req.headers.authorization, req.socket.remoteAddress));
+  };
+}
+
+/** A guard with a limiter of its own. */
+export function rateLimit(perSecond: number, clock: Clock = Date.now): RequestHandler {
+  return rateLimitGuard(createRateLimiter(perSecond, clock));
 }
 
 function prune(buckets: Map<string, Bucket>, now: number, perSecond: number, capacity: number): void {

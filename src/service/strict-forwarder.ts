@@ -6,6 +6,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
 import { TicketdError } from '../errors.js';
+import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
 
 /** Forwards a request to the leader: its range, or 'not-leader' when that process does not lead. */
 export type ForwardRange = (url: string, sequence: string, count: number, authorization: string | undefined) => Promise<IdRange | 'not-leader'>;
@@ -13,8 +14,8 @@ export type ForwardRange = (url: string, sequence: string, count: number, author
 /** How long a forwarded call may take before the follower asks the backends again. */
 const FORWARD_TIMEOUT_MS = 1000;
 
-/** A forwarder with its own connection pools; `close` ends them. */
-export function strictForwarder(): { readonly forward: ForwardRange; close(): void } {
+/** A forwarder with its own connection pools, showing the fleet's peer proof (peer-proof.ts) on each call; `close` ends the pools. */
+export function strictForwarder(peerProof: string): { readonly forward: ForwardRange; close(): void } {
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
   // An HTTPS leader's certificate is checked against Node's CAs (NODE_EXTRA_CA_CERTS adds one).
   const https = new HttpsAgent({ keepAlive: true, maxSockets: 16 });
@@ -28,7 +29,7 @@ export function strictForwarder(): { readonly forward: ForwardRange; close(): vo
           method: 'POST',
           agent: secure ? https : http,
           timeout: FORWARD_TIMEOUT_MS,
-          headers: { accept: 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+          headers: { accept: 'application/json', [PEER_PROOF_HEADER]: peerProof, ...(authorization === undefined ? {} : { authorization }) },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -38,7 +39,8 @@ export function strictForwarder(): { readonly forward: ForwardRange; close(): vo
             const text = Buffer.concat(chunks).toString('utf8');
             try {
               const body = JSON.parse(text) as { first?: string; last?: string; code?: string; detail?: string };
-              if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined) resolve({ first: BigInt(body.first), last: BigInt(body.last) });
+              if (res.headers[PEER_REFUSED_HEADER] !== undefined) reject(new Error(`the leader at ${url} refused this front end's peer proof: give every front end the same TICKETD_PEER_SECRET (or the same TICKETD_BACKENDS)`));
+              else if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined) resolve({ first: BigInt(body.first), last: BigInt(body.last) });
               else if (res.statusCode === 421) resolve('not-leader');
               else reject(new ForwardRefusedError(res.statusCode ?? 0, body.code, body.detail ?? text.slice(0, 200)));
             } catch {

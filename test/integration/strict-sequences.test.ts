@@ -3,7 +3,9 @@
  * process: real-time order across them, the leader shown, forwarding, and what a strict sequence refuses.
  */
 import { createTicketClient, NoBufferedIdsError, StrictSequenceError } from 'ticketd-client';
+import { loadConfig } from '../../src/config.js';
 import type { RunningTicketd } from '../../src/server.js';
+import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
 import { checkLinearizable, describeVerdict, type Operation } from '../support/linearizability.js';
 import { strictLoad } from '../support/strict-load.js';
 import { metricSum, putSequence, sharedBackends, startInProcess, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
@@ -49,10 +51,12 @@ describe('strict sequences', () => {
     expect(widened.status).toBe(409);
     const leaderUrl = ((await (await fetch(`${fronts[0]!.url}/v1/sequences/${name}`)).json()) as { leader: { url: string } }).leader.url;
     const follower = fronts.find((f) => f.peerUrl !== leaderUrl)!;
-    const misdirected = await fetch(`${follower.peerUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST' });
+    // Peer ports serve peers only: the call shows the fleet's peer proof, as a follower's does.
+    const asPeer = { [PEER_PROOF_HEADER]: peerProof(undefined, loadConfig({ backends: sharedBackends() }).backends) };
+    const misdirected = await fetch(`${follower.peerUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST', headers: asPeer });
     expect(misdirected.status).toBe(421);
     expect(((await misdirected.json()) as { code: string }).code).toBe('TICKETD_NOT_LEADER');
-    const direct = await fetch(`${leaderUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST' });
+    const direct = await fetch(`${leaderUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST', headers: asPeer });
     expect(direct.status).toBe(200);
     const range = (await direct.json()) as { first: string; last: string };
     expect(BigInt(range.last) - BigInt(range.first)).toBe(1n);

@@ -3,7 +3,8 @@ import type { Request, RequestHandler } from 'express';
 import { FIRST_PERMUTATION_SCHEME } from 'ticketd-client';
 import { BadRequestError } from '../../errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
-import { firstId, idsAsJson, idsAsLines } from '../format-ids.js';
+import { writeAnswer } from '../answer.js';
+import { idsAnswer, jsonAnswer, mentionsPlainText, nextAnswer, parseCount } from '../issuing-answers.js';
 import type { Route } from '../router.js';
 
 /** What the issuing routes need. */
@@ -26,13 +27,8 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
         const ids = service.tryIssue(name, count) ?? (await service.issue(name, count, req.headers.authorization));
-        res.set('Cache-Control', 'no-store');
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
-        if (req.headers.accept?.includes('text/plain') && req.accepts(['application/json', 'text/plain']) === 'text/plain') {
-          res.type('text/plain').send(idsAsLines(ids));
-        } else {
-          res.type('application/json').send(idsAsJson(name, ids));
-        }
+        writeAnswer(res, idsAnswer(name, ids, mentionsPlainText(req.headers.accept) && req.accepts(['application/json', 'text/plain']) === 'text/plain'));
       },
     },
   });
@@ -43,8 +39,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       handler: async (req, res) => {
         const name = req.params.name as string;
         const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1, req.headers.authorization));
-        res.set('Cache-Control', 'no-store');
-        res.type('application/json').send(`{"sequence":"${name}","id":"${firstId(ids)}"}`);
+        writeAnswer(res, nextAnswer(name, ids));
       },
     },
   });
@@ -56,8 +51,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
         const range = await service.strictRange(name, count, req.headers.authorization);
-        res.set('Cache-Control', 'no-store');
-        res.type('application/json').send(`{"sequence":"${name}","first":"${range.first}","last":"${range.last}"}`);
+        writeAnswer(res, jsonAnswer(`{"sequence":"${name}","first":"${range.first}","last":"${range.last}"}`));
       },
     },
   });
@@ -75,8 +69,7 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
         if (ids === 'opaque') ownToken(req, name, 'blocks');
         const block = await service.leaseBlock(name);
-        res.set('Cache-Control', 'no-store');
-        res.type('application/json').send(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`);
+        writeAnswer(res, jsonAnswer(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`));
       },
     },
   });
@@ -97,14 +90,4 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
       },
     },
   });
-}
-
-function parseCount(value: unknown, maxCount: number): number {
-  if (value === undefined) return 1;
-  if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
-    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`);
-  }
-  const count = Number(value);
-  if (count < 1 || count > maxCount) throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
-  return count;
 }
