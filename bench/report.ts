@@ -1,6 +1,7 @@
 /** docs/benchmarks.md and docs/benchmarks.svg from one run's results. */
 import { meanOf } from './opaque-wrk.js';
 import type { HttpResult } from './load.js';
+import { clientsSection } from './clients.js';
 import { oneIdRatio } from './one-id.js';
 import type { BenchResults } from './results.js';
 
@@ -228,7 +229,8 @@ Every ID of \`POST …/ids?count=1\`, through autocannon:
 
 ${HEADER}
 ${httpRow(r.oneId.checked)}
-`;
+
+${clientsSection(r.clients, r.inProcess)}`;
 }
 
 /** A two-panel bar chart: req/s and p99 per scenario. */

@@ -1,4 +1,5 @@
 /** The shape of one bench run's results, and the helpers that read across scenarios. */
+import type { ClientsResults } from './clients.js';
 import type { StepCost } from './claim-cost.js';
 import type { InProcessResult } from './in-process.js';
 import type { HttpResult } from './load.js';
@@ -29,6 +30,8 @@ export interface BenchResults {
   readonly strict: StrictResults;
   /** Scenario 11: one ID per request against node:http alone, one process and `serve --workers 2`. */
   readonly oneId: OneIdResults;
+  /** Scenario 12: the Java and Python clients beside the Node SDK. */
+  readonly clients: ClientsResults;
   readonly opaque: {
     readonly http: HttpResult[];
     /** Batches of 1,000 measured with wrk, server-bound: ordered, opaque, ordered of 20 digits, in rounds. */

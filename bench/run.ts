@@ -28,6 +28,7 @@ import { serveTicketd, startProcess } from './processes.js';
 import { renderChart, renderMarkdown } from './report.js';
 import { checkedRows, type BenchResults } from './results.js';
 import { runSnowflake } from './snowflake.js';
+import { runClients } from './clients.js';
 import { measureStrict } from './strict.js';
 import { measureTls } from './tls.js';
 
@@ -105,6 +106,7 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
       ...(await runInProcess()),
     ];
     const snowflake = await runSnowflake(ticketd, BENCH_ADMIN_TOKEN);
+    const clients = await runClients(ticketd, BENCH_ADMIN_TOKEN, BENCH_CLIENT_TOKEN);
     // Opaque against ordered, each pair back to back on sequences that differ only in ids.
     const opaqueHttp = [
       await load({ name: 'ordered (default), count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
@@ -153,6 +155,7 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
       tls,
       strict,
       oneId,
+      clients,
       opaque: { http: opaqueHttp, wrk: opaqueWrk, perId, inserts },
     };
     mkdirSync('bench/results', { recursive: true });
