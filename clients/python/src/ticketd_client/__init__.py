@@ -18,7 +18,7 @@ from .snowflake import DEFAULT_MAX_STEP_BACK_MS, Snowflake, SystemClock
 from .snowflake_layout import DEFAULT_LAYOUT, DEFAULT_SNOWFLAKE_EPOCH_MS, SnowflakeLayout, SnowflakeParts, complete_layout, compose, decompose
 from .ticket_client import TicketClient
 
-__version__ = "0.10.0"
+__version__ = "0.11.0"
 
 __all__ = [
     "ClockMovedBackError",
