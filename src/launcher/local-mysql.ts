@@ -3,13 +3,13 @@
  * own, with the backend option files from sql/. Used by `ticketd dev`, the tests and the benchmarks.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pingSocket, runAsRoot } from '../backend/mysql/socket-admin.js';
 import { LauncherError } from '../errors.js';
 import { SQL_DIR } from '../paths.js';
-import { commandFor, rootServerArgs, type ServerBinary, type ServerFlavor } from './server-binary.js';
+import { commandFor, isExecutable, rootServerArgs, type ServerBinary, type ServerFlavor } from './server-binary.js';
 
 export { findServerBinaries, findServerBinary, engineName, type ServerBinary, type ServerFlavor } from './server-binary.js';
 
@@ -126,15 +126,6 @@ function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): 
 function installDbFor(serverPath: string): string {
   const beside = [join(serverPath, '..', '..', 'bin', 'mariadb-install-db'), join(serverPath, '..', 'mariadb-install-db')];
   return beside.find(isExecutable) ?? 'mariadb-install-db';
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, port: number): ChildProcess {

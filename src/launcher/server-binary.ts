@@ -138,7 +138,8 @@ function searchPath(names: readonly string[], pathVariable: string | undefined):
   return names.flatMap((n) => dirs.map((d) => join(d, n))).find(isExecutable);
 }
 
-function isExecutable(path: string): boolean {
+/** True when the file exists and may be run. */
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

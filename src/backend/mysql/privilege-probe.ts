@@ -2,7 +2,8 @@
  * Whether each account can do what each feature asks of it, proved by running the feature's own kind
  * of statement in a form that changes nothing: a REPLACE/INSERT of an empty SELECT, a DELETE or a
  * locking read matching no row, an ALTER of a table that does not exist (the privilege is checked
- * before the table is looked up: 1146 means granted, 1142 denied), a CREATE of one that does (1050).
+ * before the table is looked up: 1146 means granted, 1142 denied), a CREATE with a column twice
+ * (1060 means granted: the server checks the privilege first and never makes the table).
  * Measured on MariaDB 10.11 and MySQL 9.7: none of them moves a counter or takes a ticket.
  */
 import type { PrivilegeProbe } from '../ticket-backend.js';
@@ -45,7 +46,8 @@ function servingProbes(ticketTable: string | undefined): Probe[] {
 
 /** What the admin account (TICKETD_ADMIN_BACKENDS, or the serving one without it) runs. */
 const ADMIN_PROBES: readonly Probe[] = [
-  { feature: 'schema changes', needs: 'CREATE (init, creating sequences)', sql: 'CREATE TABLE ticketd_schema (probe INT)' },
+  // Two columns of one name: refused (1060) after the privilege is checked, so no table is ever made.
+  { feature: 'schema changes', needs: 'CREATE (init, creating sequences)', sql: 'CREATE TABLE ticketd_privilege_probe (probe INT, probe INT)' },
   { feature: 'schema changes', needs: 'ALTER (advancing a counter that went back or fell behind, migrate)', sql: 'ALTER TABLE ticketd_privilege_probe AUTO_INCREMENT = 1' },
   { feature: 'schema changes', needs: 'UPDATE on ticketd_sequences (widening, retiring)', sql: 'UPDATE ticketd_sequences SET max_id = max_id WHERE 1 = 0' },
 ];
@@ -69,7 +71,7 @@ async function deniedBy(conn: Connection, probe: Probe, timeout: number): Promis
     await conn.query({ sql: probe.sql, timeout });
     return undefined;
   } catch (error) {
-    // Anything but a denial (the expected 1050 and 1146, a table an older schema lacks) proves no
+    // Anything but a denial (the expected 1060 and 1146, a table an older schema lacks) proves no
     // privilege missing; check reports a missing table on its own.
     const errno = (error as { errno?: unknown }).errno;
     return typeof errno === 'number' && DENIED.has(errno) ? (error as Error).message : undefined;
