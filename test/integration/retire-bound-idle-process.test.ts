@@ -6,13 +6,16 @@
  * again only when asked for it, and served it once more from memory.
  */
 import { request } from 'node:http';
+import { loadConfig } from '../../src/config.js';
 import { RETIRE_BOUND_MS } from '../../src/service/sequence-entry.js';
+import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
 import { putSequence, runCliAsync, sharedBackends, spawnTicketd, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 /** The opaque sequence's own client token: its blocks and key go only to holders of it. */
 const OWN_TOKEN = 'idle-opaque-client-token-0123456789';
 const own = { authorization: `Bearer ${OWN_TOKEN}` };
+const asPeer = { [PEER_PROOF_HEADER]: peerProof(undefined, loadConfig({ backends: sharedBackends() }).backends) };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One request on a connection of its own, so that the cluster hands successive ones to the workers in turn. */
@@ -92,8 +95,9 @@ describe('the retire bound, for an idle process', () => {
         { label: `${name} decode`, method: 'GET', url: () => on(name, `/ids/${issued.get(name)}`)(), headers: admin },
       ]),
       { label: `${opaque} id-key`, method: 'GET', url: on(opaque, '/id-key'), headers: own },
-      // Forwarded calls go to the leader's own listener (a follower answers 421 whatever happens).
-      { label: `${strict} strict-range`, method: 'POST', url: () => `${leaderUrl}/v1/sequences/${strict}/strict-range?count=2` },
+      // Forwarded calls go to the leader's own listener (a follower answers 421 whatever happens),
+      // which serves only callers with the fleet's peer proof (derived here from TICKETD_BACKENDS).
+      { label: `${strict} strict-range`, method: 'POST', url: () => `${leaderUrl}/v1/sequences/${strict}/strict-range?count=2`, headers: asPeer },
     ];
 
     // Each route, four times on fresh connections: both workers serve each sequence from memory.
