@@ -118,7 +118,7 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
     const missing = runCli(['check'], env);
     expect(missing.status).toBe(1);
     expect(missing.stdout).toMatch(/problem: sequence engine_test is missing on backend mysql:\/\/\S+, so it is not used for it/);
-    await sqlOn(pair.b.url, "INSERT INTO ticketd_sequences (name, block_size, max_id) VALUES ('engine_test', 10, 18446744073709551615)");
+    await sqlOn(pair.b.url, "INSERT INTO ticketd_sequences (name, block_size, max_id) VALUES ('engine_test', 10, 9223372036854775807)");
     const unreachable = runCli(['check'], { TICKETD_BACKENDS: `${pair.backendsUrl},mysql://root@127.0.0.1:1/ticketd` });
     expect(unreachable.status).toBe(1);
     expect(unreachable.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer/);
