@@ -78,11 +78,13 @@ describe('docker/compose.yml', () => {
 describe('docker/Dockerfile', () => {
   const dockerfile = readFileSync('docker/Dockerfile', 'utf8');
 
-  it('is a multi-stage build that runs as a non-root user, with a health check on /healthz', () => {
+  it('is a multi-stage build onto an empty base that runs as a non-root user, with a health check on /healthz', () => {
     expect(dockerfile.match(/^FROM \$\{NODE_IMAGE\}/gm)).toHaveLength(2);
+    expect(dockerfile).toMatch(/^FROM scratch$/m);
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
-    expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*healthcheck\.mjs/m);
+    expect(readFileSync('docker/healthcheck.mjs', 'utf8')).toMatch(/'\/healthz'/);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "dist\/cli\/main.js"\]$/m);
   });
 });
