@@ -3,30 +3,29 @@
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS, type BackendOptions, type ConnectionGuard } from '../backend/mysql/backend.js';
-import type { BackendAddress } from '../backend/backend-address.js';
+import { Backend, DEFAULT_BACKEND_OPTIONS, type ConnectionGuard } from '../backend/mysql/backend.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { StrictStore } from '../backend/strict-store.js';
 import type { IdRange } from '../core/blocks.js';
-import type { ClaimsPolicy } from '../core/claims.js';
-import type { RegressionPolicy } from '../core/counters.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError, BackendsUnavailableError, refusesBackend, TicketdError, UpgradeRequiredError } from '../errors.js';
-import { newerNeeded, THIS_VERSION } from '../core/versions.js';
+import type { ServerSettings } from '../core/stripes.js';
+import { refusesBackend } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { Breaker, DEFAULT_BREAKER_OPTIONS, type BreakerOptions, type Clock, type Random } from './breaker.js';
+import { Breaker, DEFAULT_BREAKER_OPTIONS, type Clock } from './breaker.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Refusal } from './refusal.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
-import { NO_EVENTS, type AllocatorEvents } from './events.js';
+import { NO_EVENTS } from './events.js';
 import type { Answer } from './key-agreement.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
 import { FleetReads } from './fleet-reads.js';
 import { BackendSlot, type BackendSequenceStatus, type BackendStatus } from './backend-slot.js';
 import { errorText } from '../util/error-text.js';
+import type { AllocatorOptions } from './allocator-options.js';
+import { guardConnection } from './connection-guard.js';
+import { everywhere, type FanOutOptions } from './fan-out.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
 export type { ReleaseResult } from './rejoin.js';
@@ -34,33 +33,7 @@ export type { ClaimsPolicy } from '../core/claims.js';
 export type { RegressionPolicy } from '../core/counters.js';
 export type { Answer } from './key-agreement.js';
 export { failureOf, throwFirstFailure } from './answers.js';
-
-/** Makes the backend for an address (tests pass fakes). */
-export type BackendFactory = (address: BackendAddress, guard: ConnectionGuard, admin: BackendAddress | undefined) => TicketBackend;
-
-/** Dependencies and policies of the allocator. */
-export interface AllocatorOptions {
-  readonly backends: readonly BackendAddress[];
-  /** Accounts for schema and counter changes, one per backend in the same order (optional). */
-  readonly adminBackends?: readonly BackendAddress[];
-  readonly logger: Logger;
-  readonly clock?: Clock;
-  readonly random?: Random;
-  readonly backendOptions?: BackendOptions;
-  readonly breakerOptions?: BreakerOptions;
-  /** Demos only: accept backends without crash-safe durability settings (logs a warning). */
-  readonly allowUnsafeDurability?: boolean;
-  readonly regressionPolicy?: RegressionPolicy;
-  /** When no peer takes a claim: serve on the process marks (`preferred`, default) or refuse. */
-  readonly claimsPolicy?: ClaimsPolicy;
-  /** Claims kept per sequence, residue class and peer before older ones are pruned to a floor. */
-  readonly claimsKept?: number;
-  readonly idleRevalidateMs?: number;
-  /** Where fetches, failovers, regressions and unclaimed tickets are reported (metrics). */
-  readonly events?: AllocatorEvents;
-  /** Makes each backend; default: a MySQL `Backend`. */
-  readonly connect?: BackendFactory;
-}
+export type { AllocatorOptions, BackendFactory } from './allocator-options.js';
 
 /**
  * Owns the backends: every call to one goes through its breaker and its connection guard, for
@@ -126,64 +99,18 @@ export class Allocator {
   }
 
   #checkConnection(label: string, settings: ServerSettings): void {
-    // Runs for every new connection (and every connection again after a break or an idle spell),
-    // so a backend restarted without its option file, or another server behind its address, is caught.
-    const slot = this.#slots.find((s) => s.label === label)!;
-    const pinned = new Map<string, Stripe>();
-    for (const s of this.#slots) if (s.stripe !== undefined) pinned.set(s.label, s.stripe);
-    const verdict = judgeConnection(label, settings, {
-      pinned,
-      backendCount: this.#slots.length,
-      allowUnsafeDurability: this.#allowUnsafeDurability,
-      knownIdentity: slot.identity,
-    });
-    if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
-    const needs = newerNeeded(settings);
-    if (needs !== undefined) {
-      throw new UpgradeRequiredError(`backend ${label} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`, 'backend');
-    }
-    if (verdict.identityChanged) {
-      // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
-      this.#logger.error({ backend: label, was: slot.identity, now: settings.identity }, 'backend identity changed');
-    }
-    if (slot.noteConnection(settings, verdict.identityChanged, verdict.warnings.length > 0)) {
-      for (const warning of verdict.warnings) this.#logger.warn({ backend: label }, `unsafe durability allowed: ${warning}`);
-    }
+    guardConnection(this.#slots, label, settings, { logger: this.#logger, allowUnsafeDurability: this.#allowUnsafeDurability });
+  }
+
+  /** An operation on every backend (or those `options` name), each through its breaker (fan-out.ts). */
+  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: FanOutOptions = {}): Promise<Answer<T>[]> {
+    return everywhere(this.#slots, this.#health, operation, options);
   }
 
   /** Connects to every backend once, checking its settings. Returns the failures. */
   async probe(): Promise<{ backend: string; error: unknown }[]> {
     const answers = await this.#everywhere((b) => b.settings());
     return answers.flatMap((a) => (a.ok ? [] : [{ backend: a.backend, error: a.error }]));
-  }
-
-  /**
-   * Runs an operation on every backend whose breaker is closed, at once, feeding the outcomes to
-   * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
-   * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
-   */
-  #everywhere<T>(operation: (backend: TicketBackend) => Promise<T>, options: { includeOpen?: boolean; only?: readonly string[]; serving?: boolean } = {}): Promise<Answer<T>[]> {
-    const only = options.only;
-    const slots = only === undefined ? this.#slots : this.#slots.filter((s) => only.includes(s.label));
-    return Promise.all(
-      slots.map(async (slot): Promise<Answer<T>> => {
-        const backend = slot.label;
-        if (!slot.closed && options.includeOpen !== true) {
-          return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend} is ${slot.state}: ${slot.lastError ?? 'no answer'}`) };
-        }
-        try {
-          const value = await operation(slot.backend);
-          this.#health.recordSuccess(slot);
-          return { backend, ok: true, value };
-        } catch (error) {
-          // On the serving path (strict leases, worker leases) a missing grant is the backend's state
-          // refused, logged and alerted; an admin call refused is the caller's answer alone.
-          const refused = options.serving === true && error instanceof BackendAccessDeniedError;
-          if (!(error instanceof TicketdError) || refusesBackend(error) || refused) this.#health.recordFailure(slot, error);
-          return { backend, ok: false, error };
-        }
-      }),
-    );
   }
 
   /**

@@ -6,7 +6,6 @@ import { failureOf, type Allocator, type Answer, type ClaimsPolicy } from '../al
 import type { Random } from '../allocator/breaker.js';
 import type { RecordRead } from '../backend/worker-lease-store.js';
 import {
-  acceptsClaim,
   grantRecord,
   highWaterAfter,
   isFree,
@@ -21,29 +20,19 @@ import {
   type LeaseRecord,
   type PoolSettings,
 } from '../core/worker-leases.js';
-import { BackendsUnavailableError, BadRequestError, LeaseLostError, PoolExhaustedError } from '../errors.js';
+import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';
 import type { WorkerPools } from './worker-pools.js';
+import { NO_WORKER_EVENTS, type WorkerEvents } from './worker-events.js';
+import { LeaseClaims } from './lease-claims.js';
+import { assertInPool, leaseLost, pickAtRandom } from './lease-judgements.js';
+
+export type { WorkerEvents } from './worker-events.js';
 
 /** Candidates tried per owner in one take before moving on (each costs a claim read). */
 const CANDIDATES_PER_OWNER = 4;
-
-/** Where lease events are counted (metrics). */
-export interface WorkerEvents {
-  taken(pool: string): void;
-  renewed(pool: string): void;
-  released(pool: string): void;
-  /** A take, renewal or release refused: the pool exhausted, a lease lost, or a claim that held the worker ID. */
-  refused(pool: string, reason: 'exhausted' | 'lost' | 'claimed'): void;
-  /** A lease taken or renewed without a claim on every other backend (one did not answer). */
-  unclaimed(pool: string): void;
-  /** The clock skew a holder measured against the server at its renewal. */
-  skew(pool: string, skewMs: number): void;
-}
-
-const NO_WORKER_EVENTS: WorkerEvents = { taken() {}, renewed() {}, released() {}, refused() {}, unclaimed() {}, skew() {} };
 
 /** Dependencies of the leases. */
 export interface WorkerLeasesOptions {
@@ -68,7 +57,7 @@ export interface Workers {
 export class WorkerLeases {
   readonly #allocator: Allocator;
   readonly #pools: WorkerPools;
-  readonly #policy: ClaimsPolicy;
+  readonly #claims: LeaseClaims;
   readonly #events: WorkerEvents;
   readonly #random: Random;
   readonly #monotonicMs: () => number;
@@ -78,7 +67,7 @@ export class WorkerLeases {
   constructor(options: WorkerLeasesOptions) {
     this.#allocator = options.allocator;
     this.#pools = options.pools;
-    this.#policy = options.claimsPolicy ?? 'preferred';
+    this.#claims = new LeaseClaims(options.allocator, options.claimsPolicy ?? 'preferred');
     this.#events = options.events ?? NO_WORKER_EVENTS;
     this.#random = options.random ?? Math.random;
     this.#monotonicMs = options.monotonicMs ?? (() => performance.now());
@@ -106,7 +95,7 @@ export class WorkerLeases {
       const records = new Map(read.value.records.map((r) => [r.workerId, r]));
       const free = workersOwnedBy(pool, owner.offset).filter((w) => isFree(records.get(w), read.value.now));
       for (const r of read.value.records) if (!isFree(r, read.value.now)) soonestFreeMs = Math.min(soonestFreeMs, r.freeMs - read.value.now.nowMs);
-      for (const workerId of this.#pick(free, CANDIDATES_PER_OWNER)) {
+      for (const workerId of pickAtRandom(free, CANDIDATES_PER_OWNER, this.#random)) {
         const lease = await this.#tryTake(pool, owner.label, workerId, holder);
         if (lease === 'owner-failed') {
           unreachable.push(`${owner.label}: did not answer`);
@@ -134,7 +123,7 @@ export class WorkerLeases {
     const others = this.#pools.others(owner);
     const claims = await this.#allocator.onWorkerStores((s) => s.readRecord(pool.name, workerId), { only: others });
     const answered = claims.flatMap((a) => (a.ok ? [{ backend: a.backend, ...a.value }] : []));
-    this.#needClaims(pool, others.length, answered.length);
+    this.#claims.need(pool, others.length, answered.length);
     const verdict = judgeClaims(pool, workerId, answered);
     if (!verdict.free) {
       // The owner called it free: it may have forgotten a lease (a restore, a promoted replica).
@@ -160,14 +149,14 @@ export class WorkerLeases {
     if (answer === undefined || !answer.ok) return 'owner-failed';
     const lease = granted;
     if (lease === undefined) return undefined;
-    const claimed = await this.#claimEverywhere(pool, others, lease);
-    if (claimed.refusedBy !== undefined || !this.#enoughClaims(others.length, claimed.count)) {
-      await this.#revoke(pool, owner, workerId, lease.epoch);
+    const claimed = await this.#claims.everywhere(pool, others, lease);
+    if (claimed.refusedBy !== undefined || !this.#claims.enough(others.length, claimed.count)) {
+      await this.#claims.revoke(pool, owner, workerId, lease.epoch);
       if (claimed.refusedBy !== undefined) {
         this.#events.refused(pool.name, 'claimed');
         return undefined;
       }
-      this.#needClaims(pool, others.length, claimed.count);
+      this.#claims.need(pool, others.length, claimed.count);
     }
     if (claimed.count < others.length) this.#events.unclaimed(pool.name);
     return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, grantedMs: answer.value.now.nowMs, serverMs: this.#clockNow(answer.value.now.nowMs, readAt), highWaterMs: lease.highWaterMs };
@@ -176,7 +165,7 @@ export class WorkerLeases {
   /** Extends a lease from now; the holder reports the clock skew it measured at its last renewal. */
   async renew(name: string, workerId: number, epoch: bigint, skewMs: number | undefined): Promise<Lease> {
     const pool = await this.#pools.pool(name);
-    this.#inPool(pool, workerId);
+    assertInPool(pool, workerId);
     if (skewMs !== undefined) this.#events.skew(name, skewMs);
     const owner = await this.#pools.ownerLabel(pool, workerId);
     let readAt = 0;
@@ -184,22 +173,22 @@ export class WorkerLeases {
       (s) =>
         s.change(name, workerId, (record, now) => {
           readAt = this.#monotonicMs();
-          if (record.epoch !== epoch || !isLive(record, now)) throw this.#lost(pool, workerId, epoch, record, now.nowMs);
+          if (record.epoch !== epoch || !isLive(record, now)) throw leaseLost(pool, workerId, epoch, record, now.nowMs);
           return renewedRecord(pool, record, now);
         }),
       { only: [owner] },
     );
     const renewed = this.#answerOf(answer, owner, name);
     const others = this.#pools.others(owner);
-    const claimed = await this.#claimEverywhere(pool, others, renewed.record!);
+    const claimed = await this.#claims.everywhere(pool, others, renewed.record!);
     if (claimed.refusedBy !== undefined) {
       // Another backend holds a live claim of another epoch: one of the two leases was granted by an
       // owner that had forgotten the other. Neither may go on; this one stops here.
-      await this.#revoke(pool, owner, workerId, epoch);
+      await this.#claims.revoke(pool, owner, workerId, epoch);
       this.#events.refused(name, 'lost');
       throw new LeaseLostError(`worker ${workerId} of pool ${name}: backend ${claimed.refusedBy} holds a live claim of another lease of it; take a new lease`);
     }
-    this.#needClaims(pool, others.length, claimed.count);
+    this.#claims.need(pool, others.length, claimed.count);
     if (claimed.count < others.length) this.#events.unclaimed(name);
     this.#events.renewed(name);
     const r = renewed.record!;
@@ -209,12 +198,12 @@ export class WorkerLeases {
   /** Ends a lease: the holder issued nothing after `lastUsedMs`, so the worker ID is free from now, above it. */
   async release(name: string, workerId: number, epoch: bigint, lastUsedMs: number): Promise<void> {
     const pool = await this.#pools.pool(name);
-    this.#inPool(pool, workerId);
+    assertInPool(pool, workerId);
     const owner = await this.#pools.ownerLabel(pool, workerId);
     const [answer] = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(name, workerId, (record, now) => {
-          if (record.epoch !== epoch) throw this.#lost(pool, workerId, epoch, record, now.nowMs);
+          if (record.epoch !== epoch) throw leaseLost(pool, workerId, epoch, record, now.nowMs);
           return record.releasedMs === undefined ? releasedRecord(record, lastUsedMs, now) : undefined;
         }),
       { only: [owner] },
@@ -228,21 +217,6 @@ export class WorkerLeases {
     this.#events.released(name);
   }
 
-  /** Writes the lease's claim on each of `others`, by each one's own clock. */
-  async #claimEverywhere(pool: PoolSettings, others: readonly string[], lease: LeaseRecord): Promise<{ count: number; refusedBy: string | undefined }> {
-    if (others.length === 0) return { count: 0, refusedBy: undefined };
-    const answers = await this.#allocator.onWorkerStores(
-      (s) =>
-        s.change(pool.name, lease.workerId, (record, now) => {
-          if (!acceptsClaim(record, lease.epoch, now)) throw new LeaseLostError(`claim of worker ${lease.workerId} of pool ${pool.name} refused: epoch ${record.epoch} is live here`);
-          return { ...renewedRecord(pool, lease, now), highWaterMs: Math.max(lease.highWaterMs, record.epoch === lease.epoch ? record.highWaterMs : 0) };
-        }),
-      { only: others },
-    );
-    const refused = answers.find((a) => !a.ok && a.error instanceof LeaseLostError);
-    return { count: answers.filter((a) => a.ok).length, refusedBy: refused?.backend };
-  }
-
   /**
    * The owner's clock as of this answer: its reading plus the time spent here since that reading
    * arrived (`readAt`, taken as the locked row came back). The commit and the claims written after
@@ -253,24 +227,6 @@ export class WorkerLeases {
     return ownerMs + Math.floor(this.#monotonicMs() - readAt);
   }
 
-  /** Ends a lease on its owner at once, without freeing its worker ID before the reuse delay. */
-  async #revoke(pool: PoolSettings, owner: string, workerId: number, epoch: bigint): Promise<void> {
-    await this.#allocator.onWorkerStores(
-      (s) => s.change(pool.name, workerId, (record, now) => (record.epoch === epoch && isLive(record, now) ? { ...record, expiresMs: now.nowMs } : undefined)),
-      { only: [owner] },
-    );
-  }
-
-  #enoughClaims(others: number, claimed: number): boolean {
-    return others === 0 || claimed > 0 || this.#policy === 'preferred';
-  }
-
-  #needClaims(pool: PoolSettings, others: number, answered: number): void {
-    if (!this.#enoughClaims(others, answered)) {
-      throw new BackendsUnavailableError(`no other backend answered to hold the claim of a lease of pool ${pool.name}, and TICKETD_CLAIMS is required`);
-    }
-  }
-
   #answerOf(answer: Answer<RecordRead> | undefined, owner: string, name: string): RecordRead {
     if (answer === undefined) throw new BackendsUnavailableError(`owner ${owner} of pool ${name} is not configured here`);
     if (!answer.ok) {
@@ -279,23 +235,5 @@ export class WorkerLeases {
       throw failureOf(answer);
     }
     return answer.value;
-  }
-
-  #lost(pool: PoolSettings, workerId: number, epoch: bigint, record: LeaseRecord, nowMs: number): LeaseLostError {
-    const why =
-      record.epoch !== epoch ? (record.epoch === 0n ? 'its owner has no record of it' : `its owner holds epoch ${record.epoch}`) : record.releasedMs !== undefined ? 'it was released' : `it expired ${nowMs - record.expiresMs} ms ago`;
-    return new LeaseLostError(`lease of worker ${workerId} of pool ${pool.name} at epoch ${epoch} is no longer held: ${why}; take a new lease`);
-  }
-
-  #inPool(pool: PoolSettings, workerId: number): void {
-    if (!Number.isInteger(workerId) || workerId < 0 || workerId >= poolSize(pool)) throw new BadRequestError(`pool ${pool.name} has no worker ${workerId}: its worker IDs are 0 to ${poolSize(pool) - 1}`);
-  }
-
-  /** Up to `n` of the free worker IDs, chosen at random so that front ends taking at once rarely meet. */
-  #pick(free: readonly number[], n: number): number[] {
-    const left = [...free];
-    const picked: number[] = [];
-    while (picked.length < n && left.length > 0) picked.push(left.splice(Math.floor(this.#random() * left.length), 1)[0]!);
-    return picked;
   }
 }
