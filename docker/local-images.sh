@@ -79,39 +79,32 @@ build_base() {
   rm -rf "$root"
 }
 
-build_mysql() {
-  base
-  local ctx
-  ctx=$(mktemp -d)
-  cat >"$ctx/Dockerfile" <<EOF
-FROM $BASE_TAG
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mariadb-server mariadb-client \
- && rm -rf /var/lib/apt/lists/* /var/lib/mysql/* && mkdir -p /docker-entrypoint-initdb.d /run/mysqld && chown mysql:mysql /run/mysqld /var/lib/mysql
-COPY entrypoint.sh /usr/local/bin/docker-entrypoint.sh
-VOLUME /var/lib/mysql
-EXPOSE 3306
-ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
-CMD ["mysqld"]
-EOF
-  cat >"$ctx/entrypoint.sh" <<'EOF'
-#!/bin/bash
-# MariaDB behind the official MySQL image's entrypoint contract (a stand-in: see docker/local-images.sh).
+# The stand-ins' entrypoint, which honours the official MySQL image's contract (MYSQL_ROOT_PASSWORD
+# or MYSQL_ALLOW_EMPTY_PASSWORD, MYSQL_DATABASE, MYSQL_USER/MYSQL_PASSWORD, /docker-entrypoint-initdb.d),
+# written to $1 for an engine: its server ($2), client ($3), admin tool ($4), and the command that
+# initialises an empty data directory ($5).
+write_entrypoint() {
+  {
+    printf '#!/bin/bash\n# %s behind the official MySQL image'"'"'s entrypoint contract (a stand-in: see docker/local-images.sh).\n' "$2"
+    printf 'server=%s client=%s admin=%s\ninit_datadir() { %s; }\n' "$2" "$3" "$4" "$5"
+    cat <<'BODY'
 set -euo pipefail
 if [ "${1:0:1}" = '-' ]; then set -- mysqld "$@"; fi
-if [ "$1" != mysqld ] && [ "$1" != mariadbd ]; then exec "$@"; fi
+if [ "$1" != mysqld ] && [ "$1" != "$server" ]; then exec "$@"; fi
 shift
 # Debian's own option files bind 127.0.0.1; a container is reached from its network.
-args=(--user=mysql --bind-address=0.0.0.0 --port=3306 "$@")
-sql() { mariadb --protocol=socket -uroot ${root_pw:+-p"$root_pw"} "$@"; }
+args=(--user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock --bind-address=0.0.0.0 --port=3306 "$@")
+local_socket=(--protocol=socket --socket=/run/mysqld/mysqld.sock -uroot)
+sql() { "$client" "${local_socket[@]}" ${root_pw:+-p"$root_pw"} "$@"; }
 if [ ! -d /var/lib/mysql/mysql ]; then
   if [ -z "${MYSQL_ROOT_PASSWORD:-}" ] && [ -z "${MYSQL_ALLOW_EMPTY_PASSWORD:-}" ]; then
     echo 'error: database is uninitialized and MYSQL_ROOT_PASSWORD is not set (or set MYSQL_ALLOW_EMPTY_PASSWORD)' >&2
     exit 1
   fi
-  mariadb-install-db --user=mysql --datadir=/var/lib/mysql --auth-root-authentication-method=normal --skip-test-db >/dev/null
-  mariadbd "${args[@]}" --skip-networking --socket=/run/mysqld/mysqld.sock &
+  init_datadir
+  "$server" "${args[@]}" --skip-networking &
   pid=$!
-  for _ in $(seq 60); do mariadb-admin --protocol=socket -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
+  for _ in $(seq 120); do "$admin" "${local_socket[@]}" ping >/dev/null 2>&1 && break; sleep 0.5; done
   root_pw=
   pw=${MYSQL_ROOT_PASSWORD:-}
   sql <<SQL
@@ -133,13 +126,31 @@ SQL
       *.sql.gz) echo "entrypoint: running $f"; gunzip -c "$f" | sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
     esac
   done
-  mariadb-admin --protocol=socket -uroot ${root_pw:+-p"$root_pw"} shutdown
+  "$admin" "${local_socket[@]}" ${root_pw:+-p"$root_pw"} shutdown
   wait "$pid" || true
   echo 'entrypoint: init process done; ready for start up'
 fi
-exec mariadbd "${args[@]}"
+exec "$server" "${args[@]}"
+BODY
+  } >"$1"
+  chmod +x "$1"
+}
+
+build_mysql() {
+  base
+  local ctx
+  ctx=$(mktemp -d)
+  cat >"$ctx/Dockerfile" <<EOF
+FROM $BASE_TAG
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mariadb-server mariadb-client \
+ && rm -rf /var/lib/apt/lists/* /var/lib/mysql/* && mkdir -p /docker-entrypoint-initdb.d /run/mysqld && chown mysql:mysql /run/mysqld /var/lib/mysql
+COPY entrypoint.sh /usr/local/bin/docker-entrypoint.sh
+VOLUME /var/lib/mysql
+EXPOSE 3306
+ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
+CMD ["mysqld"]
 EOF
-  chmod +x "$ctx/entrypoint.sh"
+  write_entrypoint "$ctx/entrypoint.sh" mariadbd mariadb mariadb-admin 'mariadb-install-db --user=mysql --datadir=/var/lib/mysql --auth-root-authentication-method=normal --skip-test-db >/dev/null'
   docker build -q -t "$1" "$ctx" >/dev/null || { rm -rf "$ctx"; fail "the MariaDB stand-in did not build"; }
   rm -rf "$ctx"
 }
@@ -166,52 +177,7 @@ EXPOSE 3306
 ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]
 CMD ["mysqld"]
 DOCKERFILE
-  cat >"$ctx/entrypoint.sh" <<'ENTRYPOINT'
-#!/bin/bash
-# Oracle MySQL behind the official MySQL image's entrypoint contract (a stand-in: see docker/local-images.sh).
-set -euo pipefail
-if [ "${1:0:1}" = '-' ]; then set -- mysqld "$@"; fi
-if [ "$1" != mysqld ]; then exec "$@"; fi
-shift
-args=(--user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock --bind-address=0.0.0.0 --port=3306 "$@")
-sql() { mysql --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ${root_pw:+-p"$root_pw"} "$@"; }
-if [ ! -d /var/lib/mysql/mysql ]; then
-  if [ -z "${MYSQL_ROOT_PASSWORD:-}" ] && [ -z "${MYSQL_ALLOW_EMPTY_PASSWORD:-}" ]; then
-    echo 'error: database is uninitialized and MYSQL_ROOT_PASSWORD is not set (or set MYSQL_ALLOW_EMPTY_PASSWORD)' >&2
-    exit 1
-  fi
-  mysqld --initialize-insecure --user=mysql --datadir=/var/lib/mysql
-  mysqld "${args[@]}" --skip-networking &
-  pid=$!
-  for _ in $(seq 120); do mysqladmin --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ping >/dev/null 2>&1 && break; sleep 0.5; done
-  root_pw=
-  pw=${MYSQL_ROOT_PASSWORD:-}
-  sql <<SQL
-CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '${pw}';
-GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;
-ALTER USER 'root'@'localhost' IDENTIFIED BY '${pw}';
-FLUSH PRIVILEGES;
-SQL
-  root_pw=$pw
-  if [ -n "${MYSQL_DATABASE:-}" ]; then sql -e "CREATE DATABASE IF NOT EXISTS \`${MYSQL_DATABASE}\`"; fi
-  if [ -n "${MYSQL_USER:-}" ] && [ -n "${MYSQL_PASSWORD:-}" ]; then
-    sql -e "CREATE USER '${MYSQL_USER}'@'%' IDENTIFIED BY '${MYSQL_PASSWORD}'"
-    if [ -n "${MYSQL_DATABASE:-}" ]; then sql -e "GRANT ALL ON \`${MYSQL_DATABASE}\`.* TO '${MYSQL_USER}'@'%'"; fi
-  fi
-  for f in /docker-entrypoint-initdb.d/*; do
-    case "$f" in
-      *.sh) echo "entrypoint: running $f"; . "$f" ;;
-      *.sql) echo "entrypoint: running $f"; sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} <"$f" ;;
-      *.sql.gz) echo "entrypoint: running $f"; gunzip -c "$f" | sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
-    esac
-  done
-  mysqladmin --protocol=socket --socket=/run/mysqld/mysqld.sock -uroot ${root_pw:+-p"$root_pw"} shutdown
-  wait "$pid" || true
-  echo 'entrypoint: init process done; ready for start up'
-fi
-exec mysqld "${args[@]}"
-ENTRYPOINT
-  chmod +x "$ctx/entrypoint.sh"
+  write_entrypoint "$ctx/entrypoint.sh" mysqld mysql mysqladmin 'mysqld --initialize-insecure --user=mysql --datadir=/var/lib/mysql'
   docker build -q -t "$tag" "$ctx" >/dev/null || { rm -rf "$ctx"; fail "the MySQL stand-in did not build"; }
   docker rmi "$base_tag" >/dev/null 2>&1 || true
   rm -rf "$ctx"
