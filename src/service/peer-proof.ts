@@ -4,7 +4,7 @@
  * when set; otherwise it is derived from what the fleet's front ends already share: the backends
  * they use, with the account and password they log in with (docs/strict-sequences.md, "Peers").
  */
-import { createHash } from 'node:crypto';
+import { scryptSync } from 'node:crypto';
 import type { BackendAddress } from '../backend/backend-address.js';
 
 /** The header a forwarded call carries its proof in. */
@@ -12,10 +12,17 @@ export const PEER_PROOF_HEADER = 'x-ticketd-peer';
 /** The header of a peer listener's refusal of a proof (a 403 a follower must not pass on to its client as its client's own). */
 export const PEER_REFUSED_HEADER = 'x-ticketd-peer-refused';
 
-/** The proof this process sends and expects: hex SHA-256 of a labelled secret (the secret itself never travels). */
+/** scrypt's cost: 16 MiB and some 50 ms, once per process at start. */
+const SCRYPT_COST = { N: 2 ** 14, r: 8, p: 1 } as const;
+
+/**
+ * The proof this process sends and expects: hex scrypt of the secret (the secret itself never
+ * travels). A slow hash, not SHA-256: over plain HTTP a proof can be read, and a derived secret holds
+ * the backends' passwords, which a fast hash would give up to an offline guess at a weak one.
+ */
 export function peerProof(peerSecret: string | undefined, backends: readonly BackendAddress[]): string {
   const secret = peerSecret ?? derivedSecret(backends);
-  return createHash('sha256').update(`ticketd peer proof v1\n${secret}`).digest('hex');
+  return scryptSync(secret, 'ticketd peer proof v1', 32, SCRYPT_COST).toString('hex');
 }
 
 /**
