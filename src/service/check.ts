@@ -172,10 +172,9 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
 }
 
 /**
- * Each account's refusals, by feature. A feature in use (issuing always, strict sequences and worker
- * leases once one exists, schema changes when TICKETD_ADMIN_BACKENDS names an account for them) fails
- * check; one not in use yet is said, so the grant can come before the first strict sequence or pool.
- * Without an admin account, the serving account's lack of CREATE and ALTER is the documented setup.
+ * Each account's refusals, by feature. A feature in use (issuing and schema changes always, strict
+ * sequences and worker leases once one exists) fails check; one not in use yet is said, so the grant
+ * can come before the first strict sequence or pool.
  */
 const FEATURE_WORDS: Record<PrivilegeProbe['feature'], string> = {
   issuing: 'issue IDs',
@@ -186,19 +185,20 @@ const FEATURE_WORDS: Record<PrivilegeProbe['feature'], string> = {
 
 function checkPrivileges(up: Observed[], findings: Finding[]): void {
   for (const o of up) {
-    const inUse = new Set<string>(['issuing']);
+    const inUse = new Set<string>(['issuing', 'schema changes']);
     if (o.sequences.some((s) => s.ids === 'strict')) inUse.add('strict sequences');
     if (o.workerPools > 0) inUse.add('worker leases');
-    if (o.privileges.some((p) => p.account === 'admin')) inUse.add('schema changes');
     const byFeature = new Map<string, PrivilegeProbe[]>();
     for (const p of o.privileges) byFeature.set(`${p.account} ${p.feature}`, [...(byFeature.get(`${p.account} ${p.feature}`) ?? []), p]);
     for (const refused of byFeature.values()) {
       const { account, feature } = refused[0]!;
+      // Without an admin account, the serving one lacking CREATE and ALTER is the documented setup.
+      const documented = feature === 'schema changes' && account === 'serving';
       const used = inUse.has(feature);
       const missing = refused.map((p) => p.needs).join('; ');
-      const consequence = feature === 'schema changes' && account === 'serving' ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)' : used ? '' : ' (not in use yet)';
+      const consequence = documented ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)' : used ? '' : ' (not in use yet)';
       findings.push({
-        kind: used && !(feature === 'schema changes' && account === 'serving') ? 'incomplete' : 'info',
+        kind: used && !documented ? 'incomplete' : 'info',
         message: `backend ${o.label}: the ${account} account cannot ${FEATURE_WORDS[feature]}${consequence}: it lacks ${missing} (${refused[0]!.error}); docs/operating.md, "Accounts and GRANTs"`,
       });
     }
