@@ -2,8 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Holder, HolderEvent } from './snowflake-fleet.js';
+import { followHolder, type Holder } from './snowflake-fleet.js';
 
 const JUNIT = '/usr/share/java/junit-platform-console-standalone.jar';
 /** JVM flags for short test programs on a shared 2-core machine: the C1 compiler only, the serial collector. */
@@ -61,39 +60,10 @@ export function spawnJava(build: JavaBuild, name: string, args: readonly string[
     Object.assign(env, { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: options.clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_FORCE_MONOTONIC_FIX: '0' });
   }
   const child = spawn('java', [...LIGHT_JVM, '-cp', build.classpath, 'dev.ticketd.client.conformance.Conformance', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
-  const signal = (sig: NodeJS.Signals): void => {
-    try {
-      process.kill(-child.pid!, sig);
-    } catch {
-      // The group is gone already.
-    }
-  };
-  const events: HolderEvent[] = [];
-  const waiters: (() => void)[] = [];
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    try {
-      events.push(JSON.parse(line) as HolderEvent);
-    } catch {
-      stderr += `${line}\n`;
-      return;
-    }
-    for (const w of waiters.splice(0)) w();
-  });
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
-  const waitFor = (type: string, timeoutMs = 20_000, since = 0): Promise<HolderEvent> =>
-    new Promise((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`java ${name} printed no ${type} event within ${timeoutMs} ms; it printed ${events.map((e) => e.type).join(', ')}; stderr: ${stderr}`)), timeoutMs);
-      const look = (): void => {
-        const found = events.find((e) => e.type === type && e.at >= since);
-        if (found !== undefined) {
-          clearTimeout(timer);
-          done(found);
-        } else waiters.push(look);
-      };
-      look();
-    });
+  const { signal, events, waitFor } = followHolder(`java ${name}`, child, 20_000, () => `; stderr: ${stderr}`, (line) => (stderr += `${line}\n`));
   return {
     name,
     process: child,

@@ -45,37 +45,9 @@ export function spawnHolder(dir: string, name: string, pool: string, urls: reado
     options.clockOffset === undefined
       ? spawn(program!, args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
       : spawn('faketime', ['-f', options.clockOffset, program!, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } });
-  const signal = (sig: NodeJS.Signals): void => {
-    try {
-      process.kill(-child.pid!, sig);
-    } catch {
-      // The group is gone already.
-    }
-  };
-  const events: HolderEvent[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      events.push(JSON.parse(line) as HolderEvent);
-    } catch {
-      return;
-    }
-    for (const w of waiters.splice(0)) w();
-  });
   // Done when its output closes: faketime's child has then exited too.
   const exited = new Promise<number | null>((done) => child.stdout!.once('close', () => (child.exitCode !== null || child.signalCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code)))));
-  const waitFor = (type: string, timeoutMs = 15_000, since = 0): Promise<HolderEvent> =>
-    new Promise((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`holder ${name} printed no ${type} event within ${timeoutMs} ms; it printed ${events.map((e) => e.type).join(', ')}`)), timeoutMs);
-      const look = (): void => {
-        const found = events.find((e) => e.type === type && e.at >= since);
-        if (found !== undefined) {
-          clearTimeout(timer);
-          done(found);
-        } else waiters.push(look);
-      };
-      look();
-    });
+  const { signal, events, waitFor } = followHolder(`holder ${name}`, child, 15_000);
   return {
     name,
     process: child,
@@ -160,4 +132,49 @@ export function overlappingLeases(files: readonly LeaseFile[]): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * What a holder process prints (one JSON event a line on stdout), and how to signal it (its whole
+ * process group) and wait for an event. `what` names it in a timeout's message, with `more()` after;
+ * `other` takes the lines that are not events.
+ */
+export function followHolder(
+  what: string,
+  child: ChildProcess,
+  defaultTimeoutMs: number,
+  more: () => string = () => '',
+  other: (line: string) => void = () => undefined,
+): Pick<Holder, 'events' | 'signal' | 'waitFor'> {
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-child.pid!, sig);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const events: HolderEvent[] = [];
+  const waiters: (() => void)[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      events.push(JSON.parse(line) as HolderEvent);
+    } catch {
+      other(line);
+      return;
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  const waitFor = (type: string, timeoutMs = defaultTimeoutMs, since = 0): Promise<HolderEvent> =>
+    new Promise((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`${what} printed no ${type} event within ${timeoutMs} ms; it printed ${events.map((e) => e.type).join(', ')}${more()}`)), timeoutMs);
+      const look = (): void => {
+        const found = events.find((e) => e.type === type && e.at >= since);
+        if (found !== undefined) {
+          clearTimeout(timer);
+          done(found);
+        } else waiters.push(look);
+      };
+      look();
+    });
+  return { signal, events, waitFor };
 }
