@@ -27,12 +27,16 @@ describe('backend health: breakers and background probes', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  const setup = () => {
+  const setup = (logger = silentLogger) => {
     const fake = fakeBackend();
     const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
     const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
-    const health = new BackendHealth(silentLogger, () => Date.now());
+    const health = new BackendHealth(logger, () => Date.now());
     return { ...fake, slot, health };
+  };
+  const logged = () => {
+    const lines: { level: number; msg: string }[] = [];
+    return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) }) };
   };
 
   it('keeps probing an open backend until it answers, then marks it for a fresh rejoin', async () => {
@@ -85,12 +89,8 @@ describe('backend health: breakers and background probes', () => {
   });
 
   it('logs one line when an outage starts and one when it ends, however many probes fail between', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
-    const fake = fakeBackend();
-    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
-    const health = new BackendHealth(logger, () => Date.now());
+    const { lines, logger } = logged();
+    const { slot, health, ...fake } = setup(logger);
     fake.answers.ok = true;
     health.recordSuccess(slot);
     fake.answers.ok = false;
@@ -106,12 +106,8 @@ describe('backend health: breakers and background probes', () => {
   });
 
   it('a missing privilege is the state refused, not an outage: the breaker stays closed, one log line, and it stands between the backend and readiness only while no fetch succeeds', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
-    const fake = fakeBackend();
-    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
-    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
-    const health = new BackendHealth(logger, () => Date.now());
+    const { lines, logger } = logged();
+    const { slot, health, ...fake } = setup(logger);
     fake.answers.ok = true;
     health.recordSuccess(slot);
     slot.noteFetch('default', Date.now());
