@@ -2,6 +2,7 @@
  * Configuration: flags over environment variables over an optional JSON config file, validated
  * once with zod at start, every problem reported together in one line, then frozen.
  */
+import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.js';
 import type { BackendAddress } from './backend/backend-address.js';
@@ -80,7 +81,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     allowUnsafeDurability: c.allowUnsafeDurability,
     onRegression: c.onRegression,
     claims: c.claims,
-    advertiseHost: c.advertiseHost,
+    advertiseHost: c.advertiseHost ?? advertiseDefault(c.host),
     peerPort: c.peerPort,
     host: c.host,
     peerSecret: c.peerSecret,
@@ -93,4 +94,13 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
   if (serving !== given) {
     throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
   }
+}
+
+/**
+ * Where other front ends reach this one when TICKETD_ADVERTISE_HOST is unset: the address it listens
+ * on (its peer listeners bind there), or loopback when it listens on every interface.
+ */
+function advertiseDefault(host: string | undefined): string {
+  if (host === undefined || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return isIP(host) === 6 ? `[${host}]` : host;
 }

@@ -122,7 +122,8 @@ export const settingsSchema = (tls: TlsDefaults) => z.object({
     .string()
     .optional()
     .transform((value, ctx) => {
-      if (value === undefined || value === '') return '127.0.0.1';
+      // Unset: config.ts picks the listening address, or loopback (advertiseDefault).
+      if (value === undefined || value === '') return undefined;
       if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(value)) {
         ctx.addIssue({ code: 'custom', message: `TICKETD_ADVERTISE_HOST must be a host name or address other front ends reach this one at (an IPv6 address in brackets); got ${got(value)}` });
         return z.NEVER;

@@ -17,6 +17,15 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('advertises the address it listens on to its peers, loopback when it listens everywhere, and TICKETD_ADVERTISE_HOST first', () => {
+    const backends = 'mysql://db:3306/ticketd';
+    expect(loadConfig({ backends }).advertiseHost).toBe('127.0.0.1');
+    expect(loadConfig({ backends, host: '0.0.0.0' }).advertiseHost).toBe('127.0.0.1');
+    expect(loadConfig({ backends, host: '10.0.0.5' }).advertiseHost).toBe('10.0.0.5');
+    expect(loadConfig({ backends, host: '::1' }).advertiseHost).toBe('[::1]');
+    expect(loadConfig({ backends, host: '10.0.0.5', advertiseHost: 'fe1.internal' }).advertiseHost).toBe('fe1.internal');
+  });
+
   it('never lets the password reach JSON or a log', () => {
     const config = loadConfig({ backends: 'mysql://u:hunter2@db:3306/ticketd' });
     expect(JSON.stringify(config)).not.toContain('hunter2');
