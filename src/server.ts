@@ -86,15 +86,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   }
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
   const allocator = createAllocator(options, metrics);
-  // The checks of `ticketd check`, once, through the allocator: every backend's first guarded
-  // connection then compares itself with what passed here.
-  const findings = await runChecks(allocator, config.allowUnsafeDurability);
-  const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
-  if (misconfigured.length > 0) {
-    await allocator.close();
-    throw new BackendMisconfiguredError(misconfigured.join('\n'));
-  }
-  for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
+  await checkBeforeListening(allocator, config, logger);
   // Strict sequences: this process leads or forwards (service/strict-sequence.ts); its peers reach it
   // on a listener of its own, so that each worker process of `serve --workers` is reachable itself.
   // Forwarded calls show the fleet's peer proof; the peer listener admits no one else.
@@ -159,6 +151,20 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
       forwarder.close();
     },
   };
+}
+
+/**
+ * The checks of `ticketd check`, once, through the allocator: every backend's first guarded
+ * connection then compares itself with what passed here. A misconfiguration refuses to start.
+ */
+async function checkBeforeListening(allocator: Allocator, config: Config, logger: Logger): Promise<void> {
+  const findings = await runChecks(allocator, config.allowUnsafeDurability);
+  const misconfigured = findings.filter((f) => f.kind === 'misconfigured').map((f) => f.message);
+  if (misconfigured.length > 0) {
+    await allocator.close();
+    throw new BackendMisconfiguredError(misconfigured.join('\n'));
+  }
+  for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
 }
 
 /**
