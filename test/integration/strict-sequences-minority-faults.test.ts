@@ -10,16 +10,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig } from '../../src/config.js';
-import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
-import { silentLogger } from '../../src/logger.js';
-import { initBackends } from '../../src/service/init.js';
-import { TicketService } from '../../src/service/ticket-service.js';
+import type { LocalServer } from '../../src/launcher/local-mysql.js';
 import { checkLinearizable, describeVerdict, type Operation, type Verdict } from '../support/linearizability.js';
 import { strictLoad } from '../support/strict-load.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { metricSum, putSequence, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
+import { metricSum, putSequence, spawnTicketd, startThreeBackends, type ChildTicketd } from '../support/ticketd.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -59,14 +54,9 @@ describe('strict sequences with a minority of the backends hung or out of reach'
   let backends = '';
 
   beforeAll(async () => {
-    const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
-    for (const [name, file, extra] of [['a', 'a', []], ['b', 'b', []], ['c', 'a', ['--auto-increment-offset=3']]] as const) {
-      servers.push(await startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: [...extra] }));
-    }
-    backends = servers.map((s) => s.url).join(',');
-    const allocator = new Allocator({ backends: loadConfig({ backends }).backends, logger: silentLogger });
-    const service = new TicketService({ allocator, logger: silentLogger });
-    await initBackends(allocator, service).finally(() => service.close());
+    const started = await startThreeBackends(dir);
+    servers.push(...started.servers);
+    backends = started.backends;
   }, 120_000);
 
   afterAll(async () => {

@@ -8,17 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig } from '../../src/config.js';
 import { STRICT_LEASE_MS } from '../../src/core/strict.js';
-import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
-import { silentLogger } from '../../src/logger.js';
+import type { LocalServer } from '../../src/launcher/local-mysql.js';
 import { PLANTED_BUG_VARIABLE } from '../../src/server.js';
-import { initBackends } from '../../src/service/init.js';
-import { TicketService } from '../../src/service/ticket-service.js';
 import { checkLinearizable, describeVerdict, type Verdict } from '../support/linearizability.js';
 import { longestGap, strictLoad, type StrictLoad } from '../support/strict-load.js';
-import { putSequence, runCliAsync, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
+import { putSequence, runCliAsync, spawnTicketd, startThreeBackends, type ChildTicketd } from '../support/ticketd.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -29,15 +24,9 @@ describe('strict sequences under faults', () => {
   const children: ChildTicketd[] = [];
 
   beforeAll(async () => {
-    const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
-    // Three backends, so that a majority (two) stays when one is killed; the third takes offset 3 of 16.
-    for (const [name, file, extra] of [['a', 'a', []], ['b', 'b', []], ['c', 'a', ['--auto-increment-offset=3']]] as const) {
-      servers.push(await startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: [...extra] }));
-    }
-    backends = servers.map((s) => s.url).join(',');
-    const allocator = new Allocator({ backends: loadConfig({ backends }).backends, logger: silentLogger });
-    const service = new TicketService({ allocator, logger: silentLogger });
-    await initBackends(allocator, service).finally(() => service.close());
+    const started = await startThreeBackends(dir);
+    servers.push(...started.servers);
+    backends = started.backends;
   }, 120_000);
 
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
-import { findServerBinary, startLocalServer, type ServerBinary } from '../../src/launcher/local-mysql.js';
+import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer, type ServerBinary } from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
 import { createLogger, silentLogger, type Logger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
@@ -40,9 +40,7 @@ export function capturingLogger(): { logger: Logger; lines: Record<string, unkno
 export async function startPrivatePair(binary?: ServerBinary): Promise<LocalPair & { dispose(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-test-'));
   const pair = await startLocalPair(dir, binary);
-  const allocator = new Allocator({ backends: loadConfig({ backends: pair.backendsUrl }).backends, logger: silentLogger });
-  const service = new TicketService({ allocator, logger: silentLogger });
-  await initBackends(allocator, service).finally(() => service.close());
+  await initialise(pair.backendsUrl);
   return {
     ...pair,
     dispose: async () => {
@@ -50,6 +48,28 @@ export async function startPrivatePair(binary?: ServerBinary): Promise<LocalPair
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Three backends of a test's own under `dir` (offsets 1, 2 and 3 of 16), initialised: a majority
+ * (two) stays when one is killed or hung. Stopping them is the caller's.
+ */
+export async function startThreeBackends(dir: string): Promise<{ readonly servers: LocalServer[]; readonly backends: string }> {
+  const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
+  const servers: LocalServer[] = [];
+  for (const [name, file, extra] of [['a', 'a', []], ['b', 'b', []], ['c', 'a', ['--auto-increment-offset=3']]] as const) {
+    servers.push(await startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: [...extra] }));
+  }
+  const backends = servers.map((s) => s.url).join(',');
+  await initialise(backends);
+  return { servers, backends };
+}
+
+/** `ticketd init` on the backends, in this process. */
+async function initialise(backends: string): Promise<void> {
+  const allocator = new Allocator({ backends: loadConfig({ backends }).backends, logger: silentLogger });
+  const service = new TicketService({ allocator, logger: silentLogger });
+  await initBackends(allocator, service).finally(() => service.close());
 }
 
 /** A ticketd started as its own process from the build (`node dist/cli/main.js serve`). */
