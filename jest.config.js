@@ -8,7 +8,11 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^ticketd$': '<rootDir>/src/index.ts', '^ticketd-client$': '<rootDir>/packages/client/src/index.ts' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^ticketd$': '<rootDir>/src/index.ts',
+    '^ticketd-client$': '<rootDir>/packages/client/src/index.ts',
+  },
   testTimeout: 60_000,
   // The pure uniqueness core (src/core) is reported on every run: every branch of it should be covered.
   collectCoverage: true,

@@ -16,7 +16,9 @@ import type { ResultSetHeader } from 'mysql2/promise';
 export const NAIVE_TABLE = 'tickets_naive';
 
 function naive(backends: string[]): express.Express {
-  const pools = backends.map((url) => mysql.createPool({ uri: url, connectionLimit: 16, supportBigNumbers: true, bigNumberStrings: true }));
+  const pools = backends.map((url) =>
+    mysql.createPool({ uri: url, connectionLimit: 16, supportBigNumbers: true, bigNumberStrings: true }),
+  );
   let next = 0;
   const app = express();
   app.set('etag', false);
@@ -51,8 +53,18 @@ function raw(): Server {
   let counter = 1_000_000;
   return createServer((req, res) => {
     const name = /^\/v1\/sequences\/([a-z0-9_]+)\//.exec(req.url ?? '')?.[1] ?? 'default';
-    const body = req.url?.includes('/ids') === true ? `{"sequence":"${name}","ids":["${counter++}"]}` : `{"sequence":"${name}","id":"${counter++}"}`;
-    res.writeHead(200, ['Cache-Control', 'no-store', 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
+    const body =
+      req.url?.includes('/ids') === true
+        ? `{"sequence":"${name}","ids":["${counter++}"]}`
+        : `{"sequence":"${name}","id":"${counter++}"}`;
+    res.writeHead(200, [
+      'Cache-Control',
+      'no-store',
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    ]);
     res.end(body);
   });
 }

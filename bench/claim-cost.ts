@@ -18,7 +18,12 @@ const CHUNK = 16;
 const ROUNDS = 300;
 
 /** Times each step ROUNDS times on the pair; `sequence` must exist with its ticket tables. */
-export async function measureClaimCost(a: BackendAddress, b: BackendAddress, bUrl: string, sequence: string): Promise<StepCost[]> {
+export async function measureClaimCost(
+  a: BackendAddress,
+  b: BackendAddress,
+  bUrl: string,
+  sequence: string,
+): Promise<StepCost[]> {
   const source = new Backend(a, () => undefined, DEFAULT_BACKEND_OPTIONS);
   const peer = new Backend(b, () => undefined, DEFAULT_BACKEND_OPTIONS);
   const legacy = await mysql.createConnection(bUrl);
@@ -61,6 +66,7 @@ export async function measureClaimCost(a: BackendAddress, b: BackendAddress, bUr
 
 function summarise(name: string, ms: number[]): StepCost {
   const sorted = [...ms].sort((x, y) => x - y);
-  const at = (q: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 100) / 100;
+  const at = (q: number): number =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 100) / 100;
   return { name, medianMs: at(0.5), p99Ms: at(0.99) };
 }

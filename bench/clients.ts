@@ -9,7 +9,14 @@ import { runJavaClient, type JavaClientResults } from './java-client.js';
 import { runPythonClient } from './python-client.js';
 
 /** One client's figures, or why it did not run. */
-export type ClientFigures = { readonly ran: true; readonly runtime: string; readonly results: readonly InProcessResult[]; readonly checked: number } | { readonly ran: false; readonly reason: string };
+export type ClientFigures =
+  | {
+      readonly ran: true;
+      readonly runtime: string;
+      readonly results: readonly InProcessResult[];
+      readonly checked: number;
+    }
+  | { readonly ran: false; readonly reason: string };
 
 /** What scenario 12 measured. */
 export interface ClientsResults {
@@ -19,7 +26,10 @@ export interface ClientsResults {
 
 /** Runs both clients against `ticketd` on the bench's sequences (default, large, opaque_large with its client token). */
 export async function runClients(ticketd: string, adminToken: string, clientToken: string): Promise<ClientsResults> {
-  const java = await runJavaClient(ticketd, adminToken, { sequence: 'opaque_large', token: clientToken }).then(javaFigures, (error: unknown): ClientFigures => ({ ran: false, reason: String(error) }));
+  const java = await runJavaClient(ticketd, adminToken, { sequence: 'opaque_large', token: clientToken }).then(
+    javaFigures,
+    (error: unknown): ClientFigures => ({ ran: false, reason: String(error) }),
+  );
   const python = await runPythonClient(ticketd, adminToken, [
     { name: 'default', blocks: '10,000' },
     { name: 'large', blocks: '1,000,000' },

@@ -8,7 +8,10 @@ import type { StrictResults } from './strict.js';
 /** Mean of strict / ordered IDs/s over the rounds of one comparison of scenario 10. */
 function strictRatio(s: StrictResults, what: string): number {
   const pairs = s.pairs.filter((p) => p.what === what);
-  return pairs.reduce((sum, p) => sum + p.strict.idsPerSecond / Math.max(1, p.ordered.idsPerSecond), 0) / Math.max(1, pairs.length);
+  return (
+    pairs.reduce((sum, p) => sum + p.strict.idsPerSecond / Math.max(1, p.ordered.idsPerSecond), 0) /
+    Math.max(1, pairs.length)
+  );
 }
 
 /** IDs/s of the Snowflake row whose name starts with `prefix`. */
@@ -25,7 +28,16 @@ export function renderHeadlines(r: BenchResults): string {
   const sdkSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (leases blocks of 1,000,000)');
   const ceiling = r.inProcess.find((x) => x.name.startsWith('await of an async function'));
   const opaqueSync = r.inProcess.find((x) => x.name === 'SDK nextSync() (opaque IDs, leases blocks of 1,000,000)');
-  const [ob, oo, os, oos, ob100, oo100, ob100b, oo100b] = r.opaque.http as [HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult, HttpResult];
+  const [ob, oo, os, oos, ob100, oo100, ob100b, oo100b] = r.opaque.http as [
+    HttpResult,
+    HttpResult,
+    HttpResult,
+    HttpResult,
+    HttpResult,
+    HttpResult,
+    HttpResult,
+    HttpResult,
+  ];
   const tlsMean = (side: string, what: string, field: 'requestsPerSecond' | 'handshakesPer10kRequests'): number => {
     const rows = r.tls.backends.filter((x) => x.name.startsWith(side) && x.name.includes(what));
     return rows.reduce((sum, x) => sum + (x[field] ?? 0), 0) / Math.max(1, rows.length);
@@ -34,7 +46,8 @@ export function renderHeadlines(r: BenchResults): string {
     const rows = r.tls.clients.filter((x) => x.name.startsWith(side));
     return rows.reduce((sum, x) => sum + x.requestsPerSecond, 0) / Math.max(1, rows.length);
   };
-  const rows = (name: string): number => r.opaque.inserts.find((x) => x.name.startsWith(`InnoDB insert rate, ${name}`))?.value ?? 0;
+  const rows = (name: string): number =>
+    r.opaque.inserts.find((x) => x.name.startsWith(`InnoDB insert rate, ${name}`))?.value ?? 0;
   const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}×`);
   return `
 headline ratios (same run):
@@ -58,4 +71,3 @@ headline ratios (same run):
   lease renewal: median ${r.snowflake.renewal.medianMs} ms, p99 ${r.snowflake.renewal.p99Ms} ms
   every ID checked: ${checkedRows(r).every((x) => x.unique !== false) ? 'no duplicates' : 'DUPLICATES'}`;
 }
-

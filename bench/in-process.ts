@@ -60,7 +60,12 @@ function measureSync(name: string, client: TicketClient): Promise<InProcessResul
 }
 
 /** The client SDK against a running ticketd: next() and nextSync(), leases included. */
-export async function runSdk(ticketdUrl: string, sequence: string, blocks: string, token?: string): Promise<InProcessResult[]> {
+export async function runSdk(
+  ticketdUrl: string,
+  sequence: string,
+  blocks: string,
+  token?: string,
+): Promise<InProcessResult[]> {
   const client = createTicketClient({ urls: [ticketdUrl], sequence, ...(token !== undefined && { token }) });
   await client.next();
   const kind = (await client.codec()).ids === 'opaque' ? 'opaque IDs, ' : '';
@@ -76,7 +81,9 @@ export async function runSdk(ticketdUrl: string, sequence: string, blocks: strin
 }
 
 /** The ceiling of any API awaited once per ID: an async function returning a cached bigint. */
-export function awaitCeiling(name = 'await of an async function returning counter++ (ceiling of next())'): Promise<InProcessResult> {
+export function awaitCeiling(
+  name = 'await of an async function returning counter++ (ceiling of next())',
+): Promise<InProcessResult> {
   let counter = 0n;
   const next = async (): Promise<bigint> => counter++;
   return timeChunks(name, async () => {

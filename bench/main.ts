@@ -4,10 +4,16 @@
  */
 import { runBench } from './run.js';
 
-runBench({ seconds: Number(process.env.BENCH_SECONDS ?? 10), warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3) }).then(
+runBench({
+  seconds: Number(process.env.BENCH_SECONDS ?? 10),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3),
+}).then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(`bench: ${error instanceof Error ? error.stack : String(error)}`, error instanceof Error && error.cause !== undefined ? error.cause : '');
+    console.error(
+      `bench: ${error instanceof Error ? error.stack : String(error)}`,
+      error instanceof Error && error.cause !== undefined ? error.cause : '',
+    );
     process.exit(1);
   },
 );

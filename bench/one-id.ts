@@ -44,7 +44,11 @@ export interface OneIdTargets {
 }
 
 /** Runs scenario 11. */
-export async function measureOneId(load: Load, targets: OneIdTargets, options: { seconds: number; warmupSeconds: number; connections: number }): Promise<OneIdResults> {
+export async function measureOneId(
+  load: Load,
+  targets: OneIdTargets,
+  options: { seconds: number; warmupSeconds: number; connections: number },
+): Promise<OneIdResults> {
   const wrk = ensureWrk();
   const scriptDir = mkdtempSync(join(tmpdir(), 'ticketd-wrk-'));
   let workers: ChildProcess | undefined;
@@ -63,13 +67,20 @@ export async function measureOneId(load: Load, targets: OneIdTargets, options: {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [server, base, pid] of servers) {
         for (const [route, path, method] of routes) {
-          const run = (name: string, url: string, serverPid: number): WrkResult => wrkLoad(wrk, { name, url: url + path, method, idsPerResponse: 1, serverPid, scriptDir, ...options });
+          const run = (name: string, url: string, serverPid: number): WrkResult =>
+            wrkLoad(wrk, { name, url: url + path, method, idsPerResponse: 1, serverPid, scriptDir, ...options });
           const raw = run(`node:http alone, ${route}`, targets.raw, targets.rawPid);
           pairs.push({ server, route, raw, ticketd: run(`ticketd (${server}), ${route}`, base, pid) });
         }
       }
     }
-    const checked = await load({ name: 'ticketd, ids?count=1', url: `${targets.ticketd}/v1/sequences/default/ids?count=1`, method: 'POST', idsPerResponse: 1, check: true });
+    const checked = await load({
+      name: 'ticketd, ids?count=1',
+      url: `${targets.ticketd}/v1/sequences/default/ids?count=1`,
+      method: 'POST',
+      idsPerResponse: 1,
+      check: true,
+    });
     return { pairs, checked };
   } finally {
     workers?.kill('SIGTERM');
@@ -80,5 +91,8 @@ export async function measureOneId(load: Load, targets: OneIdTargets, options: {
 /** Mean over the rounds of ticketd / node:http requests per second, for one server and route. */
 export function oneIdRatio(r: OneIdResults, server: OneIdPair['server'], route: OneIdPair['route']): number {
   const pairs = r.pairs.filter((p) => p.server === server && p.route === route);
-  return pairs.reduce((sum, p) => sum + p.ticketd.requestsPerSecond / Math.max(1, p.raw.requestsPerSecond), 0) / Math.max(1, pairs.length);
+  return (
+    pairs.reduce((sum, p) => sum + p.ticketd.requestsPerSecond / Math.max(1, p.raw.requestsPerSecond), 0) /
+    Math.max(1, pairs.length)
+  );
 }

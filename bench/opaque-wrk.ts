@@ -29,7 +29,11 @@ const WRK_SEQUENCES = [WIDE_SEQUENCE, parseSequenceSettings('opaque', { blockSiz
 const ROUNDS = 2;
 
 /** The wrk rows of scenario 8, ROUNDS rounds of the three routes in turn. */
-export function measureOpaqueWrk(ticketd: string, serverPid: number, options: { seconds: number; warmupSeconds: number; connections: number }): WrkResult[] {
+export function measureOpaqueWrk(
+  ticketd: string,
+  serverPid: number,
+  options: { seconds: number; warmupSeconds: number; connections: number },
+): WrkResult[] {
   const wrk = ensureWrk();
   const scriptDir = mkdtempSync(join(tmpdir(), 'ticketd-wrk-'));
   const routes = [
@@ -42,7 +46,9 @@ export function measureOpaqueWrk(ticketd: string, serverPid: number, options: { 
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, sequence] of routes) {
         const url = `${ticketd}/v1/sequences/${sequence}/ids?count=1000`;
-        results.push(wrkLoad(wrk, { name, url, method: 'POST', idsPerResponse: 1000, serverPid, scriptDir, ...options }));
+        results.push(
+          wrkLoad(wrk, { name, url, method: 'POST', idsPerResponse: 1000, serverPid, scriptDir, ...options }),
+        );
       }
     }
     return results;
@@ -62,17 +68,29 @@ async function main(): Promise<void> {
   const pair = await startLocalPair(dir);
   let child: ChildProcess | undefined;
   try {
-    const allocator = new Allocator({ backends: loadConfig({ backends: pair.backendsUrl }).backends, logger: silentLogger });
+    const allocator = new Allocator({
+      backends: loadConfig({ backends: pair.backendsUrl }).backends,
+      logger: silentLogger,
+    });
     const setup = new TicketService({ allocator, logger: silentLogger });
     await initBackends(allocator, setup);
     for (const settings of WRK_SEQUENCES) await setup.createSequence(settings);
     await setup.close();
     const served = await serveTicketd({ TICKETD_BACKENDS: pair.backendsUrl });
     child = served.child;
-    const results = measureOpaqueWrk(served.url, child.pid!, { seconds: Number(process.env.BENCH_SECONDS ?? 10), warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3), connections: 32 });
-    for (const r of results) console.log(`${r.name.padEnd(32)} ${Math.round(r.idsPerSecond).toLocaleString('en').padStart(11)} IDs/s  ${r.cpuMsPer1000Ids.toFixed(3)} ms CPU/1000 IDs  server ${r.serverCpuShare} cores  p99 ${r.p99} ms`);
+    const results = measureOpaqueWrk(served.url, child.pid!, {
+      seconds: Number(process.env.BENCH_SECONDS ?? 10),
+      warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3),
+      connections: 32,
+    });
+    for (const r of results)
+      console.log(
+        `${r.name.padEnd(32)} ${Math.round(r.idsPerSecond).toLocaleString('en').padStart(11)} IDs/s  ${r.cpuMsPer1000Ids.toFixed(3)} ms CPU/1000 IDs  server ${r.serverCpuShare} cores  p99 ${r.p99} ms`,
+      );
     const ordered = meanOf(results, 'ordered (default), count=1000', 'idsPerSecond');
-    console.log(`opaque / ordered = ${(meanOf(results, 'opaque, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×, ordered 20 digits / ordered = ${(meanOf(results, 'ordered, 20 digits, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×`);
+    console.log(
+      `opaque / ordered = ${(meanOf(results, 'opaque, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×, ordered 20 digits / ordered = ${(meanOf(results, 'ordered, 20 digits, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×`,
+    );
   } finally {
     child?.kill('SIGKILL');
     await pair.stop();

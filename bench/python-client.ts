@@ -30,7 +30,12 @@ export interface PythonClientResults {
  * Measures the Python client on `sequences` (they must exist) and on two worker pools it creates
  * (bench_py_default, bench_py_wide). `python`: the interpreter (default /usr/bin/python3, Debian's).
  */
-export async function runPythonClient(ticketdUrl: string, adminToken: string, sequences: readonly PythonBenchSequence[], python = '/usr/bin/python3'): Promise<PythonClientResults> {
+export async function runPythonClient(
+  ticketdUrl: string,
+  adminToken: string,
+  sequences: readonly PythonBenchSequence[],
+  python = '/usr/bin/python3',
+): Promise<PythonClientResults> {
   const specs = sequences.map((s) => `${s.name}:${s.blocks.replace(/:/g, '')}:${s.token ?? ''}`);
   const child = spawn(python, ['bench/measure.py', ticketdUrl, adminToken, ...specs], {
     cwd: CLIENT_DIR,
@@ -46,7 +51,8 @@ export async function runPythonClient(ticketdUrl: string, adminToken: string, se
     child.on('close', done);
   });
   const line = stdout.trim().split('\n').pop() ?? '';
-  if (status !== 0 || !line.startsWith('{')) throw new Error(`the Python client bench exited ${status}: ${stderr.slice(-2000)}`);
+  if (status !== 0 || !line.startsWith('{'))
+    throw new Error(`the Python client bench exited ${status}: ${stderr.slice(-2000)}`);
   const measured = JSON.parse(line) as PythonClientResults;
   for (const r of measured.results) console.log(`  ${r.name}: ${r.idsPerSecond.toLocaleString('en')} IDs/s`);
   console.log(`  (${measured.python}; ${measured.checked.toLocaleString('en')} IDs checked, 0 repeated)`);
@@ -54,8 +60,13 @@ export async function runPythonClient(ticketdUrl: string, adminToken: string, se
 }
 
 /** Rows for docs/benchmarks.md's "Python client" section: each Python figure beside the Node SDK's row named `node` (same run). */
-export function pythonClientRows(measured: PythonClientResults, node: readonly InProcessResult[], pairs: readonly (readonly [python: string, node: string])[]): string[] {
-  const byName = (rows: readonly InProcessResult[], prefix: string): number | undefined => rows.find((r) => r.name.startsWith(prefix))?.idsPerSecond;
+export function pythonClientRows(
+  measured: PythonClientResults,
+  node: readonly InProcessResult[],
+  pairs: readonly (readonly [python: string, node: string])[],
+): string[] {
+  const byName = (rows: readonly InProcessResult[], prefix: string): number | undefined =>
+    rows.find((r) => r.name.startsWith(prefix))?.idsPerSecond;
   return pairs.map(([pythonName, nodeName]) => {
     const p = byName(measured.results, pythonName);
     const n = byName(node, nodeName);

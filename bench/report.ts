@@ -13,9 +13,14 @@ function httpRow(r: HttpResult, baseline?: HttpResult): string {
 }
 
 /** The issue's targets of scenario 10, by comparison. */
-const STRICT_TARGETS: Readonly<Record<string, string>> = { 'next, through the leader': '≥ 0.8×', 'next, through a follower': '≥ 0.4×', 'count=100, through the leader': '≥ 0.5×' };
+const STRICT_TARGETS: Readonly<Record<string, string>> = {
+  'next, through the leader': '≥ 0.8×',
+  'next, through a follower': '≥ 0.4×',
+  'count=100, through the leader': '≥ 0.5×',
+};
 
-const HEADER = '| server | req/s | IDs/s | p50 ms | p99 ms | p99.9 ms | max ms | failed | IDs unique | vs ticketd |\n|---|---|---|---|---|---|---|---|---|---|';
+const HEADER =
+  '| server | req/s | IDs/s | p50 ms | p99 ms | p99.9 ms | max ms | failed | IDs unique | vs ticketd |\n|---|---|---|---|---|---|---|---|---|---|';
 
 /** The markdown page. */
 export function renderMarkdown(r: BenchResults): string {
@@ -143,7 +148,12 @@ ${HEADER}
 ${r.opaque.http.map((x, i) => httpRow(x, r.opaque.http[i - (i % 2)])).join('\n')}
 
 Target: a batch of 100 opaque IDs ≥ 0.9× the same batch of ordered ones (the two count=100 pairs:
-${ratio(r.opaque.http.filter((x) => x.name.startsWith('opaque, count=100')).reduce((n, x) => n + x.idsPerSecond, 0), r.opaque.http.filter((x) => x.name.startsWith('ordered (default), count=100')).reduce((n, x) => n + x.idsPerSecond, 0))}).
+${ratio(
+  r.opaque.http.filter((x) => x.name.startsWith('opaque, count=100')).reduce((n, x) => n + x.idsPerSecond, 0),
+  r.opaque.http
+    .filter((x) => x.name.startsWith('ordered (default), count=100'))
+    .reduce((n, x) => n + x.idsPerSecond, 0),
+)}).
 
 The SDK applies P itself; its opaque nextSync() row is in scenario 5, next to @sapphire/snowflake
 (target ≥ 1.0×).
@@ -235,7 +245,12 @@ ${clientsSection(r.clients, r.inProcess)}`;
 
 /** A two-panel bar chart: req/s and p99 per scenario. */
 export function renderChart(r: BenchResults): string {
-  const rows = [...r.single.map((x) => ['1 single', x] as const), ...r.batch.map((x) => ['2 batch', x] as const), ['4 refills', r.smallBlocks] as const, ['6 failover', r.failover] as const];
+  const rows = [
+    ...r.single.map((x) => ['1 single', x] as const),
+    ...r.batch.map((x) => ['2 batch', x] as const),
+    ['4 refills', r.smallBlocks] as const,
+    ['6 failover', r.failover] as const,
+  ];
   const maxRps = Math.max(...rows.map(([, x]) => x.requestsPerSecond), 1);
   const maxP99 = Math.max(...rows.map(([, x]) => x.p99), 1);
   const rowHeight = 22;

@@ -48,5 +48,16 @@ export function strictRows(s: StrictResults): HttpResult[] {
 
 /** Every autocannon row whose IDs were checked for uniqueness. */
 export function checkedRows(r: BenchResults): HttpResult[] {
-  return [...r.single, ...r.batch, ...r.workers, r.smallBlocks, r.failover, ...r.opaque.http, ...r.tls.backends, ...r.tls.clients, ...strictRows(r.strict), r.oneId.checked];
+  return [
+    ...r.single,
+    ...r.batch,
+    ...r.workers,
+    r.smallBlocks,
+    r.failover,
+    ...r.opaque.http,
+    ...r.tls.backends,
+    ...r.tls.clients,
+    ...strictRows(r.strict),
+    r.oneId.checked,
+  ];
 }

@@ -67,25 +67,69 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
     const claimCost = await measureClaimCost(backends[0]!, backends[1]!, pair.b.url, 'claimcost');
 
     const [naivePort, barePort, rawPort] = [await freePort(), await freePort(), await freePort()];
-    const env = { TICKETD_BACKENDS: pair.backendsUrl, TICKETD_CLIENT_TOKENS: `opaque_large:${BENCH_CLIENT_TOKEN}`, TICKETD_ADMIN_TOKEN: BENCH_ADMIN_TOKEN };
+    const env = {
+      TICKETD_BACKENDS: pair.backendsUrl,
+      TICKETD_CLIENT_TOKENS: `opaque_large:${BENCH_CLIENT_TOKEN}`,
+      TICKETD_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    };
     const served = await serveTicketd(env);
     children.push(served.child);
-    children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'naive', String(naivePort), pair.backendsUrl], {}, /listening/));
-    children.push(await startProcess(['dist-bench/bench/baseline-servers.js', 'bare', String(barePort)], {}, /listening/));
-    const rawChild = await startProcess(['dist-bench/bench/baseline-servers.js', 'raw', String(rawPort)], {}, /listening/);
+    children.push(
+      await startProcess(
+        ['dist-bench/bench/baseline-servers.js', 'naive', String(naivePort), pair.backendsUrl],
+        {},
+        /listening/,
+      ),
+    );
+    children.push(
+      await startProcess(['dist-bench/bench/baseline-servers.js', 'bare', String(barePort)], {}, /listening/),
+    );
+    const rawChild = await startProcess(
+      ['dist-bench/bench/baseline-servers.js', 'raw', String(rawPort)],
+      {},
+      /listening/,
+    );
     children.push(rawChild);
     const ticketd = served.url;
 
     console.log(`bench: ${SECONDS} s per run after ${WARMUP_SECONDS} s of warm-up, ${CONNECTIONS} connections`);
     const single = [
       await load({ name: 'ticketd', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
-      await load({ name: 'naive Flickr', url: `http://127.0.0.1:${naivePort}/v1/sequences/naive/next`, idsPerResponse: 1, check: true }),
-      await load({ name: 'bare Express', url: `http://127.0.0.1:${barePort}/v1/sequences/default/next`, idsPerResponse: 1, check: false }),
+      await load({
+        name: 'naive Flickr',
+        url: `http://127.0.0.1:${naivePort}/v1/sequences/naive/next`,
+        idsPerResponse: 1,
+        check: true,
+      }),
+      await load({
+        name: 'bare Express',
+        url: `http://127.0.0.1:${barePort}/v1/sequences/default/next`,
+        idsPerResponse: 1,
+        check: false,
+      }),
     ];
     const batch = [
-      await load({ name: 'ticketd', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
-      await load({ name: 'bare Express (counter)', url: `http://127.0.0.1:${barePort}/v1/sequences/default/ids`, method: 'POST', idsPerResponse: 1000, check: true }),
-      await load({ name: 'ticketd, blockSize 1,000,000', url: `${ticketd}/v1/sequences/large/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({
+        name: 'ticketd',
+        url: `${ticketd}/v1/sequences/default/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
+      await load({
+        name: 'bare Express (counter)',
+        url: `http://127.0.0.1:${barePort}/v1/sequences/default/ids`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
+      await load({
+        name: 'ticketd, blockSize 1,000,000',
+        url: `${ticketd}/v1/sequences/large/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
     ];
     const workersServed = await serveTicketd(env, 2);
     const workersChild = workersServed.child;
@@ -93,12 +137,34 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
     const twoWorkers = workersServed.url;
     const workers = [
       await load({ name: 'one process', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
-      await load({ name: 'serve --workers 2', url: `${twoWorkers}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
-      await load({ name: 'one process, count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
-      await load({ name: 'serve --workers 2, count=1000', url: `${twoWorkers}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
+      await load({
+        name: 'serve --workers 2',
+        url: `${twoWorkers}/v1/sequences/default/next`,
+        idsPerResponse: 1,
+        check: true,
+      }),
+      await load({
+        name: 'one process, count=1000',
+        url: `${ticketd}/v1/sequences/default/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
+      await load({
+        name: 'serve --workers 2, count=1000',
+        url: `${twoWorkers}/v1/sequences/default/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
     ];
     workersChild.kill('SIGTERM');
-    const smallBlocks = await load({ name: 'ticketd, blockSize 50', url: `${ticketd}/v1/sequences/small/next`, idsPerResponse: 1, check: true });
+    const smallBlocks = await load({
+      name: 'ticketd, blockSize 50',
+      url: `${ticketd}/v1/sequences/small/next`,
+      idsPerResponse: 1,
+      check: true,
+    });
     const inProcess = [
       ...(await runSdk(ticketd, 'default', '10,000')),
       ...(await runSdk(ticketd, 'large', '1,000,000')),
@@ -109,16 +175,61 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
     const clients = await runClients(ticketd, BENCH_ADMIN_TOKEN, BENCH_CLIENT_TOKEN);
     // Opaque against ordered, each pair back to back on sequences that differ only in ids.
     const opaqueHttp = [
-      await load({ name: 'ordered (default), count=1000', url: `${ticketd}/v1/sequences/default/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
-      await load({ name: 'opaque, count=1000', url: `${ticketd}/v1/sequences/opaque/ids?count=1000`, method: 'POST', idsPerResponse: 1000, check: true }),
-      await load({ name: 'ordered (default), next', url: `${ticketd}/v1/sequences/default/next`, idsPerResponse: 1, check: true }),
+      await load({
+        name: 'ordered (default), count=1000',
+        url: `${ticketd}/v1/sequences/default/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
+      await load({
+        name: 'opaque, count=1000',
+        url: `${ticketd}/v1/sequences/opaque/ids?count=1000`,
+        method: 'POST',
+        idsPerResponse: 1000,
+        check: true,
+      }),
+      await load({
+        name: 'ordered (default), next',
+        url: `${ticketd}/v1/sequences/default/next`,
+        idsPerResponse: 1,
+        check: true,
+      }),
       await load({ name: 'opaque, next', url: `${ticketd}/v1/sequences/opaque/next`, idsPerResponse: 1, check: true }),
-      await load({ name: 'ordered (default), count=100', url: `${ticketd}/v1/sequences/default/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
-      await load({ name: 'opaque, count=100', url: `${ticketd}/v1/sequences/opaque/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
-      await load({ name: 'ordered (default), count=100 (again)', url: `${ticketd}/v1/sequences/default/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
-      await load({ name: 'opaque, count=100 (again)', url: `${ticketd}/v1/sequences/opaque/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }),
+      await load({
+        name: 'ordered (default), count=100',
+        url: `${ticketd}/v1/sequences/default/ids?count=100`,
+        method: 'POST',
+        idsPerResponse: 100,
+        check: true,
+      }),
+      await load({
+        name: 'opaque, count=100',
+        url: `${ticketd}/v1/sequences/opaque/ids?count=100`,
+        method: 'POST',
+        idsPerResponse: 100,
+        check: true,
+      }),
+      await load({
+        name: 'ordered (default), count=100 (again)',
+        url: `${ticketd}/v1/sequences/default/ids?count=100`,
+        method: 'POST',
+        idsPerResponse: 100,
+        check: true,
+      }),
+      await load({
+        name: 'opaque, count=100 (again)',
+        url: `${ticketd}/v1/sequences/opaque/ids?count=100`,
+        method: 'POST',
+        idsPerResponse: 100,
+        check: true,
+      }),
     ];
-    const opaqueWrk = measureOpaqueWrk(ticketd, served.child.pid!, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS });
+    const opaqueWrk = measureOpaqueWrk(ticketd, served.child.pid!, {
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      connections: CONNECTIONS,
+    });
     const perId = measurePermutation();
     const failoverBase = await load({
       name: 'ticketd, backend A killed and restarted',
@@ -135,8 +246,15 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
     });
     const tls = await measureTls(load);
     const strict = await measureStrict(load, pair.backendsUrl, BENCH_ADMIN_TOKEN);
-    const oneId = await measureOneId(load, { ticketd, ticketdPid: served.child.pid!, raw: `http://127.0.0.1:${rawPort}`, rawPid: rawChild.pid!, env }, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS });
-    const inserts = [...(await measureInnodbInserts(pair.a.url, 200_000)), ...(await measureInnodbInserts(pair.a.url, 1_000_000))];
+    const oneId = await measureOneId(
+      load,
+      { ticketd, ticketdPid: served.child.pid!, raw: `http://127.0.0.1:${rawPort}`, rawPid: rawChild.pid!, env },
+      { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS },
+    );
+    const inserts = [
+      ...(await measureInnodbInserts(pair.a.url, 200_000)),
+      ...(await measureInnodbInserts(pair.a.url, 1_000_000)),
+    ];
     const server = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
     const serverVersion = spawnSync(server.path, ['--version'], { encoding: 'utf8' }).stdout.trim();
     const results: BenchResults = {
@@ -149,7 +267,10 @@ export async function runBench({ seconds: SECONDS, warmupSeconds: WARMUP_SECONDS
       workers,
       smallBlocks,
       inProcess,
-      failover: { ...failoverBase, note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted' },
+      failover: {
+        ...failoverBase,
+        note: 'GET next on a blockSize-50 sequence while backend A is killed (kill -9) and restarted',
+      },
       claimCost,
       snowflake,
       tls,

@@ -24,13 +24,17 @@ const WIDE = { timeBits: 41, workerBits: 6, sequenceBits: 16 } as const;
 
 /** Creates two pools, measures the generators and the renewals, and closes what it opened. */
 export async function runSnowflake(ticketdUrl: string, adminToken: string): Promise<SnowflakeResults> {
-  for (const [pool, workerBits] of [['bench_default', 10], ['bench_wide', 6]] as const) {
+  for (const [pool, workerBits] of [
+    ['bench_default', 10],
+    ['bench_wide', 6],
+  ] as const) {
     const res = await fetch(`${ticketdUrl}/v1/worker-pools/${pool}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ workerBits }),
     });
-    if (res.status !== 200 && res.status !== 201) throw new Error(`PUT pool ${pool}: ${res.status} ${await res.text()}`);
+    if (res.status !== 200 && res.status !== 201)
+      throw new Error(`PUT pool ${pool}: ${res.status} ${await res.text()}`);
   }
   const standard = createSnowflake({ urls: [ticketdUrl], pool: 'bench_default' });
   const wide = createSnowflake({ urls: [ticketdUrl], pool: 'bench_wide', layout: WIDE });
@@ -52,7 +56,9 @@ export async function runSnowflake(ticketdUrl: string, adminToken: string): Prom
   const seen = new Set<bigint>();
   for (let i = 0; i < SAPPHIRE_CHECKED; i++) seen.add(sapphire.generate());
   const sapphireRepeats = SAPPHIRE_CHECKED - seen.size;
-  console.log(`  @sapphire/snowflake: ${sapphireRepeats} of ${SAPPHIRE_CHECKED.toLocaleString('en')} IDs repeated in a tight loop`);
+  console.log(
+    `  @sapphire/snowflake: ${sapphireRepeats} of ${SAPPHIRE_CHECKED.toLocaleString('en')} IDs repeated in a tight loop`,
+  );
   await Promise.all([standard.close(), wide.close()]);
   const renewal = await measureRenewal(ticketdUrl);
   console.log(`  lease renewal over HTTP: median ${renewal.medianMs} ms, p99 ${renewal.p99Ms} ms`);
@@ -70,7 +76,11 @@ function measureSync(name: string, generator: Snowflake): Promise<InProcessResul
 /** RENEWALS renewals of one lease, one after another, as a holder sends them: what the owner's transaction and the claims cost. */
 async function measureRenewal(ticketdUrl: string): Promise<StepCost> {
   const post = async (path: string, body: object): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${ticketdUrl}/v1/worker-pools/bench_default/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${ticketdUrl}/v1/worker-pools/bench_default/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as Record<string, unknown>;
   };
@@ -83,6 +93,7 @@ async function measureRenewal(ticketdUrl: string): Promise<StepCost> {
   }
   await post(`leases/${String(lease.workerId)}/release`, { epoch: lease.epoch, lastUsedMs: 0 });
   times.sort((a, b) => a - b);
-  const at = (q: number): number => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]! * 100) / 100;
+  const at = (q: number): number =>
+    Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]! * 100) / 100;
   return { name: `lease renewal over HTTP (${RENEWALS} in a row)`, medianMs: at(0.5), p99Ms: at(0.99) };
 }

@@ -41,17 +41,61 @@ export async function measureStrict(load: Load, backendsUrl: string, adminToken:
   try {
     let leader = await serve();
     let follower = await serve();
-    const created = await fetch(`${leader.url}/v1/sequences/${SEQUENCE}`, { method: 'PUT', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ blockSize: 1000, ids: 'strict' }) });
-    if (created.status !== 201) throw new Error(`creating ${SEQUENCE} answered ${created.status}: ${await created.text()}`);
+    const created = await fetch(`${leader.url}/v1/sequences/${SEQUENCE}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ blockSize: 1000, ids: 'strict' }),
+    });
+    if (created.status !== 201)
+      throw new Error(`creating ${SEQUENCE} answered ${created.status}: ${await created.text()}`);
     // The first to ask leads.
     await expectLeader(leader.url);
     const pairs: StrictPair[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const orderedNext = await load({ name: 'ordered, next', url: `${leader.url}/v1/sequences/default/next`, idsPerResponse: 1, check: true });
-      pairs.push({ what: 'next, through the leader', ordered: orderedNext, strict: await load({ name: 'strict, next through the leader', url: `${leader.url}/v1/sequences/${SEQUENCE}/next`, idsPerResponse: 1, check: true }) });
-      pairs.push({ what: 'next, through a follower', ordered: orderedNext, strict: await load({ name: 'strict, next through a follower', url: `${follower.url}/v1/sequences/${SEQUENCE}/next`, idsPerResponse: 1, check: true }) });
-      const ordered100 = await load({ name: 'ordered, count=100', url: `${leader.url}/v1/sequences/default/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true });
-      pairs.push({ what: 'count=100, through the leader', ordered: ordered100, strict: await load({ name: 'strict, count=100 through the leader', url: `${leader.url}/v1/sequences/${SEQUENCE}/ids?count=100`, method: 'POST', idsPerResponse: 100, check: true }) });
+      const orderedNext = await load({
+        name: 'ordered, next',
+        url: `${leader.url}/v1/sequences/default/next`,
+        idsPerResponse: 1,
+        check: true,
+      });
+      pairs.push({
+        what: 'next, through the leader',
+        ordered: orderedNext,
+        strict: await load({
+          name: 'strict, next through the leader',
+          url: `${leader.url}/v1/sequences/${SEQUENCE}/next`,
+          idsPerResponse: 1,
+          check: true,
+        }),
+      });
+      pairs.push({
+        what: 'next, through a follower',
+        ordered: orderedNext,
+        strict: await load({
+          name: 'strict, next through a follower',
+          url: `${follower.url}/v1/sequences/${SEQUENCE}/next`,
+          idsPerResponse: 1,
+          check: true,
+        }),
+      });
+      const ordered100 = await load({
+        name: 'ordered, count=100',
+        url: `${leader.url}/v1/sequences/default/ids?count=100`,
+        method: 'POST',
+        idsPerResponse: 100,
+        check: true,
+      });
+      pairs.push({
+        what: 'count=100, through the leader',
+        ordered: ordered100,
+        strict: await load({
+          name: 'strict, count=100 through the leader',
+          url: `${leader.url}/v1/sequences/${SEQUENCE}/ids?count=100`,
+          method: 'POST',
+          idsPerResponse: 100,
+          check: true,
+        }),
+      });
     }
     const failoverStallMs: number[] = [];
     let failoverRefused = 0;
@@ -74,7 +118,9 @@ async function expectLeader(url: string): Promise<void> {
   const until = Date.now() + 10_000;
   while (Date.now() < until) {
     await fetch(`${url}/v1/sequences/${SEQUENCE}/next`);
-    const shown = (await (await fetch(`${url}/v1/sequences/${SEQUENCE}`)).json()) as { leader?: { self?: boolean } | null };
+    const shown = (await (await fetch(`${url}/v1/sequences/${SEQUENCE}`)).json()) as {
+      leader?: { self?: boolean } | null;
+    };
     if (shown.leader?.self === true) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -82,7 +128,10 @@ async function expectLeader(url: string): Promise<void> {
 }
 
 /** Under a load of 8 callers on the follower, kills the leader; how long until a request sent after the kill is answered. */
-async function stallAfterKill(leader: ChildProcess, followerUrl: string): Promise<{ stallMs: number; refused: number }> {
+async function stallAfterKill(
+  leader: ChildProcess,
+  followerUrl: string,
+): Promise<{ stallMs: number; refused: number }> {
   let killedAt: number | undefined;
   let answeredAt: number | undefined;
   let refused = 0;
@@ -91,7 +140,9 @@ async function stallAfterKill(leader: ChildProcess, followerUrl: string): Promis
     while (answeredAt === undefined && performance.now() < stopAt) {
       const sentAt = performance.now();
       try {
-        const res = await fetch(`${followerUrl}/v1/sequences/${SEQUENCE}/next`, { signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`${followerUrl}/v1/sequences/${SEQUENCE}/next`, {
+          signal: AbortSignal.timeout(10_000),
+        });
         await res.arrayBuffer();
         if (res.status !== 200) refused++;
         else if (killedAt !== undefined && sentAt > killedAt) answeredAt ??= performance.now();

@@ -40,8 +40,16 @@ export async function measureTls(load: Load): Promise<TlsResults> {
   const children: ChildProcess[] = [];
   let pair: LocalPair | undefined;
   try {
-    pair = await startLocalPair(dir, undefined, {}, [`--ssl-ca=${certs.ca}`, `--ssl-cert=${certs.server.cert}`, `--ssl-key=${certs.server.key}`]);
-    const urls = (query: string): string => pair!.backendsUrl.split(',').map((u) => `${u}?${query}`).join(',');
+    pair = await startLocalPair(dir, undefined, {}, [
+      `--ssl-ca=${certs.ca}`,
+      `--ssl-cert=${certs.server.cert}`,
+      `--ssl-key=${certs.server.key}`,
+    ]);
+    const urls = (query: string): string =>
+      pair!.backendsUrl
+        .split(',')
+        .map((u) => `${u}?${query}`)
+        .join(',');
     const plain = urls('ssl-mode=DISABLED');
     const verified = urls(`ssl-mode=VERIFY_IDENTITY&ssl-ca=${certs.ca}`);
     const allocator = new Allocator({ backends: loadConfig({ backends: verified }).backends, logger: silentLogger });
@@ -62,16 +70,41 @@ export async function measureTls(load: Load): Promise<TlsResults> {
       const backends: TlsRow[] = [];
       const clients: HttpResult[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [what, sequence] of [['blocks cached', 'default'], ['a ticket per request', 'tickets_each']] as const) {
-          for (const [side, base] of [['plaintext', plainUrl], ['TLS (VERIFY_IDENTITY)', tlsUrl]] as const) {
+        for (const [what, sequence] of [
+          ['blocks cached', 'default'],
+          ['a ticket per request', 'tickets_each'],
+        ] as const) {
+          for (const [side, base] of [
+            ['plaintext', plainUrl],
+            ['TLS (VERIFY_IDENTITY)', tlsUrl],
+          ] as const) {
             const before = await accepts.read();
-            const row = await load({ name: `${side} to the backends, next (${what})`, url: `${base}/v1/sequences/${sequence}/next`, idsPerResponse: 1, check: true });
+            const row = await load({
+              name: `${side} to the backends, next (${what})`,
+              url: `${base}/v1/sequences/${sequence}/next`,
+              idsPerResponse: 1,
+              check: true,
+            });
             const requests = row.ids;
-            backends.push({ ...row, handshakesPer10kRequests: requests === 0 ? null : Math.round((((await accepts.read()) - before) / requests) * 10_000 * 100) / 100 });
+            backends.push({
+              ...row,
+              handshakesPer10kRequests:
+                requests === 0 ? null : Math.round((((await accepts.read()) - before) / requests) * 10_000 * 100) / 100,
+            });
           }
         }
-        for (const [side, base] of [['HTTP front end', plainUrl], ['HTTPS front end', httpsUrl]] as const) {
-          clients.push(await load({ name: `${side}, next`, url: `${base}/v1/sequences/default/next`, idsPerResponse: 1, check: true }));
+        for (const [side, base] of [
+          ['HTTP front end', plainUrl],
+          ['HTTPS front end', httpsUrl],
+        ] as const) {
+          clients.push(
+            await load({
+              name: `${side}, next`,
+              url: `${base}/v1/sequences/default/next`,
+              idsPerResponse: 1,
+              check: true,
+            }),
+          );
         }
       }
       return { backends, clients };
@@ -87,8 +120,13 @@ export async function measureTls(load: Load): Promise<TlsResults> {
 }
 
 /** Sums Ssl_accepts over both servers, on connections of its own (opened once: they count one accept each, before the first read). */
-async function handshakeCounter(pair: LocalPair, ca: string): Promise<{ read(): Promise<number>; close(): Promise<void> }> {
-  const conns = await Promise.all([pair.a, pair.b].map((s) => mysql.createConnection({ host: '127.0.0.1', port: s.port, user: 'root', ssl: { ca } })));
+async function handshakeCounter(
+  pair: LocalPair,
+  ca: string,
+): Promise<{ read(): Promise<number>; close(): Promise<void> }> {
+  const conns = await Promise.all(
+    [pair.a, pair.b].map((s) => mysql.createConnection({ host: '127.0.0.1', port: s.port, user: 'root', ssl: { ca } })),
+  );
   return {
     read: async () => {
       let total = 0;

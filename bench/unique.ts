@@ -26,6 +26,8 @@ export function assertUnique(bodies: readonly Buffer[], name: string): boolean {
   runs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   let overlaps = 0;
   for (let i = 1; i < runs.length; i++) if (runs[i]![0] <= runs[i - 1]![1]) overlaps++;
-  console.log(`  ${name}: ${count.toLocaleString('en')} IDs received, ${overlaps === 0 ? 'all unique' : `${overlaps} overlapping runs: DUPLICATES`}`);
+  console.log(
+    `  ${name}: ${count.toLocaleString('en')} IDs received, ${overlaps === 0 ? 'all unique' : `${overlaps} overlapping runs: DUPLICATES`}`,
+  );
   return overlaps === 0;
 }

@@ -28,7 +28,10 @@ export function ensureWrk(): string {
   if (found !== '') return found;
   if (process.getuid?.() === 0) {
     console.log('bench: wrk is not on PATH; installing it from Debian packages');
-    spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'wrk'], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     const installed = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
     if (installed !== '') return installed;
   }
@@ -42,13 +45,22 @@ export function processCpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
   const perSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-  return (ticks * 1000) / perSecond + childrenOf(pid).reduce((sum, child) => sum + (existsSync(`/proc/${child}/stat`) ? processCpuMs(child) : 0), 0);
+  return (
+    (ticks * 1000) / perSecond +
+    childrenOf(pid).reduce((sum, child) => sum + (existsSync(`/proc/${child}/stat`) ? processCpuMs(child) : 0), 0)
+  );
 }
 
 /** The living children of a process, from /proc/<pid>/task/<tid>/children. */
 function childrenOf(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number));
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter((x) => x !== '')
+        .map(Number),
+    );
   } catch {
     return [];
   }
@@ -72,7 +84,15 @@ export interface WrkRun {
 export function wrkLoad(wrk: string, run: WrkRun): WrkResult {
   const script = join(run.scriptDir, `wrk-${run.method ?? 'GET'}.lua`);
   writeFileSync(script, `wrk.method = "${run.method ?? 'GET'}"\n`);
-  const args = (seconds: number): string[] => ['-t1', `-c${run.connections}`, `-d${seconds}s`, '--latency', '-s', script, run.url];
+  const args = (seconds: number): string[] => [
+    '-t1',
+    `-c${run.connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '-s',
+    script,
+    run.url,
+  ];
   if (run.warmupSeconds > 0) spawnSync(wrk, args(run.warmupSeconds), { encoding: 'utf8' });
   const cpuBefore = processCpuMs(run.serverPid);
   const started = performance.now();

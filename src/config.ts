@@ -11,7 +11,14 @@ import { errorText } from './util/error-text.js';
 import { flagName, SETTING_NAMES, type Config, type ConfigInput } from './config/settings.js';
 import { settingsSchema, tlsDefaults } from './config/schema.js';
 
-export { configInputFromEnv, DEFAULT_MAX_COUNT, DEFAULT_PORT, MAX_MAX_COUNT, MAX_WORKERS, MIN_PEER_SECRET_CHARS } from './config/settings.js';
+export {
+  configInputFromEnv,
+  DEFAULT_MAX_COUNT,
+  DEFAULT_PORT,
+  MAX_MAX_COUNT,
+  MAX_WORKERS,
+  MIN_PEER_SECRET_CHARS,
+} from './config/settings.js';
 export type { Config, ConfigInput, HttpsFiles } from './config/settings.js';
 
 /** Reads a JSON config file whose keys are the settings' camelCase names (`backends`, `port`, …). */
@@ -22,10 +29,13 @@ export function readConfigFile(path: string): ConfigInput {
   } catch (error) {
     throw new ConfigError(`TICKETD_CONFIG: cannot read ${path} as JSON: ${errorText(error)}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`TICKETD_CONFIG: ${path} must hold a JSON object`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(`TICKETD_CONFIG: ${path} must hold a JSON object`);
   const unknown = Object.keys(parsed).filter((k) => !(k in SETTING_NAMES));
   if (unknown.length > 0) {
-    throw new ConfigError(`TICKETD_CONFIG: ${path} has unknown setting(s) ${unknown.join(', ')}; allowed: ${Object.keys(SETTING_NAMES).join(', ')}`);
+    throw new ConfigError(
+      `TICKETD_CONFIG: ${path} has unknown setting(s) ${unknown.join(', ')}; allowed: ${Object.keys(SETTING_NAMES).join(', ')}`,
+    );
   }
   return parsed as ConfigInput;
 }
@@ -40,7 +50,12 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     if (flags[key] !== undefined && flags[key] !== '') fromFlag.add(key);
   }
   const problems = readSecretFiles(merged);
-  const defaults = tlsDefaults.safeParse({ mode: merged.backendSslMode, ca: merged.backendSslCa, cert: merged.backendSslCert, key: merged.backendSslKey });
+  const defaults = tlsDefaults.safeParse({
+    mode: merged.backendSslMode,
+    ca: merged.backendSslCa,
+    cert: merged.backendSslCert,
+    key: merged.backendSslKey,
+  });
   if (!defaults.success) problems.push(...defaults.error.issues.map((i) => i.message));
   const parsed = settingsSchema(defaults.success ? defaults.data : {}).safeParse(merged);
   if (!parsed.success || problems.length > 0) {
@@ -56,12 +71,23 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
   }
   const c = parsed.data!;
   if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
-  if ((c.tlsCert === undefined) !== (c.tlsKey === undefined)) throw new ConfigError('TICKETD_TLS_CERT and TICKETD_TLS_KEY go together: HTTPS needs both the certificate and its key');
-  if (c.tlsClientCa !== undefined && c.tlsCert === undefined) throw new ConfigError('TICKETD_TLS_CLIENT_CA needs TICKETD_TLS_CERT and TICKETD_TLS_KEY: client certificates are asked for over HTTPS only');
-  if (c.peerPort !== 0 && c.workers > 1) throw new ConfigError(`TICKETD_PEER_PORT=${c.peerPort} cannot be shared by ${c.workers} worker processes: each listens on a port of its own; leave it unset (0) with TICKETD_WORKERS`);
+  if ((c.tlsCert === undefined) !== (c.tlsKey === undefined))
+    throw new ConfigError(
+      'TICKETD_TLS_CERT and TICKETD_TLS_KEY go together: HTTPS needs both the certificate and its key',
+    );
+  if (c.tlsClientCa !== undefined && c.tlsCert === undefined)
+    throw new ConfigError(
+      'TICKETD_TLS_CLIENT_CA needs TICKETD_TLS_CERT and TICKETD_TLS_KEY: client certificates are asked for over HTTPS only',
+    );
+  if (c.peerPort !== 0 && c.workers > 1)
+    throw new ConfigError(
+      `TICKETD_PEER_PORT=${c.peerPort} cannot be shared by ${c.workers} worker processes: each listens on a port of its own; leave it unset (0) with TICKETD_WORKERS`,
+    );
   if (c.claims === 'required' && c.backends.length < 2) {
     // A claim goes to a peer of the backend a ticket came from; one backend has none.
-    throw new ConfigError(`TICKETD_CLAIMS=required needs at least two backends (claims are kept on a peer); TICKETD_BACKENDS has ${c.backends.length}`);
+    throw new ConfigError(
+      `TICKETD_CLAIMS=required needs at least two backends (claims are kept on a peer); TICKETD_BACKENDS has ${c.backends.length}`,
+    );
   }
   return Object.freeze({
     backends: Object.freeze(c.backends),
@@ -69,7 +95,10 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     port: c.port,
     adminTokens: c.adminToken,
     clientTokens: c.clientTokens,
-    tls: c.tlsCert === undefined || c.tlsKey === undefined ? undefined : Object.freeze({ cert: c.tlsCert, key: c.tlsKey, clientCa: c.tlsClientCa }),
+    tls:
+      c.tlsCert === undefined || c.tlsKey === undefined
+        ? undefined
+        : Object.freeze({ cert: c.tlsCert, key: c.tlsKey, clientCa: c.tlsClientCa }),
     secretFiles: Object.freeze({
       ...(typeof merged.adminTokenFile === 'string' && { adminToken: merged.adminTokenFile }),
       ...(typeof merged.clientTokensFile === 'string' && { clientTokens: merged.clientTokensFile }),
@@ -92,7 +121,9 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
   const serving = backends.map((b) => b.label).join(',');
   const given = admin.map((b) => b.label).join(',');
   if (serving !== given) {
-    throw new ConfigError(`TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`);
+    throw new ConfigError(
+      `TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`,
+    );
   }
 }
 

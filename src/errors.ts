@@ -128,7 +128,9 @@ export class SchemaOutdatedError extends TicketdError {
 
 /** True for the errors that refuse a backend outright (its breaker opens at once) rather than a failed call. */
 export function refusesBackend(error: unknown): boolean {
-  return error instanceof BackendMisconfiguredError || (error instanceof UpgradeRequiredError && error.scope === 'backend');
+  return (
+    error instanceof BackendMisconfiguredError || (error instanceof UpgradeRequiredError && error.scope === 'backend')
+  );
 }
 
 /**

@@ -9,7 +9,14 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Paths whose values never reach a log line. */
-const REDACTED_PATHS = ['password', '*.password', 'token', '*.token', 'req.headers.authorization', 'req.headers["x-ticketd-token"]'];
+const REDACTED_PATHS = [
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'req.headers.authorization',
+  'req.headers["x-ticketd-token"]',
+];
 
 /** A logger writing JSON lines to stdout (or `destination`), leaving stderr to the one-line fatal error. */
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {

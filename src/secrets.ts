@@ -35,7 +35,8 @@ const FROM_FILE = [
 
 const token = (name: string): z.ZodType<string> =>
   z.string().refine((t) => t.length >= MIN_TOKEN_LENGTH && !/\s/.test(t), {
-    error: (issue) => `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
+    error: (issue) =>
+      `${name} tokens must be at least ${MIN_TOKEN_LENGTH} characters without spaces; got one of ${String(issue.input).length}`,
   });
 
 const clientToken = token('TICKETD_CLIENT_TOKENS');
@@ -47,21 +48,31 @@ export const clientTokens = z
   .transform((value, ctx) => {
     const pairs: [string, string][] = [];
     if (typeof value === 'string') {
-      for (const part of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+      for (const part of value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')) {
         const at = part.indexOf(':');
         if (at <= 0) {
-          ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon`,
+          });
           continue;
         }
         pairs.push([part.slice(0, at), part.slice(at + 1)]);
       }
     } else if (value !== undefined) {
-      for (const [sequence, tokens] of Object.entries(value)) for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
+      for (const [sequence, tokens] of Object.entries(value))
+        for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
     }
     const map = new Map<string, string[]>();
     for (const [sequence, t] of pairs) {
       if (sequence !== ANY_SEQUENCE && !SEQUENCE_NAME_PATTERN.test(sequence)) {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `TICKETD_CLIENT_TOKENS names sequence ${got(sequence)}, which does not match ${SEQUENCE_NAME_PATTERN.source} (or is *)`,
+        });
         continue;
       }
       const checked = clientToken.safeParse(t);
@@ -79,9 +90,16 @@ export const adminTokens = z
   .string()
   .optional()
   .transform((value, ctx) => {
-    const tokens = (value ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const tokens = (value ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
     for (const t of tokens) {
-      if (t.length < MIN_TOKEN_LENGTH) ctx.addIssue({ code: 'custom', message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}` });
+      if (t.length < MIN_TOKEN_LENGTH)
+        ctx.addIssue({
+          code: 'custom',
+          message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}`,
+        });
     }
     return Object.freeze(tokens);
   });

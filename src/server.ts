@@ -94,11 +94,29 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   const forwarder = strictForwarder(proof);
   let peerUrl = '';
   const unfenced = process.env[PLANTED_BUG_VARIABLE] === 'skip-fence';
-  if (unfenced) logger.error({}, `${PLANTED_BUG_VARIABLE}=skip-fence: strict sequences serve past their lease, a planted bug for the checker's own test; never in production`);
-  const strict = { instance: randomUUID(), url: () => peerUrl, forward: forwarder.forward, maxCount: config.maxCount, events: metrics.strictEvents, unfenced };
+  if (unfenced)
+    logger.error(
+      {},
+      `${PLANTED_BUG_VARIABLE}=skip-fence: strict sequences serve past their lease, a planted bug for the checker's own test; never in production`,
+    );
+  const strict = {
+    instance: randomUUID(),
+    url: () => peerUrl,
+    forward: forwarder.forward,
+    maxCount: config.maxCount,
+    events: metrics.strictEvents,
+    unfenced,
+  };
   const service = new TicketService({ allocator, logger, strict, ...(options.clock && { clock: options.clock }) });
   const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
-  const leases = new WorkerLeases({ allocator, pools, logger, claimsPolicy: config.claims, events: metrics.workerEvents, ...(options.random && { random: options.random }) });
+  const leases = new WorkerLeases({
+    allocator,
+    pools,
+    logger,
+    claimsPolicy: config.claims,
+    events: metrics.workerEvents,
+    ...(options.random && { random: options.random }),
+  });
   const workers: Workers = { pools, leases };
   const credentials = new Credentials({ adminTokens: config.adminTokens, clientTokens: config.clientTokens });
   metrics.attach(service, pools);
@@ -109,7 +127,10 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     service,
     workers,
     logger,
-    metrics: options.metricsSource?.(metrics) ?? { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
+    metrics: options.metricsSource?.(metrics) ?? {
+      contentType: metrics.registry.contentType,
+      render: () => metrics.registry.metrics(),
+    },
     credentials,
     observe: metrics.answered,
     rateLimitPerSecond: config.rateLimitPerSecond,
@@ -125,15 +146,20 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     await service.close();
     throw portError(error, config.port);
   });
-  const peer = await listen(createPeerListener(app, proof), { ...config, port: config.peerPort }, host, true).catch(async (error: unknown) => {
-    await drain(server);
-    activity.stop();
-    await service.close();
-    throw portError(error, config.peerPort, 'TICKETD_PEER_PORT');
-  });
+  const peer = await listen(createPeerListener(app, proof), { ...config, port: config.peerPort }, host, true).catch(
+    async (error: unknown) => {
+      await drain(server);
+      activity.stop();
+      await service.close();
+      throw portError(error, config.peerPort, 'TICKETD_PEER_PORT');
+    },
+  );
   peerUrl = `${config.tls === undefined ? 'http' : 'https'}://${config.advertiseHost}:${(peer.address() as AddressInfo).port}`;
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) }, 'ticketd listening');
+  logger.info(
+    { port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) },
+    'ticketd listening',
+  );
   return {
     port,
     url: `${config.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
@@ -164,14 +190,22 @@ async function checkBeforeListening(allocator: Allocator, config: Config, logger
     await allocator.close();
     throw new BackendMisconfiguredError(misconfigured.join('\n'));
   }
-  for (const f of findings) (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
+  for (const f of findings)
+    (f.kind === 'info' ? logger.info.bind(logger) : logger.warn.bind(logger))({ kind: f.kind }, f.message);
 }
 
 /**
  * What SIGHUP does in a serving process: the token files, the HTTPS certificate and key, and the
  * backends' TLS files, each read again; what cannot be read keeps its old value, in one error line.
  */
-function reloader(parts: { config: Config; logger: Logger; metrics: TicketdMetrics; credentials: Credentials; allocator: Allocator; servers: readonly Server[] }): () => 'ok' | 'error' {
+function reloader(parts: {
+  config: Config;
+  logger: Logger;
+  metrics: TicketdMetrics;
+  credentials: Credentials;
+  allocator: Allocator;
+  servers: readonly Server[];
+}): () => 'ok' | 'error' {
   const { config, logger, metrics, credentials, allocator, servers } = parts;
   let secrets: Secrets = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
   return () => {
@@ -220,9 +254,24 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
  * Listens on the port (and host, if given), over HTTPS when TICKETD_TLS_CERT is set (asking for a
  * client certificate when TICKETD_TLS_CLIENT_CA is), answering what Node's parser refused in problem+json.
  */
-async function listen(app: RequestListener, config: Config, host: string | undefined, exclusive = false): Promise<Server> {
+async function listen(
+  app: RequestListener,
+  config: Config,
+  host: string | undefined,
+  exclusive = false,
+): Promise<Server> {
   const { port, tls } = config;
-  const created: Server = tls === undefined ? createHttpServer(app) : createHttpsServer({ ...readHttpsFiles(tls), requestCert: tls.clientCa !== undefined, rejectUnauthorized: tls.clientCa !== undefined }, app);
+  const created: Server =
+    tls === undefined
+      ? createHttpServer(app)
+      : createHttpsServer(
+          {
+            ...readHttpsFiles(tls),
+            requestCert: tls.clientCa !== undefined,
+            rejectUnauthorized: tls.clientCa !== undefined,
+          },
+          app,
+        );
   const server = await new Promise<Server>((done, fail) => {
     created.once('error', fail);
     const ready = (): void => {
@@ -237,7 +286,8 @@ async function listen(app: RequestListener, config: Config, host: string | undef
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // A request Node's parser refused: answer in problem+json rather than an empty 431/400 (as
     // Node itself does, only on a connection that has not been answered on yet).
-    if (socket.writable && socket.bytesWritten === 0 && (error.code?.startsWith('HPE_') ?? false)) socket.end(parserRefusal(error.code));
+    if (socket.writable && socket.bytesWritten === 0 && (error.code?.startsWith('HPE_') ?? false))
+      socket.end(parserRefusal(error.code));
     else socket.destroy();
   });
   return server;
@@ -265,5 +315,7 @@ export function assertPortFree(port: number): Promise<void> {
 
 function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): unknown {
   if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
-  return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with ${setting}`, { cause: error });
+  return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with ${setting}`, {
+    cause: error,
+  });
 }

@@ -56,7 +56,10 @@ function sampleIds(startAfter, maxId) {
 function permutationVectors(sdk) {
   const cases = [];
   for (const scheme of Object.keys(sdk.PERMUTATION_SCHEMES)) {
-    for (const [keyName, key] of [['fixed', FIXED_KEY], ['other', OTHER_KEY]]) {
+    for (const [keyName, key] of [
+      ['fixed', FIXED_KEY],
+      ['other', OTHER_KEY],
+    ]) {
       for (const [name, startAfter, maxId] of DOMAINS) {
         const p = new sdk.IdPermutation(key, { startAfter, maxId }, scheme);
         const pairs = sampleIds(startAfter, maxId).map((id) => {
@@ -66,7 +69,7 @@ function permutationVectors(sdk) {
         });
         // A run encoded in one batch (encodeRun): a client encoding one at a time must agree with it.
         const runFirst = startAfter + 1n + (maxId - startAfter) / 3n;
-        const runLength = Number((maxId - startAfter) < 100n ? maxId - runFirst + 1n : 100n);
+        const runLength = Number(maxId - startAfter < 100n ? maxId - runFirst + 1n : 100n);
         const out = new BigUint64Array(runLength);
         p.encodeRun(runFirst, runLength, out, 0);
         cases.push({
@@ -85,13 +88,21 @@ function permutationVectors(sdk) {
     }
   }
   return {
-    about: 'P (encode) of ordered IDs and back (decode), per scheme, key and domain; IDs are decimal strings. `outside` IDs must be refused with TICKETD_CLIENT_OPAQUE_ID.',
-    schemes: Object.fromEntries(Object.entries(sdk.PERMUTATION_SCHEMES).map(([name, s]) => [name, { rounds: s.rounds, tag: s.tag }])),
+    about:
+      'P (encode) of ordered IDs and back (decode), per scheme, key and domain; IDs are decimal strings. `outside` IDs must be refused with TICKETD_CLIENT_OPAQUE_ID.',
+    schemes: Object.fromEntries(
+      Object.entries(sdk.PERMUTATION_SCHEMES).map(([name, s]) => [name, { rounds: s.rounds, tag: s.tag }]),
+    ),
     keyBytes: sdk.KEY_BYTES,
     refused: {
       code: 'TICKETD_CLIENT_OPAQUE_ID',
       keys: ['AAECAw', FIXED_KEY.subarray(0, 31).toString('base64url')].map((key) => refusedKey(sdk, key)),
-      domains: [['5', '5'], ['6', '5'], ['-1', '10'], ['0', '18446744073709551616']].map(([startAfter, maxId]) => refusedDomain(sdk, startAfter, maxId)),
+      domains: [
+        ['5', '5'],
+        ['6', '5'],
+        ['-1', '10'],
+        ['0', '18446744073709551616'],
+      ].map(([startAfter, maxId]) => refusedDomain(sdk, startAfter, maxId)),
       schemes: ['feistel-aes256-v0', 'feistel-aes128-v2', ''],
     },
     cases,
@@ -122,19 +133,32 @@ function aesVectors() {
   const keys = [FIXED_KEY, OTHER_KEY, Buffer.alloc(32), Buffer.alloc(32, 0xff)];
   for (const key of keys) {
     for (let i = 0; i < 4; i++) {
-      const plain = createHash('sha256').update(`block ${i} ${key.toString('hex')}`).digest().subarray(0, 16);
+      const plain = createHash('sha256')
+        .update(`block ${i} ${key.toString('hex')}`)
+        .digest()
+        .subarray(0, 16);
       const cipher = createCipheriv('aes-256-ecb', key, null);
       cipher.setAutoPadding(false);
-      blocks.push({ key: key.toString('hex'), plaintext: plain.toString('hex'), ciphertext: cipher.update(plain).toString('hex') });
+      blocks.push({
+        key: key.toString('hex'),
+        plaintext: plain.toString('hex'),
+        ciphertext: cipher.update(plain).toString('hex'),
+      });
     }
   }
   // FIPS-197 appendix C.3, as printed there: OpenSSL must agree before anything else is trusted.
-  const fips = { key: FIXED_KEY.toString('hex'), plaintext: '00112233445566778899aabbccddeeff', ciphertext: '8ea2b7ca516745bfeafc49904b496089' };
+  const fips = {
+    key: FIXED_KEY.toString('hex'),
+    plaintext: '00112233445566778899aabbccddeeff',
+    ciphertext: '8ea2b7ca516745bfeafc49904b496089',
+  };
   const check = createCipheriv('aes-256-ecb', FIXED_KEY, null);
   check.setAutoPadding(false);
-  if (check.update(Buffer.from(fips.plaintext, 'hex')).toString('hex') !== fips.ciphertext) throw new Error('AES-256 disagrees with FIPS-197 C.3');
+  if (check.update(Buffer.from(fips.plaintext, 'hex')).toString('hex') !== fips.ciphertext)
+    throw new Error('AES-256 disagrees with FIPS-197 C.3');
   return {
-    about: 'AES-256 (FIPS-197) of single 16-byte blocks, hex, from OpenSSL through node:crypto. The first is FIPS-197 appendix C.3.',
+    about:
+      'AES-256 (FIPS-197) of single 16-byte blocks, hex, from OpenSSL through node:crypto. The first is FIPS-197 appendix C.3.',
     blocks: [fips, ...blocks],
   };
 }
@@ -158,13 +182,16 @@ function snowflakeVectors(layoutModule) {
     for (const epochMs of EPOCHS) {
       const ids = [];
       const span = 2 ** layout.timeBits;
-      const times = [epochMs, epochMs + 1, Date.UTC(2026, 11, 6, 4, 31, 54, 123), epochMs + span - 1].filter((ms) => ms - epochMs >= 0 && ms - epochMs < span);
+      const times = [epochMs, epochMs + 1, Date.UTC(2026, 11, 6, 4, 31, 54, 123), epochMs + span - 1].filter(
+        (ms) => ms - epochMs >= 0 && ms - epochMs < span,
+      );
       for (const ms of times) {
         for (const workerId of [0, 1, 2 ** layout.workerBits - 1]) {
           for (const sequence of [0, 1, 2 ** layout.sequenceBits - 1]) {
             const id = firstIdOf(ms, workerId, layout, epochMs) | BigInt(sequence);
             const parts = decompose(id, layout, epochMs);
-            if (parts.timestampMs !== ms || parts.workerId !== workerId || parts.sequence !== sequence) throw new Error(`decompose(${id}) differs`);
+            if (parts.timestampMs !== ms || parts.workerId !== workerId || parts.sequence !== sequence)
+              throw new Error(`decompose(${id}) differs`);
             ids.push({ timestampMs: ms, workerId, sequence, id: String(id) });
           }
         }
@@ -181,7 +208,8 @@ function snowflakeVectors(layoutModule) {
     { timeBits: 40.5 },
   ].map((given) => refusedLayout(layoutModule, given));
   return {
-    about: 'Snowflake IDs: (timestampMs, workerId, sequence) composed by layout and epoch, and taken apart by decompose. `given` layouts are completed with the default widths. Times, layouts outside the rules are refused with TICKETD_CLIENT_SNOWFLAKE_LAYOUT.',
+    about:
+      'Snowflake IDs: (timestampMs, workerId, sequence) composed by layout and epoch, and taken apart by decompose. `given` layouts are completed with the default widths. Times, layouts outside the rules are refused with TICKETD_CLIENT_SNOWFLAKE_LAYOUT.',
     defaultLayout: { ...DEFAULT_LAYOUT },
     defaultEpochMs: DEFAULT_SNOWFLAKE_EPOCH_MS,
     cases,
@@ -209,9 +237,19 @@ function refusedLayout({ completeLayout }, given) {
 
 /** The client's error codes, by the TypeScript class name: every client raises the same ones. */
 function codeVectors(sdk) {
-  const classes = ['NoBufferedIdsError', 'StrictSequenceError', 'LeaseFailedError', 'OpaqueIdError', 'NoLeaseError', 'ClockMovedBackError', 'ClockSkewError', 'SnowflakeLayoutError'];
+  const classes = [
+    'NoBufferedIdsError',
+    'StrictSequenceError',
+    'LeaseFailedError',
+    'OpaqueIdError',
+    'NoLeaseError',
+    'ClockMovedBackError',
+    'ClockSkewError',
+    'SnowflakeLayoutError',
+  ];
   return {
-    about: "The client errors' codes by the TypeScript class name; other clients use the same codes (and class names in their own idiom).",
+    about:
+      "The client errors' codes by the TypeScript class name; other clients use the same codes (and class names in their own idiom).",
     codes: Object.fromEntries(classes.map((name) => [name, new sdk[name]('vector').code])),
   };
 }
@@ -227,10 +265,15 @@ export function buildVectors(sdk, layoutModule) {
     'snowflake.json': snowflakeVectors(layoutModule),
     'errors.json': codeVectors(sdk),
   };
-  return Object.fromEntries(Object.entries(files).map(([name, body]) => [name, `${compact(JSON.stringify(body, null, 1))}\n`]));
+  return Object.fromEntries(
+    Object.entries(files).map(([name, body]) => [name, `${compact(JSON.stringify(body, null, 1))}\n`]),
+  );
 }
 
 /** Puts arrays of plain values on one line: the files stay readable and reviewable in a diff. */
 function compact(text) {
-  return text.replace(/\[\n\s*((?:"[^"\n]*"|-?[\d.]+)(?:,\n\s*(?:"[^"\n]*"|-?[\d.]+))*)\n\s*\]/g, (_, items) => `[${items.split(/,\n\s*/).join(', ')}]`);
+  return text.replace(
+    /\[\n\s*((?:"[^"\n]*"|-?[\d.]+)(?:,\n\s*(?:"[^"\n]*"|-?[\d.]+))*)\n\s*\]/g,
+    (_, items) => `[${items.split(/,\n\s*/).join(', ')}]`,
+  );
 }

@@ -22,7 +22,10 @@ export interface Order {
 
 /** Before: MySQL picks the ID. */
 export async function placeOrderLegacy(db: Connection, order: Order): Promise<bigint> {
-  const [result] = await db.execute<ResultSetHeader>('INSERT INTO orders (customer, total_cents) VALUES (?, ?)', [order.customer, order.totalCents]);
+  const [result] = await db.execute<ResultSetHeader>('INSERT INTO orders (customer, total_cents) VALUES (?, ?)', [
+    order.customer,
+    order.totalCents,
+  ]);
   // mysql2 reads the insert ID as a signed 64-bit number: a BIGINT UNSIGNED ID of 2^63 or more arrives negative.
   const id = BigInt(result.insertId);
   return id < 0n ? id + (1n << 64n) : id;
@@ -32,6 +35,10 @@ export async function placeOrderLegacy(db: Connection, order: Order): Promise<bi
 export async function placeOrder(db: Connection, ids: TicketClient, order: Order): Promise<bigint> {
   const id = await ids.next();
   // A decimal string: mysql2 sends it exactly, whatever the ID's size.
-  await db.execute('INSERT INTO orders (id, customer, total_cents) VALUES (?, ?, ?)', [String(id), order.customer, order.totalCents]);
+  await db.execute('INSERT INTO orders (id, customer, total_cents) VALUES (?, ?, ?)', [
+    String(id),
+    order.customer,
+    order.totalCents,
+  ]);
   return id;
 }

@@ -9,7 +9,11 @@ import type { AllocatorEvents } from './events.js';
 import type { Logger } from '../logger.js';
 
 /** Makes the backend for an address (tests pass fakes). */
-export type BackendFactory = (address: BackendAddress, guard: ConnectionGuard, admin: BackendAddress | undefined) => TicketBackend;
+export type BackendFactory = (
+  address: BackendAddress,
+  guard: ConnectionGuard,
+  admin: BackendAddress | undefined,
+) => TicketBackend;
 
 /** Dependencies and policies of the allocator. */
 export interface AllocatorOptions {

@@ -61,8 +61,13 @@ export class Allocator {
     const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend.label, settings);
     const backendOptions = options.backendOptions ?? DEFAULT_BACKEND_OPTIONS;
     const connect = options.connect ?? ((address, g, admin) => new Backend(address, g, backendOptions, admin));
-    this.#slots = options.backends.map((address, i) =>
-      new BackendSlot(connect(address, guard, options.adminBackends?.[i]), new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS), new Refusal(this.#clock)),
+    this.#slots = options.backends.map(
+      (address, i) =>
+        new BackendSlot(
+          connect(address, guard, options.adminBackends?.[i]),
+          new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
+          new Refusal(this.#clock),
+        ),
     );
     this.#claimer = new Claimer({
       slots: this.#slots,
@@ -99,7 +104,10 @@ export class Allocator {
   }
 
   #checkConnection(label: string, settings: ServerSettings): void {
-    guardConnection(this.#slots, label, settings, { logger: this.#logger, allowUnsafeDurability: this.#allowUnsafeDurability });
+    guardConnection(this.#slots, label, settings, {
+      logger: this.#logger,
+      allowUnsafeDurability: this.#allowUnsafeDurability,
+    });
   }
 
   /** An operation on every backend (or those `options` name), each through its breaker (fan-out.ts). */
@@ -144,7 +152,11 @@ export class Allocator {
 
   /** Creates the sequence on every backend (FleetReads.createSequence); the backends that took it are known to hold it. */
   createSequence(requested: SequenceSettings): Promise<boolean> {
-    return this.fleet.createSequence(requested, (label) => this.#slots.find((s) => s.label === label)?.setMembership(requested.name, { kind: 'present', checkedAt: this.#clock() }));
+    return this.fleet.createSequence(requested, (label) =>
+      this.#slots
+        .find((s) => s.label === label)
+        ?.setMembership(requested.name, { kind: 'present', checkedAt: this.#clock() }),
+    );
   }
 
   /** This process's lanes of the sequence may serve up to a larger maxId: exhausted ones reopen. */
@@ -172,7 +184,10 @@ export class Allocator {
    * Runs a worker-pool operation on the backends named (every one when omitted), through their
    * breakers as every other call; `includeOpen` also tries backends whose breaker is open.
    */
-  onWorkerStores<T>(operation: (store: WorkerLeaseStore) => Promise<T>, options: { only?: readonly string[]; includeOpen?: boolean } = {}): Promise<Answer<T>[]> {
+  onWorkerStores<T>(
+    operation: (store: WorkerLeaseStore) => Promise<T>,
+    options: { only?: readonly string[]; includeOpen?: boolean } = {},
+  ): Promise<Answer<T>[]> {
     return this.#everywhere((b) => operation(b.workers), { ...options, serving: true });
   }
 
@@ -182,7 +197,12 @@ export class Allocator {
    * majority and leave a hung backend's answer to come in the background (service/strict-quorum.ts).
    */
   onStrictStores<T>(operation: (store: StrictStore) => Promise<T>): Promise<Answer<T>>[] {
-    return this.#slots.map(async (slot) => (await this.#everywhere((b) => operation(b.strict), { includeOpen: true, only: [slot.label], serving: true }))[0]!);
+    return this.#slots.map(
+      async (slot) =>
+        (
+          await this.#everywhere((b) => operation(b.strict), { includeOpen: true, only: [slot.label], serving: true })
+        )[0]!,
+    );
   }
 
   /** True when at least one backend's breaker is closed, its last call did not fail, and no refusal stands before its tickets. */
@@ -191,10 +211,13 @@ export class Allocator {
   }
 
   /** Fetches about `tickets` tickets' worth of ranges (refill.ts); late blocks go to `onLate`. */
-  fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+  fetchRanges(
+    settings: SequenceSettings,
+    tickets: number,
+    onLate: (ranges: IdRange[]) => void = () => undefined,
+  ): Promise<IdRange[]> {
     return this.#refill.fetchRanges(settings, tickets, onLate);
   }
-
 
   /** Re-checks a backend against its peers' claims and lets it serve the sequence again (see Rejoin.release). */
   release(label: string, settings: SequenceSettings): Promise<ReleaseResult> {
@@ -234,4 +257,3 @@ export class Allocator {
     await Promise.all(this.#slots.map((s) => s.backend.close()));
   }
 }
-

@@ -11,7 +11,9 @@ import type { Answer } from './key-agreement.js';
  */
 export function failureOf(answer: Answer<unknown> & { readonly ok: false }): TicketdError {
   if (answer.error instanceof TicketdError) return answer.error;
-  return new BackendsUnavailableError(`backend ${answer.backend} did not answer: ${errorText(answer.error)}`, { cause: answer.error });
+  return new BackendsUnavailableError(`backend ${answer.backend} did not answer: ${errorText(answer.error)}`, {
+    cause: answer.error,
+  });
 }
 
 /** Throws the first failed answer's error (failureOf), if any. */

@@ -41,7 +41,10 @@ export class BackendHealth {
     if (error instanceof BackendAccessDeniedError) {
       // The backend answered: a missing GRANT is the operator's to fix, not an outage to fail over from.
       if (slot.recordRefusal(errorText(error))) {
-        this.#logger.error({ backend: slot.label, code: error.code, err: errorText(error) }, 'backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)');
+        this.#logger.error(
+          { backend: slot.label, code: error.code, err: errorText(error) },
+          'backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)',
+        );
       }
       return;
     }
@@ -52,7 +55,10 @@ export class BackendHealth {
     } else {
       // One line per outage: a failed probe (half-open back to open) is the same outage going on.
       const changed = previous !== slot.state && previous !== 'half-open';
-      this.#logger[changed ? 'warn' : 'debug']({ backend: slot.label, state: slot.state, err: message }, `backend ${slot.state}`);
+      this.#logger[changed ? 'warn' : 'debug'](
+        { backend: slot.label, state: slot.state, err: message },
+        `backend ${slot.state}`,
+      );
     }
     if (slot.state === 'open') this.#scheduleProbe(slot);
   }

@@ -253,7 +253,8 @@ export class BackendSlot {
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
-      lastErrorAt: this.#breaker.lastErrorAt === undefined ? undefined : new Date(this.#breaker.lastErrorAt).toISOString(),
+      lastErrorAt:
+        this.#breaker.lastErrorAt === undefined ? undefined : new Date(this.#breaker.lastErrorAt).toISOString(),
       stats,
       transport: this.backend.transport,
     };

@@ -93,7 +93,11 @@ export class Breaker {
     this.#lastError = errorText(error);
     this.#lastErrorAt = this.#clock();
     this.#consecutiveFailures++;
-    if (previous === 'half-open' || previous === 'open' || this.#consecutiveFailures >= this.#options.failureThreshold) {
+    if (
+      previous === 'half-open' ||
+      previous === 'open' ||
+      this.#consecutiveFailures >= this.#options.failureThreshold
+    ) {
       this.#open();
     } else {
       this.#set('down');

@@ -39,18 +39,27 @@ export interface PeerReplyOf<P> {
  * failure (an error or no answer in time). A claim that lands after its peer was given up on is
  * only an extra claim: it can refuse a later repeat, never serve one.
  */
-export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: readonly P[], claim: Claim, waitMs: number): Promise<PeerReplyOf<P>[]> {
+export async function claimOnPeers<P extends { backend: TicketBackend }>(
+  peers: readonly P[],
+  claim: Claim,
+  waitMs: number,
+): Promise<PeerReplyOf<P>[]> {
   return Promise.all(
     peers.map((peer) => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, fail) => {
-        timer = setTimeout(() => fail(new Error(`backend ${peer.backend.label} did not answer a claim within ${waitMs} ms`)), waitMs);
+        timer = setTimeout(
+          () => fail(new Error(`backend ${peer.backend.label} did not answer a claim within ${waitMs} ms`)),
+          waitMs,
+        );
       });
       return Promise.race([peer.backend.claimTickets(claim), late])
         .then(
           (floors): PeerReplyOf<P> => ({ peer, reply: { kind: 'inserted', floors } }),
           (error: unknown): PeerReplyOf<P> =>
-            error instanceof TicketClaimedBeforeError ? { peer, reply: { kind: 'duplicate', message: error.message }, error } : { peer, reply: { kind: 'failed' }, error },
+            error instanceof TicketClaimedBeforeError
+              ? { peer, reply: { kind: 'duplicate', message: error.message }, error }
+              : { peer, reply: { kind: 'failed' }, error },
         )
         .finally(() => clearTimeout(timer));
     }),
@@ -61,7 +70,11 @@ export async function claimOnPeers<P extends { backend: TicketBackend }>(peers: 
  * Reads the claim state of a sequence from the backends: from all that answer, or from those that
  * answer within waitMs when it is given. Returns the classes and how many backends answered.
  */
-export async function readClaimsEverywhere(backends: readonly TicketBackend[], sequence: string, waitMs?: number): Promise<{ classes: ClassClaims[]; answered: number }> {
+export async function readClaimsEverywhere(
+  backends: readonly TicketBackend[],
+  sequence: string,
+  waitMs?: number,
+): Promise<{ classes: ClassClaims[]; answered: number }> {
   const reads = backends.map((b) => b.readClaims(sequence));
   const answers =
     waitMs === undefined
@@ -147,12 +160,24 @@ export class Claimer {
    * Claims the tickets on every reachable peer (the decisive check) and applies the answers to the
    * lane: its step returns the blocks that may be served, or the refusal.
    */
-  async claim(slot: BackendSlot, settings: SequenceSettings, stripe: Stripe, tickets: readonly bigint[]): Promise<Step> {
+  async claim(
+    slot: BackendSlot,
+    settings: SequenceSettings,
+    stripe: Stripe,
+    tickets: readonly bigint[],
+  ): Promise<Step> {
     const { label } = slot;
     const sequence = settings.name;
     const peers = this.#ctx.slots.filter((s) => s !== slot && s.closed);
-    const replies = await claimOnPeers(peers, { sequence, stripe, tickets, source: slot.identity ?? label }, this.#ctx.waitMs);
-    const { answers, refusal } = judgeReplies({ sequence, tickets, stripe }, replies.map((r) => ({ peer: r.peer.label, reply: r.reply })));
+    const replies = await claimOnPeers(
+      peers,
+      { sequence, stripe, tickets, source: slot.identity ?? label },
+      this.#ctx.waitMs,
+    );
+    const { answers, refusal } = judgeReplies(
+      { sequence, tickets, stripe },
+      replies.map((r) => ({ peer: r.peer.label, reply: r.reply })),
+    );
     answers.forEach((answer, i) => {
       const { peer, error } = replies[i]!;
       if (answer === 'claimed') {
@@ -162,10 +187,20 @@ export class Claimer {
         this.#ctx.health.recordFailure(peer, error);
       }
     });
-    const result = slot.apply(sequence, { kind: 'claim-answers', tickets, answers, refusedBecause: refusal?.reason, policy: this.#ctx.policy, settings });
-    if (refusal !== undefined && result.notes.some((n) => n.kind === 'claimed-before')) this.#ctx.events.claimRefused(label, sequence, refusal.cause);
+    const result = slot.apply(sequence, {
+      kind: 'claim-answers',
+      tickets,
+      answers,
+      refusedBecause: refusal?.reason,
+      policy: this.#ctx.policy,
+      settings,
+    });
+    if (refusal !== undefined && result.notes.some((n) => n.kind === 'claimed-before'))
+      this.#ctx.events.claimRefused(label, sequence, refusal.cause);
     this.#report(slot, sequence, result, () =>
-      peers.length === 0 ? 'no peer is up' : `no peer took the claim (${replies.map((r) => `${r.peer.label}: ${errorText(r.error)}`).join('; ')})`,
+      peers.length === 0
+        ? 'no peer is up'
+        : `no peer took the claim (${replies.map((r) => `${r.peer.label}: ${errorText(r.error)}`).join('; ')})`,
     );
     return result;
   }
@@ -174,13 +209,19 @@ export class Claimer {
   #report(slot: BackendSlot, sequence: string, result: Step, why: () => string): void {
     const { label } = slot;
     for (const note of result.notes) {
-      if (note.kind === 'claimed-again') this.#ctx.logger.info({ backend: label, sequence, unclaimedEpisode: 'end' }, 'tickets are claimed on a peer again');
+      if (note.kind === 'claimed-again')
+        this.#ctx.logger.info(
+          { backend: label, sequence, unclaimedEpisode: 'end' },
+          'tickets are claimed on a peer again',
+        );
       if (note.kind !== 'unclaimed') continue;
       if (note.count > 0) this.#ctx.events.unclaimed(label, sequence, note.count);
       if (note.started) {
         this.#ctx.logger.warn(
           { backend: label, sequence, claims: this.#ctx.policy, served: note.served, unclaimedEpisode: 'start' },
-          note.served ? `serving tickets without a claim on the process marks alone: ${why()}` : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why()}`,
+          note.served
+            ? `serving tickets without a claim on the process marks alone: ${why()}`
+            : `refusing tickets without a claim (TICKETD_CLAIMS=required): ${why()}`,
         );
       }
     }

@@ -10,7 +10,12 @@ import { BackendMisconfiguredError, UpgradeRequiredError } from '../errors.js';
 import type { BackendSlot } from './backend-slot.js';
 
 /** Throws when the connection to `label` may not be used; notes a usable one's settings on its slot. */
-export function guardConnection(slots: readonly BackendSlot[], label: string, settings: ServerSettings, options: { readonly logger: Logger; readonly allowUnsafeDurability: boolean }): void {
+export function guardConnection(
+  slots: readonly BackendSlot[],
+  label: string,
+  settings: ServerSettings,
+  options: { readonly logger: Logger; readonly allowUnsafeDurability: boolean },
+): void {
   const slot = slots.find((s) => s.label === label)!;
   const pinned = new Map<string, Stripe>();
   for (const s of slots) if (s.stripe !== undefined) pinned.set(s.label, s.stripe);
@@ -23,13 +28,17 @@ export function guardConnection(slots: readonly BackendSlot[], label: string, se
   if (verdict.problem !== undefined) throw new BackendMisconfiguredError(verdict.problem);
   const needs = newerNeeded(settings);
   if (needs !== undefined) {
-    throw new UpgradeRequiredError(`backend ${label} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`, 'backend');
+    throw new UpgradeRequiredError(
+      `backend ${label} needs ticketd ${needs} or later; this process is ${THIS_VERSION}: upgrade it (docs/operating.md, "Upgrades and rollbacks")`,
+      'backend',
+    );
   }
   if (verdict.identityChanged) {
     // Another server (or a re-initialised one) now answers at this URL: check it against the claims before use.
     options.logger.error({ backend: label, was: slot.identity, now: settings.identity }, 'backend identity changed');
   }
   if (slot.noteConnection(settings, verdict.identityChanged, verdict.warnings.length > 0)) {
-    for (const warning of verdict.warnings) options.logger.warn({ backend: label }, `unsafe durability allowed: ${warning}`);
+    for (const warning of verdict.warnings)
+      options.logger.warn({ backend: label }, `unsafe durability allowed: ${warning}`);
   }
 }

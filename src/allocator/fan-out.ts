@@ -23,14 +23,23 @@ export interface FanOutOptions {
  * the breakers. An open backend is answered for without a call. A refusal in ticketd's own terms
  * (a conflicting sequence, a missing grant) is an answer, not a failure of the backend.
  */
-export function everywhere<T>(all: readonly BackendSlot[], health: BackendHealth, operation: (backend: TicketBackend) => Promise<T>, options: FanOutOptions = {}): Promise<Answer<T>[]> {
+export function everywhere<T>(
+  all: readonly BackendSlot[],
+  health: BackendHealth,
+  operation: (backend: TicketBackend) => Promise<T>,
+  options: FanOutOptions = {},
+): Promise<Answer<T>[]> {
   const only = options.only;
   const slots = only === undefined ? all : all.filter((s) => only.includes(s.label));
   return Promise.all(
     slots.map(async (slot): Promise<Answer<T>> => {
       const backend = slot.label;
       if (!slot.closed && options.includeOpen !== true) {
-        return { backend, ok: false, error: new BackendsUnavailableError(`backend ${backend} is ${slot.state}: ${slot.lastError ?? 'no answer'}`) };
+        return {
+          backend,
+          ok: false,
+          error: new BackendsUnavailableError(`backend ${backend} is ${slot.state}: ${slot.lastError ?? 'no answer'}`),
+        };
       }
       try {
         const value = await operation(slot.backend);

@@ -8,14 +8,24 @@ import type { ClassClaims } from '../core/claims.js';
 import type { ClaimHistory } from '../core/fence.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { ResidueClass, Stripe } from '../core/stripes.js';
-import { BackendAccessDeniedError, BackendsUnavailableError, SchemaOutdatedError, SequenceConflictError, UnknownBackendError, UpgradeRequiredError } from '../errors.js';
+import {
+  BackendAccessDeniedError,
+  BackendsUnavailableError,
+  SchemaOutdatedError,
+  SequenceConflictError,
+  UnknownBackendError,
+  UpgradeRequiredError,
+} from '../errors.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { errorText } from '../util/error-text.js';
 import { failureOf, throwFirstFailure } from './answers.js';
 import { agreeOnKey, type Answer } from './key-agreement.js';
 
 /** The allocator's guarded call on the backends (every one, or those named; open ones too when asked). */
-export type Everywhere = <T>(operation: (backend: TicketBackend) => Promise<T>, options?: { includeOpen?: boolean; only?: readonly string[] }) => Promise<Answer<T>[]>;
+export type Everywhere = <T>(
+  operation: (backend: TicketBackend) => Promise<T>,
+  options?: { includeOpen?: boolean; only?: readonly string[] },
+) => Promise<Answer<T>[]>;
 
 /** Operations on every backend, or one, for commands. */
 export class FleetReads {
@@ -46,10 +56,21 @@ export class FleetReads {
    * refused; a backend that does not answer makes it fail with 503, and a repeat completes it.
    */
   async createSequence(requested: SequenceSettings, onCreated: (label: string) => void): Promise<boolean> {
-    const { settings, created } = requested.ids === 'opaque' ? await agreeOnKey((op) => this.#everywhere(op, { includeOpen: true }), requested) : { settings: requested, created: false };
-    const answers = await this.#everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), { includeOpen: true });
+    const { settings, created } =
+      requested.ids === 'opaque'
+        ? await agreeOnKey((op) => this.#everywhere(op, { includeOpen: true }), requested)
+        : { settings: requested, created: false };
+    const answers = await this.#everywhere((b) => b.createSequence(settings, firstUsefulTicket(settings)), {
+      includeOpen: true,
+    });
     // A conflict, a schema too old to hold the sequence, or a sequence of a later ticketd is the answer: repeating will not help.
-    const refusal = answers.find((a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError || a.error instanceof UpgradeRequiredError));
+    const refusal = answers.find(
+      (a) =>
+        !a.ok &&
+        (a.error instanceof SequenceConflictError ||
+          a.error instanceof SchemaOutdatedError ||
+          a.error instanceof UpgradeRequiredError),
+    );
     if (refusal !== undefined && !refusal.ok) throw refusal.error;
     for (const a of answers) if (a.ok) onCreated(a.backend);
     throwUnfinished(answers, `sequence ${settings.name} was not created`);
@@ -64,7 +85,10 @@ export class FleetReads {
 
   /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
   async widenSequence(name: string, maxId: bigint): Promise<void> {
-    throwUnfinished(await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true }), `maxId of sequence ${name} was not raised`);
+    throwUnfinished(
+      await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true }),
+      `maxId of sequence ${name} was not raised`,
+    );
   }
 
   /**
@@ -107,7 +131,8 @@ export class FleetReads {
     const highest = await this.onEvery(async (b) => {
       if ((await b.readSequence(name)) === undefined) return 0n;
       let top = (await b.nextTicket(name)) - 1n;
-      for (const c of await b.readClaims(name)) for (const t of [c.highest, c.floor]) if (t !== undefined && t > top) top = t;
+      for (const c of await b.readClaims(name))
+        for (const t of [c.highest, c.floor]) if (t !== undefined && t > top) top = t;
       return top;
     });
     return highest.reduce((m, t) => (t > m ? t : m), 0n);
@@ -115,7 +140,9 @@ export class FleetReads {
 
   /** Every backend's highest claim and floor per residue class of a sequence (backends that lack it hold none). */
   async claimsEverywhere(name: string): Promise<ClassClaims[]> {
-    const claims = await this.onEvery(async (b) => ((await b.readSequence(name)) === undefined ? [] : b.readClaims(name)));
+    const claims = await this.onEvery(async (b) =>
+      (await b.readSequence(name)) === undefined ? [] : b.readClaims(name),
+    );
     return claims.flat();
   }
 
@@ -131,7 +158,11 @@ export class FleetReads {
 
   /** Writes a claim floor of a residue class on every backend but `except` (a backend leaving: its class is never reused below it). */
   async addFloorEverywhereBut(except: string, name: string, cls: ResidueClass, floor: bigint): Promise<void> {
-    throwFirstFailure(await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), { includeOpen: true }));
+    throwFirstFailure(
+      await this.#everywhere((b) => (b.label === except ? Promise.resolve() : b.addFloor(name, cls, floor)), {
+        includeOpen: true,
+      }),
+    );
   }
 
   /** Every backend's last ticket of a sequence, in configured order (migrate verify). */
@@ -153,5 +184,7 @@ function throwUnfinished(answers: readonly Answer<unknown>[], what: string): voi
   const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
   if (failed.length === 0) return;
   const denied = answers.some((a) => !a.ok && a.error instanceof BackendAccessDeniedError);
-  throw new BackendsUnavailableError(`${what} on ${failed.join('; ')}; ${denied ? 'the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS' : 'repeat the request to complete it'}`);
+  throw new BackendsUnavailableError(
+    `${what} on ${failed.join('; ')}; ${denied ? 'the serving account may not change the schema: set TICKETD_ADMIN_BACKENDS' : 'repeat the request to complete it'}`,
+  );
 }

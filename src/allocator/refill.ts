@@ -7,7 +7,12 @@ import pRetry from 'p-retry';
 import type { IdRange } from '../core/blocks.js';
 import { mustRecheck, needsCheck, usable } from '../core/lane.js';
 import { sameButMaxId, type SequenceSettings } from '../core/sequence.js';
-import { BackendMisconfiguredError, BackendsUnavailableError, CounterOverflowError, SequenceRetiredError } from '../errors.js';
+import {
+  BackendMisconfiguredError,
+  BackendsUnavailableError,
+  CounterOverflowError,
+  SequenceRetiredError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendHealth } from './backend-health.js';
 import { emptyHandedError, type BackendSlot } from './backend-slot.js';
@@ -59,7 +64,11 @@ export class Refill {
    * (refill-round.ts): a round returns STRAGGLER_GRACE_MS after the first chunk of blocks arrived,
    * and the rest go to `onLate`. Retries (p-retry) only when a round got nothing and another may.
    */
-  async fetchRanges(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void = () => undefined): Promise<IdRange[]> {
+  async fetchRanges(
+    settings: SequenceSettings,
+    tickets: number,
+    onLate: (ranges: IdRange[]) => void = () => undefined,
+  ): Promise<IdRange[]> {
     const started = this.#ctx.clock();
     const trace: string[] = [];
     return pRetry(
@@ -86,18 +95,26 @@ export class Refill {
       .finally(() => {
         const ms = this.#ctx.clock() - started;
         // What each lane did, for the operator who sees requests wait on a refill.
-        if (ms > SLOW_REFILL_MS) this.#ctx.logger.warn({ sequence: settings.name, ms, tickets, lanes: trace.join(' ') }, 'slow refill');
+        if (ms > SLOW_REFILL_MS)
+          this.#ctx.logger.warn({ sequence: settings.name, ms, tickets, lanes: trace.join(' ') }, 'slow refill');
       });
   }
 
-  #fetchRound(settings: SequenceSettings, tickets: number, onLate: (ranges: IdRange[]) => void, trace: string[]): Promise<RoundResult> {
+  #fetchRound(
+    settings: SequenceSettings,
+    tickets: number,
+    onLate: (ranges: IdRange[]) => void,
+    trace: string[],
+  ): Promise<RoundResult> {
     const name = settings.name;
     const rotated = this.#rotate();
     const candidates = rotated.filter((s) => s.closed && usable(s.lane(name)));
     const inTurn = rotated[0]!;
     // The backend whose turn it was is out (open, quarantined): its share goes to the others.
-    if (candidates.length > 0 && !candidates.includes(inTurn) && inTurn.lane(name).phase !== 'exhausted') this.#ctx.events.failover(name, inTurn.label);
-    const perLane = (i: number): number => Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
+    if (candidates.length > 0 && !candidates.includes(inTurn) && inTurn.lane(name).phase !== 'exhausted')
+      this.#ctx.events.failover(name, inTurn.label);
+    const perLane = (i: number): number =>
+      Math.floor(tickets / candidates.length) + (i < tickets % candidates.length ? 1 : 0);
     const lanes = candidates.slice(0, tickets).map((slot, i) => ({ slot, count: perLane(i) }));
     const spares = candidates.slice(lanes.length);
     trace.push('|');
@@ -107,20 +124,25 @@ export class Refill {
       spares,
       run: (slot, count, deliver) => {
         started.set(slot, this.#ctx.clock());
-        return this.#fetchFrom(slot, settings, count, deliver).then((result) => {
-          if (result.retry) this.#ctx.events.failover(name, slot.backend.label);
-          return result;
-        }, (error: unknown) => {
-          this.#ctx.events.failover(name, slot.backend.label);
-          this.#ctx.logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
-          return { retry: true };
-        });
+        return this.#fetchFrom(slot, settings, count, deliver).then(
+          (result) => {
+            if (result.retry) this.#ctx.events.failover(name, slot.backend.label);
+            return result;
+          },
+          (error: unknown) => {
+            this.#ctx.events.failover(name, slot.backend.label);
+            this.#ctx.logger.error({ backend: slot.backend.label, err: String(error) }, 'refill lane failed');
+            return { retry: true };
+          },
+        );
       },
       onLate,
       graceMs: STRAGGLER_GRACE_MS,
       hedgeMs: HEDGE_AFTER_MS,
       onLaneEnd: (slot, count, late) => {
-        trace.push(`${slot.backend.label}:${count}t:${this.#ctx.clock() - (started.get(slot) ?? 0)}ms${late ? ':late' : ''}`);
+        trace.push(
+          `${slot.backend.label}:${count}t:${this.#ctx.clock() - (started.get(slot) ?? 0)}ms${late ? ':late' : ''}`,
+        );
       },
     });
   }
@@ -136,7 +158,12 @@ export class Refill {
    * are checked and claimed, then their blocks passed to `deliver`, so that a long run on one
    * backend does not keep waiting requests from the first blocks. Never rejects.
    */
-  async #fetchFrom(slot: BackendSlot, settings: SequenceSettings, count: number, deliver: (ranges: IdRange[]) => void): Promise<{ retry: boolean }> {
+  async #fetchFrom(
+    slot: BackendSlot,
+    settings: SequenceSettings,
+    count: number,
+    deliver: (ranges: IdRange[]) => void,
+  ): Promise<{ retry: boolean }> {
     const name = settings.name;
     // Idle for a while: the server behind the address may not be the one this process knew.
     if (mustRecheck(slot.lastUsedAt, this.#ctx.clock(), this.#ctx.idleRevalidateMs)) slot.forgetAfterIdle();
@@ -149,7 +176,7 @@ export class Refill {
       this.#ctx.health.recordFailure(slot, error);
       return { retry: true };
     }
-    for (let left = count; left > 0; ) {
+    for (let left = count; left > 0;) {
       const chunk = Math.min(LANE_CHUNK_TICKETS, left);
       const outcome = await this.#fetchChunk(slot, settings, chunk);
       deliver(outcome.ranges);
@@ -163,13 +190,23 @@ export class Refill {
    * One chunk: fetch, then let the lane's steps decide (parity and mark, then the claims) which
    * blocks may be served; carry out what they ask (an advance, a regression's handling).
    */
-  async #fetchChunk(slot: BackendSlot, settings: SequenceSettings, count: number): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
+  async #fetchChunk(
+    slot: BackendSlot,
+    settings: SequenceSettings,
+    count: number,
+  ): Promise<{ ranges: IdRange[]; retry: boolean; stop: boolean }> {
     const name = settings.name;
     const label = slot.label;
     const started = this.#ctx.clock();
     const batch = await slot.backend.fetchTickets(name, count);
     slot.noteFetch(name, this.#ctx.clock(), batch.tickets.length > 0);
-    this.#ctx.events.ticketFetch(label, name, (slot.lastUsedAt - started) / 1000, batch.tickets.length, batch.error !== undefined);
+    this.#ctx.events.ticketFetch(
+      label,
+      name,
+      (slot.lastUsedAt - started) / 1000,
+      batch.tickets.length,
+      batch.error !== undefined,
+    );
     const stripe = slot.stripe;
     if (stripe === undefined) {
       this.#ctx.health.recordFailure(slot, new BackendMisconfiguredError(`backend ${label} has no checked stripe`));
@@ -187,7 +224,10 @@ export class Refill {
       stop = claimed.stop;
       // Stopped short of exhaustion: a counter below startAfter, moved forward now.
       retry = claimed.stop && slot.lane(name).phase !== 'exhausted';
-      if (claimed.effects.length > 0) await this.#ctx.rejoin.perform(slot, name, claimed.effects).catch((e: unknown) => this.#ctx.health.recordFailure(slot, e));
+      if (claimed.effects.length > 0)
+        await this.#ctx.rejoin
+          .perform(slot, name, claimed.effects)
+          .catch((e: unknown) => this.#ctx.health.recordFailure(slot, e));
       for (const note of claimed.notes) if (note.kind === 'exhausted') this.#logExhausted(slot, name, note.ticket);
     }
     if (fetched.refusal !== undefined) {

@@ -67,10 +67,19 @@ export class Rejoin {
     // A peer that hangs must not hold up the rejoin: what answers within PREPARE_WAIT_MS counts.
     const { classes } = await readClaimsEverywhere(this.#peersOf(slot), name, PREPARE_WAIT_MS);
     let own = await slot.backend.nextTicket(name);
-    const read = this.#apply(slot, name, { kind: 'counter-read', next: own, peers: classes, stripe, policy: this.#ctx.policy });
+    const read = this.#apply(slot, name, {
+      kind: 'counter-read',
+      next: own,
+      peers: classes,
+      stripe,
+      policy: this.#ctx.policy,
+    });
     if (slot.lane(name).phase === 'quarantined') return;
     own = (await this.perform(slot, name, read.effects)) ?? own;
-    const counters = await settleWithin(this.#peersOf(slot).map((b) => b.nextTicket(name)), PREPARE_WAIT_MS);
+    const counters = await settleWithin(
+      this.#peersOf(slot).map((b) => b.nextTicket(name)),
+      PREPARE_WAIT_MS,
+    );
     const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
     await this.perform(slot, name, this.#apply(slot, name, { kind: 'leader-read', own, leader, stripe }).effects);
     slot.apply(name, { kind: 'checked' });
@@ -118,7 +127,9 @@ export class Rejoin {
     const peers = this.#peersOf(slot, true);
     const { classes, answered } = await readClaimsEverywhere(peers, name);
     if (answered < peers.length) {
-      throw new BackendsUnavailableError(`cannot release ${label} for ${name}: ${peers.length - answered} of its ${peers.length} peers did not answer with their claims`);
+      throw new BackendsUnavailableError(
+        `cannot release ${label} for ${name}: ${peers.length - answered} of its ${peers.length} peers did not answer with their claims`,
+      );
     }
     const own = await slot.backend.nextTicket(name);
     const read = slot.apply(name, { kind: 'release-read', next: own, peers: classes, stripe });
@@ -127,7 +138,10 @@ export class Rejoin {
     const used = highestUsed(classes, stripe);
     const quarantineReason = slot.lane(name).quarantine ?? null;
     slot.apply(name, { kind: 'released', peers: classes, stripe });
-    this.#ctx.logger.warn({ backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo }, 'backend released for the sequence');
+    this.#ctx.logger.warn(
+      { backend: label, sequence: name, nextTicket: own, highestUsed: used, advancedTo },
+      'backend released for the sequence',
+    );
     return {
       backend: label,
       sequence: name,
@@ -145,7 +159,10 @@ export class Rejoin {
     for (const note of result.notes) {
       if (note.kind === 'wrong-class' || (note.kind === 'regressed' && note.outcome === 'quarantined')) {
         this.#ctx.events.regression(slot.label, name, 'quarantined');
-        const what = note.kind === 'wrong-class' ? 'ticket refused: backend quarantined for this sequence' : 'counter at or below a ticket already used; backend quarantined for this sequence';
+        const what =
+          note.kind === 'wrong-class'
+            ? 'ticket refused: backend quarantined for this sequence'
+            : 'counter at or below a ticket already used; backend quarantined for this sequence';
         this.#ctx.logger.error({ backend: slot.label, sequence: name, ticket: note.ticket, err: note.reason }, what);
       }
     }
@@ -159,17 +176,29 @@ export class Rejoin {
       if (effect.kind === 'read-used') {
         // Read afresh: the claims other processes made since are used tickets too.
         const { classes } = await readClaimsEverywhere(this.#peersOf(slot), name);
-        const next = slot.apply(name, { kind: 'used-read', seen: effect.seen, peers: classes, stripe: this.#stripe(slot) });
+        const next = slot.apply(name, {
+          kind: 'used-read',
+          seen: effect.seen,
+          peers: classes,
+          stripe: this.#stripe(slot),
+        });
         advancedTo = (await this.perform(slot, name, next.effects)) ?? advancedTo;
         continue;
       }
       if (effect.why === 'regressed') {
-        this.#ctx.logger.error({ backend: slot.label, sequence: name, ticket: effect.from, used: effect.used, next: effect.to }, 'counter at or below a ticket already used; advancing it past every used ticket');
+        this.#ctx.logger.error(
+          { backend: slot.label, sequence: name, ticket: effect.from, used: effect.used, next: effect.to },
+          'counter at or below a ticket already used; advancing it past every used ticket',
+        );
       }
       await slot.backend.advanceCounter(name, effect.to);
       // Counted once the server took the ALTER: an advance it refused (a missing privilege) did not happen.
       if (effect.why === 'regressed') this.#ctx.events.regression(slot.label, name, 'advanced');
-      if (effect.why === 'catch-up') this.#ctx.logger.info({ backend: slot.label, sequence: name, from: effect.from, to: effect.to }, 'counter caught up with the leader');
+      if (effect.why === 'catch-up')
+        this.#ctx.logger.info(
+          { backend: slot.label, sequence: name, from: effect.from, to: effect.to },
+          'counter caught up with the leader',
+        );
       advancedTo = effect.to;
     }
     return advancedTo;

@@ -56,32 +56,46 @@ export interface MysqlSsl {
 /** A backend's TLS settings from its URL's query and the defaults; a problem as a string naming the parameter. */
 export function parseBackendTls(query: URLSearchParams, defaults: TlsDefaults = {}): BackendTls | string {
   const unknown = [...query.keys()].filter((k) => !(BACKEND_URL_PARAMETERS as readonly string[]).includes(k));
-  if (unknown.length > 0) return `unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${BACKEND_URL_PARAMETERS.join(', ')}`;
+  if (unknown.length > 0)
+    return `unknown parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${BACKEND_URL_PARAMETERS.join(', ')}`;
   const repeated = [...query.keys()].filter((k, i, all) => all.indexOf(k) !== i);
   if (repeated.length > 0) return `parameter ${repeated[0]} is given more than once`;
   const json = query.get('ssl');
   if (json !== null) {
-    if (query.has('ssl-mode') || FILE_PARAMETERS.some(([name]) => query.has(name))) return 'ssl={…} and ssl-mode/ssl-ca/ssl-cert/ssl-key cannot be combined; use one form';
+    if (query.has('ssl-mode') || FILE_PARAMETERS.some(([name]) => query.has(name)))
+      return 'ssl={…} and ssl-mode/ssl-ca/ssl-cert/ssl-key cannot be combined; use one form';
     let parsed: unknown;
     try {
       parsed = JSON.parse(json);
     } catch {
       return `ssl must be a JSON object such as ssl={"rejectUnauthorized":true}; got ${JSON.stringify(json.slice(0, 60))}`;
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return `ssl must be a JSON object such as ssl={"rejectUnauthorized":true}; got ${JSON.stringify(json.slice(0, 60))}`;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return `ssl must be a JSON object such as ssl={"rejectUnauthorized":true}; got ${JSON.stringify(json.slice(0, 60))}`;
     const object = parsed as Record<string, unknown>;
-    return Object.freeze({ mode: object.rejectUnauthorized === false ? 'REQUIRED' : object.verifyIdentity === true ? 'VERIFY_IDENTITY' : 'VERIFY_CA', json: Object.freeze({ ...object }) });
+    return Object.freeze({
+      mode:
+        object.rejectUnauthorized === false
+          ? 'REQUIRED'
+          : object.verifyIdentity === true
+            ? 'VERIFY_IDENTITY'
+            : 'VERIFY_CA',
+      json: Object.freeze({ ...object }),
+    });
   }
   const given = query.get('ssl-mode') ?? defaults.mode ?? DEFAULT_SSL_MODE;
   const mode = SSL_MODES.find((m) => m === given.toUpperCase());
-  if (mode === undefined) return `ssl-mode must be one of ${SSL_MODES.join(', ')} (any case); got ${JSON.stringify(given.slice(0, 40))}`;
+  if (mode === undefined)
+    return `ssl-mode must be one of ${SSL_MODES.join(', ')} (any case); got ${JSON.stringify(given.slice(0, 40))}`;
   const files: Record<string, string> = {};
   for (const [name, field] of FILE_PARAMETERS) {
     const path = query.get(name) ?? defaults[field];
     if (path !== undefined && path !== '') files[field] = path;
   }
-  if ((files.cert === undefined) !== (files.key === undefined)) return 'ssl-cert and ssl-key go together: a client certificate needs its key';
-  if (mode === 'DISABLED' && Object.keys(files).length > 0) return 'ssl-mode=DISABLED with ssl-ca, ssl-cert or ssl-key: choose a mode that uses them';
+  if ((files.cert === undefined) !== (files.key === undefined))
+    return 'ssl-cert and ssl-key go together: a client certificate needs its key';
+  if (mode === 'DISABLED' && Object.keys(files).length > 0)
+    return 'ssl-mode=DISABLED with ssl-ca, ssl-cert or ssl-key: choose a mode that uses them';
   const tls: BackendTls = Object.freeze({ mode, ...files });
   try {
     mysqlSsl(tls);
@@ -93,10 +107,18 @@ export function parseBackendTls(query: URLSearchParams, defaults: TlsDefaults = 
 
 /** mysql2's `ssl` option for the settings, reading their files now; undefined for plaintext. Throws naming an unreadable file. */
 export function mysqlSsl(tls: BackendTls): MysqlSsl | undefined {
-  if (tls.json !== undefined) return { ...tls.json, rejectUnauthorized: tls.json.rejectUnauthorized !== false, verifyIdentity: tls.json.verifyIdentity === true } as MysqlSsl;
+  if (tls.json !== undefined)
+    return {
+      ...tls.json,
+      rejectUnauthorized: tls.json.rejectUnauthorized !== false,
+      verifyIdentity: tls.json.verifyIdentity === true,
+    } as MysqlSsl;
   if (tls.mode === 'DISABLED') return undefined;
   // Without ssl-ca, Node's own store (and NODE_EXTRA_CA_CERTS) is used: a public-CA host needs nothing more.
-  const ssl: MysqlSsl = { rejectUnauthorized: tls.mode === 'VERIFY_CA' || tls.mode === 'VERIFY_IDENTITY', verifyIdentity: tls.mode === 'VERIFY_IDENTITY' };
+  const ssl: MysqlSsl = {
+    rejectUnauthorized: tls.mode === 'VERIFY_CA' || tls.mode === 'VERIFY_IDENTITY',
+    verifyIdentity: tls.mode === 'VERIFY_IDENTITY',
+  };
   for (const [name, field] of FILE_PARAMETERS) {
     const path = tls[field];
     if (path === undefined) continue;
@@ -114,7 +136,10 @@ export function mysqlSsl(tls: BackendTls): MysqlSsl | undefined {
       if (ssl.ca !== undefined) new X509Certificate(ssl.ca);
       createSecureContext({ ca: ssl.ca, cert: ssl.cert, key: ssl.key });
     } catch (error) {
-      throw new Error(`${describeTls(tls)}: the files do not hold a usable certificate and key (${(error as Error).message})`, { cause: error });
+      throw new Error(
+        `${describeTls(tls)}: the files do not hold a usable certificate and key (${(error as Error).message})`,
+        { cause: error },
+      );
     }
   }
   return ssl;
@@ -122,12 +147,18 @@ export function mysqlSsl(tls: BackendTls): MysqlSsl | undefined {
 
 /** True when a handshake failed only because the server offers no TLS, and the mode allows plaintext then (PREFERRED). */
 export function plaintextAllowed(error: unknown, tls: BackendTls): boolean {
-  return tls.mode === 'PREFERRED' && tls.json === undefined && (error as { code?: unknown } | null)?.code === 'HANDSHAKE_NO_SSL_SUPPORT';
+  return (
+    tls.mode === 'PREFERRED' &&
+    tls.json === undefined &&
+    (error as { code?: unknown } | null)?.code === 'HANDSHAKE_NO_SSL_SUPPORT'
+  );
 }
 
 /** The settings in words for messages: the mode and the files it uses. */
 export function describeTls(tls: BackendTls): string {
   if (tls.json !== undefined) return `ssl=${JSON.stringify(tls.json)}`;
-  return [`ssl-mode=${tls.mode}`, ...FILE_PARAMETERS.flatMap(([name, field]) => (tls[field] === undefined ? [] : [`${name}=${tls[field]}`]))].join(' ');
+  return [
+    `ssl-mode=${tls.mode}`,
+    ...FILE_PARAMETERS.flatMap(([name, field]) => (tls[field] === undefined ? [] : [`${name}=${tls[field]}`])),
+  ].join(' ');
 }
-

@@ -65,7 +65,8 @@ export interface SchemaApplied {
 
 /** A ticket server as the allocator uses it. */
 /** How a backend's connections travel: TLS (its version and cipher) or plaintext. */
-export type Transport = { readonly tls: true; readonly version: string; readonly cipher: string } | { readonly tls: false };
+export type Transport =
+  { readonly tls: true; readonly version: string; readonly cipher: string } | { readonly tls: false };
 
 export interface TicketBackend {
   /** `mysql://host:port/db`: safe to log. */

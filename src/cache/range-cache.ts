@@ -112,7 +112,11 @@ export class RangeCache {
     for (;;) {
       const taken = this.tryTake(count);
       if (taken !== undefined) return taken;
-      if (this.#exhausted !== undefined && this.#refilling === undefined && this.#options.clock() - this.#exhaustedAt >= EXHAUSTED_RECHECK_MS) {
+      if (
+        this.#exhausted !== undefined &&
+        this.#refilling === undefined &&
+        this.#options.clock() - this.#exhaustedAt >= EXHAUSTED_RECHECK_MS
+      ) {
         // A widened maxId (PATCH, in any process) is found by the refill that asks again.
         this.reopen();
       } else if (this.#exhausted !== undefined && this.#refilling === undefined) {
@@ -158,16 +162,13 @@ export class RangeCache {
     };
     this.#refilling = this.#options
       .refill(tickets, append)
-      .then(
-        append,
-        (error: unknown) => {
-          if (error instanceof SequenceExhaustedError) {
-            this.#exhausted = error;
-            this.#exhaustedAt = this.#options.clock();
-          }
-          throw error;
-        },
-      )
+      .then(append, (error: unknown) => {
+        if (error instanceof SequenceExhaustedError) {
+          this.#exhausted = error;
+          this.#exhaustedAt = this.#options.clock();
+        }
+        throw error;
+      })
       .finally(() => {
         this.#refilling = undefined;
       });

@@ -35,7 +35,10 @@ export function isClusterPrimary(workers: number): boolean {
  * Runs the primary: forks the workers, replaces one that dies after it was serving, and stops when
  * one fails to start (its own stderr line says why). close() stops them all gracefully.
  */
-export function runPrimary(workers: number, logger: Logger): { close(): Promise<void>; signalWorkers(signal: NodeJS.Signals): void } {
+export function runPrimary(
+  workers: number,
+  logger: Logger,
+): { close(): Promise<void>; signalWorkers(signal: NodeJS.Signals): void } {
   const aggregator = new AggregatorRegistry();
   const serving = new Set<Worker>();
   let closing = false;
@@ -47,7 +50,8 @@ export function runPrimary(workers: number, logger: Logger): { close(): Promise<
       if (message?.type !== 'ticketd:metrics') return;
       aggregator.clusterMetrics().then(
         (text) => worker.send({ type: 'ticketd:metrics-reply', id: message.id, text } satisfies MetricsReply),
-        (error: unknown) => worker.send({ type: 'ticketd:metrics-reply', id: message.id, error: String(error) } satisfies MetricsReply),
+        (error: unknown) =>
+          worker.send({ type: 'ticketd:metrics-reply', id: message.id, error: String(error) } satisfies MetricsReply),
       );
     });
     worker.on('exit', (code, signal) => {

@@ -52,7 +52,12 @@ export async function runDev(options: DevOptions): Promise<void> {
     const state: DevState = { ...stored, ports: { a: pair.a.port, b: pair.b.port } };
     writeDevState(dir, state);
     const adminToken = options.adminToken ?? state.adminToken;
-    const config = loadConfig({ backends: pair.backendsUrl, port: options.port, adminToken, clientTokens: `${DEMO_OPAQUE_SEQUENCE}:${state.clientToken}` });
+    const config = loadConfig({
+      backends: pair.backendsUrl,
+      port: options.port,
+      adminToken,
+      clientTokens: `${DEMO_OPAQUE_SEQUENCE}:${state.clientToken}`,
+    });
     const allocator = new Allocator({ backends: config.backends, logger: options.logger });
     const setup = new TicketService({ allocator, logger: options.logger });
     await initBackends(allocator, setup)
@@ -60,13 +65,19 @@ export async function runDev(options: DevOptions): Promise<void> {
       .catch((error: unknown) => {
         // Data of one's own with another `invoices`: the demo serves it as it is.
         if (!(error instanceof SequenceConflictError)) throw error;
-        options.logger.warn({ sequence: DEMO_OPAQUE_SEQUENCE, err: error.message }, 'the demo sequence exists with other settings; left as it is');
+        options.logger.warn(
+          { sequence: DEMO_OPAQUE_SEQUENCE, err: error.message },
+          'the demo sequence exists with other settings; left as it is',
+        );
       })
       .then(() => new WorkerPools({ allocator }).create(DEMO_WORKER_POOL, {}))
       .catch((error: unknown) => {
         // Likewise a `web` pool of one's own with other settings.
         if (!(error instanceof PoolConflictError)) throw error;
-        options.logger.warn({ pool: DEMO_WORKER_POOL, err: error.message }, 'the demo worker pool exists with other settings; left as it is');
+        options.logger.warn(
+          { pool: DEMO_WORKER_POOL, err: error.message },
+          'the demo worker pool exists with other settings; left as it is',
+        );
       })
       .finally(() => setup.close());
     const running = await startTicketd({ config, logger: options.logger, processMetrics: true });
@@ -75,9 +86,21 @@ export async function runDev(options: DevOptions): Promise<void> {
       await pair.stop();
       lock.release();
     });
-    const moved = (['a', 'b'] as const).filter((n) => stored.ports[n] !== undefined && stored.ports[n] !== state.ports[n]);
+    const moved = (['a', 'b'] as const).filter(
+      (n) => stored.ports[n] !== undefined && stored.ports[n] !== state.ports[n],
+    );
     const stateFile = join(options.dataDir, DEV_STATE_FILE);
-    console.log(banner({ httpPort: running.port, pair, state, adminToken, tokenFromEnv: options.adminToken !== undefined, moved, stateFile }));
+    console.log(
+      banner({
+        httpPort: running.port,
+        pair,
+        state,
+        adminToken,
+        tokenFromEnv: options.adminToken !== undefined,
+        moved,
+        stateFile,
+      }),
+    );
   } catch (error) {
     await pair.stop();
     lock.release();
@@ -99,7 +122,12 @@ interface BannerFacts {
 /** What the demo prints once it serves: where everything is, the line to paste, and commands that run as printed. */
 function banner(f: BannerFacts): string {
   const host = `localhost:${f.httpPort}`;
-  const movedNote = f.moved.map((n) => `\n  backend ${n.toUpperCase()}'s port from the last run was taken, so it moved: paste the export line below again`).join('');
+  const movedNote = f.moved
+    .map(
+      (n) =>
+        `\n  backend ${n.toUpperCase()}'s port from the last run was taken, so it moved: paste the export line below again`,
+    )
+    .join('');
   return `
 ticketd dev is running on http://${host}
   backend A (odd tickets):  ${f.pair.a.url}   data in ${f.pair.a.dir}

@@ -36,11 +36,16 @@ export type FleetConfig = (flags: { backends?: string | undefined; adminBackends
 
 /** Adds `fence` and `backends add|remove` to the program. */
 export function addFleetCommands(program: Command, withService: WithService, fleetConfig: FleetConfig): void {
-  const backends = program.command('backends').description('grow or shrink the fleet, step by step (docs/operating.md)');
+  const backends = program
+    .command('backends')
+    .description('grow or shrink the fleet, step by step (docs/operating.md)');
   backends
     .command('add <url>')
     .description('the steps of adding a backend, each marked done or to do; --seed does the seeding step')
-    .option('--increment <n>', 'the auto_increment_increment every backend moves to (default: the current one if it leaves room, else 16)')
+    .option(
+      '--increment <n>',
+      'the auto_increment_increment every backend moves to (default: the current one if it leaves room, else 16)',
+    )
     .option('--seed', 'create the schema and every sequence on it, its counters above every ticket used anywhere')
     .option('--backends <urls>', 'the fleet as it is now (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
@@ -49,22 +54,29 @@ export function addFleetCommands(program: Command, withService: WithService, fle
       await withFleet(fleetConfig(flags), url, async (allocator, letter, urls) => {
         let plan = await planAdd(allocator, increment, urls);
         if (flags.seed === true) {
-          for (const s of await seedJoining(allocator, plan)) console.log(`seeded ${s.sequence}: next ticket ${s.nextTicket}`);
+          for (const s of await seedJoining(allocator, plan))
+            console.log(`seeded ${s.sequence}: next ticket ${s.nextTicket}`);
           plan = await planAdd(allocator, plan.increment, urls);
         }
-        console.log(`adding ${urls[urls.length - 1]} as backend ${letter}: auto_increment_increment=${plan.increment}, auto_increment_offset=${plan.offset}`);
+        console.log(
+          `adding ${urls[urls.length - 1]} as backend ${letter}: auto_increment_increment=${plan.increment}, auto_increment_offset=${plan.offset}`,
+        );
         printSteps(plan.steps);
       });
     });
   backends
     .command('remove <url>')
-    .description('the steps of removing a backend; --apply writes its floors on the others (after the front ends stopped using it)')
+    .description(
+      'the steps of removing a backend; --apply writes its floors on the others (after the front ends stopped using it)',
+    )
     .option('--apply', 'write floors of its class on every other backend at its counters')
     .option('--backends <urls>', 'the fleet as it is now (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
     .action(async (url: string, flags: BackendsFlags) => {
       await withFleet(fleetConfig(flags), url, async (allocator, _letter, urls) => {
-        if (flags.apply === true) for (const f of await retireLeaving(allocator)) console.log(`floor of ${f.sequence} at ticket ${f.floor} on every other backend`);
+        if (flags.apply === true)
+          for (const f of await retireLeaving(allocator))
+            console.log(`floor of ${f.sequence} at ticket ${f.floor} on every other backend`);
         console.log(`removing ${urls[urls.length - 1]}`);
         printSteps(await planRemove(allocator, urls));
       });
@@ -72,45 +84,70 @@ export function addFleetCommands(program: Command, withService: WithService, fle
 
   program
     .command('fence')
-    .description('after every backend was restored from backups: move every counter past anything issued since (plans; --apply moves them)')
+    .description(
+      'after every backend was restored from backups: move every counter past anything issued since (plans; --apply moves them)',
+    )
     .option('--apply', 'move the counters (without it, only the plan is printed)')
-    .option('--margin <x>', `factor on the rate measured from the claims times the time since the newest claim (default ${DEFAULT_FENCE_MARGIN})`)
-    .option('--tickets <n>', 'your bound instead: at most this many tickets of any sequence were taken since the backup')
+    .option(
+      '--margin <x>',
+      `factor on the rate measured from the claims times the time since the newest claim (default ${DEFAULT_FENCE_MARGIN})`,
+    )
+    .option(
+      '--tickets <n>',
+      'your bound instead: at most this many tickets of any sequence were taken since the backup',
+    )
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for counter changes (TICKETD_ADMIN_BACKENDS)')
     .action(async (flags: FenceFlags) => {
       const margin = flags.margin === undefined ? DEFAULT_FENCE_MARGIN : Number(flags.margin);
-      if (!Number.isFinite(margin) || margin < 1) throw new ConfigError(`--margin must be a number ≥ 1; got ${JSON.stringify(flags.margin)}`);
+      if (!Number.isFinite(margin) || margin < 1)
+        throw new ConfigError(`--margin must be a number ≥ 1; got ${JSON.stringify(flags.margin)}`);
       const ticketsBound = flags.tickets === undefined ? undefined : parsePositive(flags.tickets, '--tickets');
       await withService(flags, async (allocator) => {
         const fences = await planFences(allocator, { margin, ...(ticketsBound !== undefined && { ticketsBound }) });
         for (const f of fences) console.log(describeFence(f));
         for (const f of fences.filter((s) => s.strict)) {
-          console.log(`strict sequence ${f.sequence}: its bound is not fenced, and its restored bound may lie below IDs already issued; retire it (npx ticketd sequences retire ${f.sequence}) and create a new one: fence --apply refuses until then (docs/strict-sequences.md)`);
+          console.log(
+            `strict sequence ${f.sequence}: its bound is not fenced, and its restored bound may lie below IDs already issued; retire it (npx ticketd sequences retire ${f.sequence}) and create a new one: fence --apply refuses until then (docs/strict-sequences.md)`,
+          );
         }
         const pools = new WorkerPools({ allocator });
         for (const p of await pools.list()) {
-          console.log(`worker pool ${p.name}: every worker ID held ${(p.ttlMs + p.reuseDelayMs) / 1000} s from the fence, its next holders above the fence's time + ${(p.ttlMs + p.maxSkewMs) / 1000} s`);
+          console.log(
+            `worker pool ${p.name}: every worker ID held ${(p.ttlMs + p.reuseDelayMs) / 1000} s from the fence, its next holders above the fence's time + ${(p.ttlMs + p.maxSkewMs) / 1000} s`,
+          );
         }
         if (flags.apply !== true) {
-          console.log(`nothing changed: run npx ticketd fence --apply${flags.tickets === undefined ? '' : ` --tickets ${flags.tickets}`}${flags.margin === undefined ? '' : ` --margin ${flags.margin}`} to move the counters, then start the front ends`);
+          console.log(
+            `nothing changed: run npx ticketd fence --apply${flags.tickets === undefined ? '' : ` --tickets ${flags.tickets}`}${flags.margin === undefined ? '' : ` --margin ${flags.margin}`} to move the counters, then start the front ends`,
+          );
           return;
         }
         await applyFences(allocator, fences);
         const fencedPools = await pools.fence();
-        console.log(`fenced ${fences.length} ${fences.length === 1 ? 'sequence' : 'sequences'} and ${fencedPools.length} worker ${fencedPools.length === 1 ? 'pool' : 'pools'}: every backend's counter is at or past the next ticket above; start the front ends`);
+        console.log(
+          `fenced ${fences.length} ${fences.length === 1 ? 'sequence' : 'sequences'} and ${fencedPools.length} worker ${fencedPools.length === 1 ? 'pool' : 'pools'}: every backend's counter is at or past the next ticket above; start the front ends`,
+        );
       });
     });
 }
 
 /** Runs fn on an allocator holding the fleet with `url` last (joining or leaving) and its letter there. */
-async function withFleet(config: Config, url: string, fn: (allocator: Allocator, letter: string, urls: string[]) => Promise<void>): Promise<void> {
+async function withFleet(
+  config: Config,
+  url: string,
+  fn: (allocator: Allocator, letter: string, urls: string[]) => Promise<void>,
+): Promise<void> {
   const parsed = parseBackendUrl(url);
   if (typeof parsed === 'string') throw new ConfigError(`backend ${parsed}`);
   const others = (list: readonly BackendAddress[]): BackendAddress[] => list.filter((b) => b.label !== parsed.label);
   const fleet = [...others(config.backends), parsed];
   const admin = config.adminBackends.length === 0 ? undefined : [...others(config.adminBackends), parsed];
-  const allocator = new Allocator({ backends: fleet, ...(admin !== undefined && { adminBackends: admin }), logger: silentLogger });
+  const allocator = new Allocator({
+    backends: fleet,
+    ...(admin !== undefined && { adminBackends: admin }),
+    logger: silentLogger,
+  });
   try {
     await fn(allocator, backendLetter(fleet.length - 1), fleet.map(displayUrl));
   } finally {

@@ -6,8 +6,22 @@ import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings }
 import { largestIncrement } from '../core/stripes.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
 import { applyMigration } from '../migrate/apply.js';
-import { alterLegacy, connectLegacy, connectReadOnly, readIdsAbove, readLegacyTable, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
-import { formatRollback, highestIdEverIssued, planRollback, ROWS_SHOWN, type RollbackPlan } from '../migrate/rollback.js';
+import {
+  alterLegacy,
+  connectLegacy,
+  connectReadOnly,
+  readIdsAbove,
+  readLegacyTable,
+  type LegacyConnection,
+  type LegacyTable,
+} from '../backend/mysql/legacy-table.js';
+import {
+  formatRollback,
+  highestIdEverIssued,
+  planRollback,
+  ROWS_SHOWN,
+  type RollbackPlan,
+} from '../migrate/rollback.js';
 import { applyArguments, formatPlan, planMigration, share, type MigrationPlan } from '../migrate/plan.js';
 import { formatVerify, isClean, verifyMigration } from '../migrate/verify.js';
 import { requireEveryBackend } from '../service/init.js';
@@ -40,10 +54,17 @@ interface MigrateFlags {
 }
 
 /** Adds the migrate commands to the program; `sourceFromEnv` is TICKETD_SOURCE, used when --source is not given. */
-export function addMigrateCommands(program: Command, withService: WithService, sourceFromEnv: string | undefined): void {
+export function addMigrateCommands(
+  program: Command,
+  withService: WithService,
+  sourceFromEnv: string | undefined,
+): void {
   const source = (flags: MigrateFlags): string => {
     const given = flags.source ?? sourceFromEnv;
-    if (given === undefined || given === '') throw new ConfigError('--source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db');
+    if (given === undefined || given === '')
+      throw new ConfigError(
+        '--source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db',
+      );
     return given;
   };
   const migrate = program.command('migrate').description('move a legacy AUTO_INCREMENT table onto a ticketd sequence');
@@ -51,55 +72,93 @@ export function addMigrateCommands(program: Command, withService: WithService, s
     command
       .option('--source <url>', 'the legacy database, mysql://user:pass@host:port/db (TICKETD_SOURCE)')
       .requiredOption('--table <name>', 'the legacy table')
-      .option('--column <name>', "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)")
+      .option(
+        '--column <name>',
+        "the ID column (default: the table's AUTO_INCREMENT column, else its one-column primary key)",
+      )
       .option('--sequence <name>', 'the ticketd sequence (default: the table name)')
-      .option('--timestamp-column <name>', 'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)')
-      .option('--ids <mode>', 'ordered (default), opaque (a keyed permutation of its domain) or strict (real-time order across front ends)');
+      .option(
+        '--timestamp-column <name>',
+        'DATETIME/TIMESTAMP column that shows growth (default: the first one, preferring created*)',
+      )
+      .option(
+        '--ids <mode>',
+        'ordered (default), opaque (a keyed permutation of its domain) or strict (real-time order across front ends)',
+      );
 
   common(migrate.command('plan'))
     .description('read the legacy table (read-only) and print the sequence and app changes a migration needs')
     .option('--block-size <n>', 'IDs per ticket (default 100 for columns of 32 bits or fewer, else 10000)')
     .option('--headroom <n>', 'IDs the legacy app may take between plan and apply (default 10000)')
-    .option('--legacy-reserve <n>', "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)")
+    .option(
+      '--legacy-reserve <n>',
+      "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)",
+    )
     .option('--json', 'print the plan as JSON')
-    .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists')
+    .option(
+      '--backends <urls>',
+      'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists',
+    )
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
-      const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) => planMigration(table, planOptions(flags, table)));
+      const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) =>
+        planMigration(table, planOptions(flags, table)),
+      );
       const { existing, fleet } = await readFleet(plan.settings.name, flags, withService);
       if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing, fleet), null, 2));
-      else for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing, fleet })) console.log(line);
+      else
+        for (const line of formatPlan(plan, { sourceArgument: sourceArgument(flags), existing, fleet }))
+          console.log(line);
       if (flags.source !== undefined && redact(flags.source) !== flags.source && flags.json !== true) {
-        console.log(`(*** stands for the password of --source; or export TICKETD_SOURCE='<the URL>' and leave --source out)`);
+        console.log(
+          `(*** stands for the password of --source; or export TICKETD_SOURCE='<the URL>' and leave --source out)`,
+        );
       }
     });
 
   common(migrate.command('apply'))
-    .description("move the legacy AUTO_INCREMENT above the sequence's maxId, then create the planned sequence on every backend; refuse if the legacy table has grown past startAfter")
+    .description(
+      "move the legacy AUTO_INCREMENT above the sequence's maxId, then create the planned sequence on every backend; refuse if the legacy table has grown past startAfter",
+    )
     .option('--block-size <n>', 'IDs per ticket (as planned)')
     .option('--headroom <n>', 'IDs the legacy app may take between plan and apply (default 10000)')
     .option('--start-after <n>', 'the startAfter a plan printed; apply refuses if the table has grown past it')
-    .option('--legacy-reserve <n>', "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)")
+    .option(
+      '--legacy-reserve <n>',
+      "IDs kept above the sequence, up to the column's largest, for the old version's AUTO_INCREMENT (default: 1/16 of the free range; 0: none, apply then needs --alter)",
+    )
     .option('--alter', 'also drop AUTO_INCREMENT from the legacy column (only once no old version inserts)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
-    .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) => runApply(source(flags), flags, withService));
+    .action((flags: MigrateFlags & { startAfter?: string; alter?: boolean }) =>
+      runApply(source(flags), flags, withService),
+    );
 
   common(migrate.command('verify'))
-    .description("check every legacy ID above startAfter: in the sequence's range only IDs ticketd handed out, no ID twice, AUTO_INCREMENT above maxId; exit 1 otherwise")
+    .description(
+      "check every legacy ID above startAfter: in the sequence's range only IDs ticketd handed out, no ID twice, AUTO_INCREMENT above maxId; exit 1 otherwise",
+    )
     .option('--strict', 'fail, not warn, while the column still has AUTO_INCREMENT (once no old version runs)')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
     .action((flags: MigrateFlags & { strict?: boolean }) => runVerify(source(flags), flags, withService));
 
   common(migrate.command('rollback'))
-    .description('take a migration back to the legacy AUTO_INCREMENT, above every ID ticketd could have issued; plans, and --apply does it (the sequence must be retired first)')
+    .description(
+      'take a migration back to the legacy AUTO_INCREMENT, above every ID ticketd could have issued; plans, and --apply does it (the sequence must be retired first)',
+    )
     .option('--apply', 'set AUTO_INCREMENT on the legacy table (adding it to the column if apply --alter removed it)')
     .option('--json', 'print the plan as JSON')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
-    .action((flags: MigrateFlags & { apply?: boolean; json?: boolean }) => runRollback(source(flags), flags, withService));
+    .action((flags: MigrateFlags & { apply?: boolean; json?: boolean }) =>
+      runRollback(source(flags), flags, withService),
+    );
 }
 
 /** `migrate rollback`: AUTO_INCREMENT above every ID of every block any backend's tickets could map to. */
-async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean; json?: boolean }, withService: WithService): Promise<void> {
+async function runRollback(
+  url: string,
+  flags: MigrateFlags & { apply?: boolean; json?: boolean },
+  withService: WithService,
+): Promise<void> {
   await withLegacy(url, flags, flags.apply === true ? connectLegacy : connectReadOnly, async (conn, table) => {
     const name = sequenceName(flags, table);
     await withService(flags, async (allocator) => {
@@ -107,10 +166,13 @@ async function runRollback(url: string, flags: MigrateFlags & { apply?: boolean;
       await requireEveryBackend(allocator, 'migrate');
       const rows = rowsOf(await allocator.readSequence(name));
       const settings = rows.find((r) => r.retired === true) ?? rows[0];
-      if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
+      if (settings === undefined)
+        throw new MigrationRefusedError(`sequence ${name} does not exist on any backend: nothing to roll back`);
       const highestTicket = await allocator.fleet.highestTicketUsed(name);
       // Rows above maxId are the old version's reserve: only rows inside ticketd's range are foreign.
-      const rowsAbove = (await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN)).filter((id) => id <= settings.maxId);
+      const rowsAbove = (
+        await readIdsAbove(conn, table, highestIdEverIssued(settings, highestTicket), ROWS_SHOWN)
+      ).filter((id) => id <= settings.maxId);
       const plan = planRollback(settings, highestTicket, table, rowsAbove);
       const apply = flags.apply === true && plan.refusal === undefined && !plan.done;
       if (apply) await alterLegacy(conn, plan.statement);
@@ -136,19 +198,30 @@ function rollbackToJson(plan: RollbackPlan, applied: boolean): Record<string, un
 }
 
 /** `migrate apply`: moves AUTO_INCREMENT into the reserve, creates the planned sequence on every backend, then (with --alter) drops AUTO_INCREMENT. */
-async function runApply(url: string, flags: MigrateFlags & { startAfter?: string; alter?: boolean }, withService: WithService): Promise<void> {
+async function runApply(
+  url: string,
+  flags: MigrateFlags & { startAfter?: string; alter?: boolean },
+  withService: WithService,
+): Promise<void> {
   await withLegacy(url, flags, connectLegacy, async (conn, table) => {
     const startAfter = flags.startAfter === undefined ? undefined : parseUnsigned(flags.startAfter, '--start-after');
     const plan = planMigration(table, { ...planOptions(flags, table), startAfter });
     const ran: string[] = [];
     await withService(flags, async (allocator, service) => {
       await requireEveryBackend(allocator, 'migrate');
-      const choices = { startAfterGiven: startAfter !== undefined, reserveGiven: flags.legacyReserve !== undefined, alter: flags.alter === true };
+      const choices = {
+        startAfterGiven: startAfter !== undefined,
+        reserveGiven: flags.legacyReserve !== undefined,
+        alter: flags.alter === true,
+      };
       const outcome = await applyMigration(plan, conn, allocator, service, choices);
       const s = outcome.settings;
       for (const statement of outcome.ran) console.log(`ran: ${statement}`);
       ran.push(...outcome.ran);
-      const counter = outcome.counter === undefined ? '' : `; AUTO_INCREMENT at ${outcome.counter}, above maxId: the old version inserts there`;
+      const counter =
+        outcome.counter === undefined
+          ? ''
+          : `; AUTO_INCREMENT at ${outcome.counter}, above maxId: the old version inserts there`;
       console.log(
         outcome.kind === 'created'
           ? `sequence ${s.name} created on ${allocator.backendCount} ${allocator.backendCount === 1 ? 'backend' : 'backends'}: blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} (legacy table at ${outcome.legacyHigh} below maxId${counter})`
@@ -163,7 +236,11 @@ async function runApply(url: string, flags: MigrateFlags & { startAfter?: string
 }
 
 /** `migrate verify`: every legacy ID above startAfter, one by one, against the cut of the column and the blocks handed out. */
-async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }, withService: WithService): Promise<void> {
+async function runVerify(
+  url: string,
+  flags: MigrateFlags & { strict?: boolean },
+  withService: WithService,
+): Promise<void> {
   await withLegacy(url, flags, connectReadOnly, async (conn, table) => {
     const name = sequenceName(flags, table);
     await withService(flags, async (allocator) => {
@@ -171,13 +248,17 @@ async function runVerify(url: string, flags: MigrateFlags & { strict?: boolean }
       // A retired sequence (after a rollback) is verified too: its blocks may still be draining.
       const rows = rowsOf(await allocator.readSequence(name));
       const settings = rows.find((r) => r.retired === true) ?? rows[0];
-      if (settings === undefined) throw new MigrationRefusedError(`sequence ${name} does not exist: run npx ticketd migrate apply first`);
+      if (settings === undefined)
+        throw new MigrationRefusedError(`sequence ${name} does not exist: run npx ticketd migrate apply first`);
       const report = await verifyMigration(conn, table, settings, allocator);
       for (const line of formatVerify(report, settings, table)) console.log(line);
       let failed = !isClean(report);
       if (table.hasAutoIncrement && report.counterProblem === undefined) {
         failed ||= flags.strict === true;
-        const reserve = settings.maxId < table.maxId ? `next ${table.autoIncrement}, in the old version's reserve above maxId ${settings.maxId}` : `next ${table.autoIncrement}`;
+        const reserve =
+          settings.maxId < table.maxId
+            ? `next ${table.autoIncrement}, in the old version's reserve above maxId ${settings.maxId}`
+            : `next ${table.autoIncrement}`;
         console.log(
           `${flags.strict === true ? 'problem' : 'warning'}: ${table.name}.${table.column} still has AUTO_INCREMENT (${reserve}). ` +
             'Once no old version inserts without an ID, drop it: ' +
@@ -202,7 +283,11 @@ async function withLegacy<T>(
     throw new MigrationRefusedError(`--source ${source.label} did not answer: ${errorText(error)}`, { cause: error });
   });
   try {
-    const table = await readLegacyTable(conn, { table: flags.table, column: flags.column, timestampColumn: flags.timestampColumn });
+    const table = await readLegacyTable(conn, {
+      table: flags.table,
+      column: flags.column,
+      timestampColumn: flags.timestampColumn,
+    });
     return await fn(conn, table);
   } finally {
     await conn.end().catch(() => undefined);
@@ -214,13 +299,19 @@ function sequenceName(flags: MigrateFlags, table: LegacyTable): string {
   try {
     assertSequenceName(name);
   } catch (error) {
-    throw new ConfigError(`--sequence: ${errorText(error)}${flags.sequence === undefined ? ' (the table name); name one' : ''}`);
+    throw new ConfigError(
+      `--sequence: ${errorText(error)}${flags.sequence === undefined ? ' (the table name); name one' : ''}`,
+    );
   }
   return name;
 }
 
-function planOptions(flags: MigrateFlags, table: LegacyTable): { sequence: string; blockSize?: bigint; headroom?: bigint; legacyReserve?: bigint; ids?: IdMode } {
-  if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque' && flags.ids !== 'strict') throw new ConfigError(`--ids must be ordered, opaque or strict; got ${JSON.stringify(flags.ids)}`);
+function planOptions(
+  flags: MigrateFlags,
+  table: LegacyTable,
+): { sequence: string; blockSize?: bigint; headroom?: bigint; legacyReserve?: bigint; ids?: IdMode } {
+  if (flags.ids !== undefined && flags.ids !== 'ordered' && flags.ids !== 'opaque' && flags.ids !== 'strict')
+    throw new ConfigError(`--ids must be ordered, opaque or strict; got ${JSON.stringify(flags.ids)}`);
   return {
     sequence: sequenceName(flags, table),
     ...(flags.ids !== undefined && { ids: flags.ids }),
@@ -239,13 +330,18 @@ function sourceArgument(flags: MigrateFlags): string {
  * When backends are configured: the sequence as they hold it (if one has it), and how many there are
  * with their increment (the share of tickets they issue).
  */
-async function readFleet(name: string, flags: MigrateFlags, withService: WithService): Promise<{ existing?: SequenceSettings; fleet?: { backends: number; increment: bigint } }> {
+async function readFleet(
+  name: string,
+  flags: MigrateFlags,
+  withService: WithService,
+): Promise<{ existing?: SequenceSettings; fleet?: { backends: number; increment: bigint } }> {
   const found: { existing?: SequenceSettings; fleet?: { backends: number; increment: bigint } } = {};
   await withService(
     flags,
     async (allocator, service) => {
       const existing = await service.settings(name).catch((error: unknown) => {
-        if (!(error instanceof SequenceNotFoundError)) console.error(`ticketd: warning: could not tell whether sequence ${name} exists: ${errorText(error)}`);
+        if (!(error instanceof SequenceNotFoundError))
+          console.error(`ticketd: warning: could not tell whether sequence ${name} exists: ${errorText(error)}`);
         return undefined;
       });
       if (existing !== undefined) found.existing = existing;
@@ -257,7 +353,11 @@ async function readFleet(name: string, flags: MigrateFlags, withService: WithSer
   return found;
 }
 
-function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined, fleet: { backends: number; increment: bigint } | undefined): Record<string, unknown> {
+function planToJson(
+  plan: MigrationPlan,
+  existing: SequenceSettings | undefined,
+  fleet: { backends: number; increment: bigint } | undefined,
+): Record<string, unknown> {
   const t = plan.table;
   const range = plan.settings.maxId - plan.settings.startAfter;
   const reach = share(fleet);
@@ -280,7 +380,15 @@ function planToJson(plan: MigrationPlan, existing: SequenceSettings | undefined,
     lastsSeconds: plan.lastsSeconds === undefined ? null : plan.lastsSeconds * reach,
     idsLeft: String(range),
     // The share of the range the backends reach: each issues one residue class of the increment (the text plan prints it too).
-    reach: fleet === undefined ? null : { backends: fleet.backends, increment: String(fleet.increment), share: reach, idsReachable: String(reach === 1 ? range : (range * BigInt(fleet.backends)) / fleet.increment) },
+    reach:
+      fleet === undefined
+        ? null
+        : {
+            backends: fleet.backends,
+            increment: String(fleet.increment),
+            share: reach,
+            idsReachable: String(reach === 1 ? range : (range * BigInt(fleet.backends)) / fleet.increment),
+          },
     alterStatement: plan.alterStatement,
     insertStatement: plan.insertStatement,
     exists: existing !== undefined,

@@ -16,7 +16,9 @@ interface CreateFlags {
 
 /** Adds `workers create|list|show` to the program. */
 export function addWorkerCommands(program: Command, withService: WithService): void {
-  const workers = program.command('workers').description('Snowflake worker pools: create them, list them, show who holds which worker ID');
+  const workers = program
+    .command('workers')
+    .description('Snowflake worker pools: create them, list them, show who holds which worker ID');
   workers
     .command('create <pool>')
     .description('create a worker pool on every backend')
@@ -35,7 +37,9 @@ export function addWorkerCommands(program: Command, withService: WithService): v
       };
       await withService(flags, async (allocator) => {
         const { pool, created } = await new WorkerPools({ allocator }).create(name, body);
-        console.log(`pool ${name} ${created ? 'created' : 'already exists with these settings'}: ${poolSize(pool)} worker IDs (${pool.workerBits} bits), ttl ${pool.ttlMs} ms, max skew ${pool.maxSkewMs} ms, reuse delay ${pool.reuseDelayMs} ms, granted by the backends with offsets ${pool.owners.join(', ')}`);
+        console.log(
+          `pool ${name} ${created ? 'created' : 'already exists with these settings'}: ${poolSize(pool)} worker IDs (${pool.workerBits} bits), ttl ${pool.ttlMs} ms, max skew ${pool.maxSkewMs} ms, reuse delay ${pool.reuseDelayMs} ms, granted by the backends with offsets ${pool.owners.join(', ')}`,
+        );
       });
     });
   workers
@@ -48,7 +52,9 @@ export function addWorkerCommands(program: Command, withService: WithService): v
         for (const pool of await pools.list()) {
           const s = await pools.state(pool.name);
           const missing = s.unanswered.length === 0 ? '' : `\tunanswered=${s.unanswered.join(',')}`;
-          console.log(`${pool.name}\tsize=${poolSize(pool)}\tleased=${s.leased}\tcooling=${s.cooling}\tfree=${s.free}\tttlMs=${pool.ttlMs}\tmaxSkewMs=${pool.maxSkewMs}\treuseDelayMs=${pool.reuseDelayMs}${missing}`);
+          console.log(
+            `${pool.name}\tsize=${poolSize(pool)}\tleased=${s.leased}\tcooling=${s.cooling}\tfree=${s.free}\tttlMs=${pool.ttlMs}\tmaxSkewMs=${pool.maxSkewMs}\treuseDelayMs=${pool.reuseDelayMs}${missing}`,
+          );
         }
       });
     });
@@ -59,8 +65,13 @@ export function addWorkerCommands(program: Command, withService: WithService): v
     .action(async (name: string, flags: { backends?: string }) => {
       await withService(flags, async (allocator) => {
         const s = await new WorkerPools({ allocator }).state(name);
-        console.log(`pool ${name}: ${s.leased} leased, ${s.cooling} cooling down, ${s.free} free of ${poolSize(s.pool)}${s.unanswered.length === 0 ? '' : `; not counted (no answer): ${s.unanswered.join(', ')}`}`);
-        for (const l of s.leases) console.log(`worker ${l.workerId}\t${l.state}\tepoch=${l.epoch}\tholder=${l.holder}\texpires=${l.expiresAt}\tfree=${l.freeAt}\towner=${l.owner}`);
+        console.log(
+          `pool ${name}: ${s.leased} leased, ${s.cooling} cooling down, ${s.free} free of ${poolSize(s.pool)}${s.unanswered.length === 0 ? '' : `; not counted (no answer): ${s.unanswered.join(', ')}`}`,
+        );
+        for (const l of s.leases)
+          console.log(
+            `worker ${l.workerId}\t${l.state}\tepoch=${l.epoch}\tholder=${l.holder}\texpires=${l.expiresAt}\tfree=${l.freeAt}\towner=${l.owner}`,
+          );
       });
     });
 }

@@ -10,7 +10,14 @@ import { unreadableFile } from '../util/read-file.js';
 import { adminTokens, clientTokens } from '../secrets.js';
 import { LOG_LEVELS, type LogLevel } from '../logger.js';
 import { shown as got } from '../util/error-text.js';
-import { DEFAULT_MAX_COUNT, DEFAULT_PORT, MAX_MAX_COUNT, MAX_WORKERS, MIN_PEER_SECRET_CHARS, SETTING_NAMES } from './settings.js';
+import {
+  DEFAULT_MAX_COUNT,
+  DEFAULT_PORT,
+  MAX_MAX_COUNT,
+  MAX_WORKERS,
+  MIN_PEER_SECRET_CHARS,
+  SETTING_NAMES,
+} from './settings.js';
 
 /** An integer setting given as a decimal string or (from a file) a number. */
 const integer = (name: string, min: number, max: number): z.ZodType<number> =>
@@ -25,23 +32,32 @@ const integer = (name: string, min: number, max: number): z.ZodType<number> =>
 
 /** A list of backend URLs, as one comma-separated string or (from a file) an array; `tls` fills in what a URL's query leaves out. */
 const backendList = (name: string, required: boolean, tls: TlsDefaults): z.ZodType<BackendAddress[]> =>
-  z.union([z.string(), z.array(z.string())]).optional().transform((value, ctx) => {
-    const parts = (Array.isArray(value) ? value : (value ?? '').split(',')).map((s) => s.trim()).filter((s) => s !== '');
-    if (parts.length === 0) {
-      if (required) ctx.addIssue({ code: 'custom', message: `${name} is not set (comma-separated mysql://user:pass@host:port/db URLs)` });
-      return [];
-    }
-    const backends: BackendAddress[] = [];
-    for (const part of parts) {
-      const parsed = parseBackendUrl(part, tls);
-      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${name}: ${parsed}` });
-      else backends.push(parsed);
-    }
-    const labels = backends.map((b) => b.label);
-    const repeated = labels.filter((l, i) => labels.indexOf(l) !== i);
-    if (repeated.length > 0) ctx.addIssue({ code: 'custom', message: `${name} lists ${repeated[0]} more than once` });
-    return backends;
-  });
+  z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((value, ctx) => {
+      const parts = (Array.isArray(value) ? value : (value ?? '').split(','))
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      if (parts.length === 0) {
+        if (required)
+          ctx.addIssue({
+            code: 'custom',
+            message: `${name} is not set (comma-separated mysql://user:pass@host:port/db URLs)`,
+          });
+        return [];
+      }
+      const backends: BackendAddress[] = [];
+      for (const part of parts) {
+        const parsed = parseBackendUrl(part, tls);
+        if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${name}: ${parsed}` });
+        else backends.push(parsed);
+      }
+      const labels = backends.map((b) => b.label);
+      const repeated = labels.filter((l, i) => labels.indexOf(l) !== i);
+      if (repeated.length > 0) ctx.addIssue({ code: 'custom', message: `${name} lists ${repeated[0]} more than once` });
+      return backends;
+    });
 
 /** One of two policies by name; the first is the default. */
 function policy<T extends string>(name: string, allowed: readonly [T, T]): z.ZodType<T> {
@@ -72,71 +88,106 @@ const pemFile = (name: string): z.ZodType<string | undefined> =>
 
 /** TICKETD_BACKEND_SSL_*, judged as a URL's own parameters would be. */
 export const tlsDefaults = z
-  .object({ mode: z.string().optional(), ca: z.string().optional(), cert: z.string().optional(), key: z.string().optional() })
+  .object({
+    mode: z.string().optional(),
+    ca: z.string().optional(),
+    cert: z.string().optional(),
+    key: z.string().optional(),
+  })
   .transform((given, ctx) => {
     const query = new URLSearchParams();
     const parsed = parseBackendTls(query, given);
-    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `TICKETD_BACKEND_SSL_*: ${parsed.replace(/\bssl-(mode|ca|cert|key)\b/g, (_m, f: string) => `TICKETD_BACKEND_SSL_${f.toUpperCase()}`)}` });
+    if (typeof parsed === 'string')
+      ctx.addIssue({
+        code: 'custom',
+        message: `TICKETD_BACKEND_SSL_*: ${parsed.replace(/\bssl-(mode|ca|cert|key)\b/g, (_m, f: string) => `TICKETD_BACKEND_SSL_${f.toUpperCase()}`)}`,
+      });
     return given;
   });
 
 /** Every setting but the TLS defaults, which `tls` gives (URLs fill in from them). */
-export const settingsSchema = (tls: TlsDefaults) => z.object({
-  backends: backendList(SETTING_NAMES.backends, true, tls),
-  adminBackends: backendList(SETTING_NAMES.adminBackends, false, tls),
-  port: integer(SETTING_NAMES.port, 0, 65535).optional().transform((v) => v ?? DEFAULT_PORT),
-  adminToken: adminTokens,
-  clientTokens,
-  tlsCert: pemFile(SETTING_NAMES.tlsCert),
-  tlsKey: pemFile(SETTING_NAMES.tlsKey),
-  tlsClientCa: pemFile(SETTING_NAMES.tlsClientCa),
-  rateLimit: z
-    .union([z.number(), z.string()])
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return undefined;
-      const n = Number(value);
-      if (!Number.isFinite(n) || n <= 0 || (typeof value === 'string' && !/^[0-9]+(\.[0-9]+)?$/.test(value))) {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_RATE_LIMIT must be a positive number of requests per second; got ${got(value)}` });
-        return z.NEVER;
-      }
-      return n;
-    }),
-  maxCount: integer(SETTING_NAMES.maxCount, 1, MAX_MAX_COUNT).optional().transform((v) => v ?? DEFAULT_MAX_COUNT),
-  logLevel: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return 'info' as LogLevel;
-      if (!(LOG_LEVELS as readonly string[]).includes(value)) {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${got(value)}` });
-        return z.NEVER;
-      }
-      return value as LogLevel;
-    }),
-  workers: integer(SETTING_NAMES.workers, 1, MAX_WORKERS).optional().transform((v) => v ?? 1),
-  allowUnsafeDurability: z.boolean().optional().transform((v) => v ?? false),
-  onRegression: policy(SETTING_NAMES.onRegression, ['advance', 'quarantine'] as const),
-  claims: policy(SETTING_NAMES.claims, ['preferred', 'required'] as const),
-  advertiseHost: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      // Unset: config.ts picks the listening address, or loopback (advertiseDefault).
-      if (value === undefined || value === '') return undefined;
-      if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(value)) {
-        ctx.addIssue({ code: 'custom', message: `TICKETD_ADVERTISE_HOST must be a host name or address other front ends reach this one at (an IPv6 address in brackets); got ${got(value)}` });
-        return z.NEVER;
-      }
-      return value;
-    }),
-  peerPort: integer(SETTING_NAMES.peerPort, 0, 65535).optional().transform((v) => v ?? 0),
-  host: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined || isIP(value) !== 0 || /^[A-Za-z0-9.-]{1,253}$/.test(value), { message: 'TICKETD_HOST must be an address or host name to listen on (127.0.0.1, ::1, 0.0.0.0, a local interface\'s address)' }),
-  peerSecret: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined || value.length >= MIN_PEER_SECRET_CHARS, { message: `TICKETD_PEER_SECRET must be at least 16 characters (the same on every front end of the fleet)` }),
-});
+export const settingsSchema = (tls: TlsDefaults) =>
+  z.object({
+    backends: backendList(SETTING_NAMES.backends, true, tls),
+    adminBackends: backendList(SETTING_NAMES.adminBackends, false, tls),
+    port: integer(SETTING_NAMES.port, 0, 65535)
+      .optional()
+      .transform((v) => v ?? DEFAULT_PORT),
+    adminToken: adminTokens,
+    clientTokens,
+    tlsCert: pemFile(SETTING_NAMES.tlsCert),
+    tlsKey: pemFile(SETTING_NAMES.tlsKey),
+    tlsClientCa: pemFile(SETTING_NAMES.tlsClientCa),
+    rateLimit: z
+      .union([z.number(), z.string()])
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value === '') return undefined;
+        const n = Number(value);
+        if (!Number.isFinite(n) || n <= 0 || (typeof value === 'string' && !/^[0-9]+(\.[0-9]+)?$/.test(value))) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `TICKETD_RATE_LIMIT must be a positive number of requests per second; got ${got(value)}`,
+          });
+          return z.NEVER;
+        }
+        return n;
+      }),
+    maxCount: integer(SETTING_NAMES.maxCount, 1, MAX_MAX_COUNT)
+      .optional()
+      .transform((v) => v ?? DEFAULT_MAX_COUNT),
+    logLevel: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value === '') return 'info' as LogLevel;
+        if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `TICKETD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${got(value)}`,
+          });
+          return z.NEVER;
+        }
+        return value as LogLevel;
+      }),
+    workers: integer(SETTING_NAMES.workers, 1, MAX_WORKERS)
+      .optional()
+      .transform((v) => v ?? 1),
+    allowUnsafeDurability: z
+      .boolean()
+      .optional()
+      .transform((v) => v ?? false),
+    onRegression: policy(SETTING_NAMES.onRegression, ['advance', 'quarantine'] as const),
+    claims: policy(SETTING_NAMES.claims, ['preferred', 'required'] as const),
+    advertiseHost: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        // Unset: config.ts picks the listening address, or loopback (advertiseDefault).
+        if (value === undefined || value === '') return undefined;
+        if (!/^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$/.test(value)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `TICKETD_ADVERTISE_HOST must be a host name or address other front ends reach this one at (an IPv6 address in brackets); got ${got(value)}`,
+          });
+          return z.NEVER;
+        }
+        return value;
+      }),
+    peerPort: integer(SETTING_NAMES.peerPort, 0, 65535)
+      .optional()
+      .transform((v) => v ?? 0),
+    host: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || isIP(value) !== 0 || /^[A-Za-z0-9.-]{1,253}$/.test(value), {
+        message:
+          "TICKETD_HOST must be an address or host name to listen on (127.0.0.1, ::1, 0.0.0.0, a local interface's address)",
+      }),
+    peerSecret: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || value.length >= MIN_PEER_SECRET_CHARS, {
+        message: `TICKETD_PEER_SECRET must be at least 16 characters (the same on every front end of the fleet)`,
+      }),
+  });

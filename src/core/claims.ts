@@ -47,7 +47,10 @@ export function judgeReplies(
     }
     const floor = floorUnder(chunk.tickets, reply.floors, chunk.stripe);
     if (floor === undefined) return 'claimed';
-    refusal ??= { reason: `tickets of sequence ${chunk.sequence} from ${chunk.tickets[0]} are at or below the claim floor ${floor} on backend ${peer}`, cause: 'below-floor' };
+    refusal ??= {
+      reason: `tickets of sequence ${chunk.sequence} from ${chunk.tickets[0]} are at or below the claim floor ${floor} on backend ${peer}`,
+      cause: 'below-floor',
+    };
     return 'claimed-before';
   });
   return { answers, refusal };
@@ -68,7 +71,11 @@ export function claimVerdict(answers: readonly ClaimAnswer[]): 'claimed' | 'clai
  * its claim pruned, so it may have been served before. Undefined when the chunk is above every
  * floor of an overlapping class.
  */
-export function floorUnder(tickets: readonly bigint[], floors: readonly ClassClaims[], stripe: Stripe): bigint | undefined {
+export function floorUnder(
+  tickets: readonly bigint[],
+  floors: readonly ClassClaims[],
+  stripe: Stripe,
+): bigint | undefined {
   const floor = highestUsed(floors, stripe);
   const lowest = tickets.reduce((min, t) => (t < min ? t : min));
   return floor !== undefined && lowest <= floor ? floor : undefined;

@@ -48,15 +48,34 @@ export function catchUpTarget(ownNext: bigint, leaderNext: bigint, stripe: Strip
  * Which tickets of a run (in the order fetched) pass parity and the mark: the leading ones up to
  * the first refused.
  */
-export function accept(tickets: readonly bigint[], stripe: Stripe, mark: bigint | undefined, where: string): { accepted: bigint[]; refused?: Refusal } {
+export function accept(
+  tickets: readonly bigint[],
+  stripe: Stripe,
+  mark: bigint | undefined,
+  where: string,
+): { accepted: bigint[]; refused?: Refusal } {
   const accepted: bigint[] = [];
   let highest = mark;
   for (const ticket of tickets) {
     if (!ownsTicket(ticket, stripe)) {
-      return { accepted, refused: { ticket, regressed: false, reason: `${where} returned ticket ${ticket}, which is not ≡ ${stripe.offset} (mod ${stripe.increment})` } };
+      return {
+        accepted,
+        refused: {
+          ticket,
+          regressed: false,
+          reason: `${where} returned ticket ${ticket}, which is not ≡ ${stripe.offset} (mod ${stripe.increment})`,
+        },
+      };
     }
     if (highest !== undefined && ticket <= highest) {
-      return { accepted, refused: { ticket, regressed: true, reason: `${where} returned ticket ${ticket}, at or below ticket ${highest} seen before` } };
+      return {
+        accepted,
+        refused: {
+          ticket,
+          regressed: true,
+          reason: `${where} returned ticket ${ticket}, at or below ticket ${highest} seen before`,
+        },
+      };
     }
     accepted.push(ticket);
     highest = ticket;

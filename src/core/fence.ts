@@ -76,7 +76,14 @@ export function planFence(input: FenceInput): FencePlan {
   }
   if (advance < minimum) advance = minimum;
   const nextTicket = input.highestTicket + advance + 1n;
-  return { nextTicket, advance, basis, ticketsPerSecond, sinceMs, exhausts: blockForTicket(nextTicket, input.settings).kind === 'exhausted' };
+  return {
+    nextTicket,
+    advance,
+    basis,
+    ticketsPerSecond,
+    sinceMs,
+    exhausts: blockForTicket(nextTicket, input.settings).kind === 'exhausted',
+  };
 }
 
 /**

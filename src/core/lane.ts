@@ -30,8 +30,22 @@
  *    (core/widening.ts) reopens it, unchecked, so it is checked again before it serves.
  */
 import { blockForTicket, firstUsefulTicket, type BlockSettings, type IdRange } from './blocks.js';
-import { claimVerdict, highestUsed, mayServeUnclaimed, type ClaimAnswer, type ClaimsPolicy, type ClassClaims } from './claims.js';
-import { accept, catchUpTarget, isRegressed, regressionTarget, type Refusal, type RegressionPolicy } from './counters.js';
+import {
+  claimVerdict,
+  highestUsed,
+  mayServeUnclaimed,
+  type ClaimAnswer,
+  type ClaimsPolicy,
+  type ClassClaims,
+} from './claims.js';
+import {
+  accept,
+  catchUpTarget,
+  isRegressed,
+  regressionTarget,
+  type Refusal,
+  type RegressionPolicy,
+} from './counters.js';
 import type { Stripe } from './stripes.js';
 
 /** unchecked → serving ⇄ unchecked; any → quarantined → (release) unchecked; serving → exhausted → (widened) unchecked. */
@@ -51,14 +65,26 @@ export interface Lane {
 }
 
 /** A lane nothing is known of yet. */
-export const NEW_LANE: Lane = Object.freeze({ phase: 'unchecked', quarantine: undefined, mark: undefined, lastTicket: undefined, unclaimed: false });
+export const NEW_LANE: Lane = Object.freeze({
+  phase: 'unchecked',
+  quarantine: undefined,
+  mark: undefined,
+  lastTicket: undefined,
+  unclaimed: false,
+});
 
 /** What happened to the lane, as the allocator learnt it. */
 export type LaneEvent =
   /** A failed call, an idle spell or another server behind the address. */
   | { readonly kind: 'stale' }
   /** Checking: the peers' claims for the backend's class, and its own next ticket. */
-  | { readonly kind: 'counter-read'; readonly next: bigint; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe; readonly policy: RegressionPolicy }
+  | {
+      readonly kind: 'counter-read';
+      readonly next: bigint;
+      readonly peers: readonly ClassClaims[];
+      readonly stripe: Stripe;
+      readonly policy: RegressionPolicy;
+    }
   /** Checking: its next ticket (after any advance) and the highest of its peers'. */
   | { readonly kind: 'leader-read'; readonly own: bigint; readonly leader: bigint; readonly stripe: Stripe }
   /** Checking done: every advance it asked for went through. */
@@ -79,11 +105,21 @@ export type LaneEvent =
   /** A ticket refused by parity, the mark or a claim. */
   | { readonly kind: 'refused'; readonly refusal: Refusal; readonly policy: RegressionPolicy }
   /** The peers' claims, read afresh after a regression at ticket `seen`. */
-  | { readonly kind: 'used-read'; readonly seen: bigint; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe }
+  | {
+      readonly kind: 'used-read';
+      readonly seen: bigint;
+      readonly peers: readonly ClassClaims[];
+      readonly stripe: Stripe;
+    }
   /** The counter reached its column's maximum. */
   | { readonly kind: 'overflow'; readonly ticket: bigint | undefined }
   /** An operator's release: every peer's claims and the backend's next ticket. */
-  | { readonly kind: 'release-read'; readonly next: bigint; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe }
+  | {
+      readonly kind: 'release-read';
+      readonly next: bigint;
+      readonly peers: readonly ClassClaims[];
+      readonly stripe: Stripe;
+    }
   /** The release's advance (if any) went through; `peers` as read for it. */
   | { readonly kind: 'released'; readonly peers: readonly ClassClaims[]; readonly stripe: Stripe }
   /** The sequence's maxId grew: tickets past the old bound may serve. */
@@ -106,7 +142,12 @@ export type Effect =
 
 /** What a step did that operators hear of (logs and metrics). */
 export type Note =
-  | { readonly kind: 'regressed'; readonly ticket: bigint; readonly reason: string; readonly outcome: 'advanced' | 'quarantined' }
+  | {
+      readonly kind: 'regressed';
+      readonly ticket: bigint;
+      readonly reason: string;
+      readonly outcome: 'advanced' | 'quarantined';
+    }
   | { readonly kind: 'wrong-class'; readonly ticket: bigint; readonly reason: string }
   | { readonly kind: 'claimed-before'; readonly reason: string }
   | { readonly kind: 'unclaimed'; readonly count: number; readonly served: boolean; readonly started: boolean }
@@ -130,7 +171,15 @@ export interface Step {
   readonly stop: boolean;
 }
 
-const NOTHING: Omit<Step, 'lane'> = Object.freeze({ effects: [], notes: [], accepted: [], serve: [], withheld: false, refusal: undefined, stop: false });
+const NOTHING: Omit<Step, 'lane'> = Object.freeze({
+  effects: [],
+  notes: [],
+  accepted: [],
+  serve: [],
+  withheld: false,
+  refusal: undefined,
+  stop: false,
+});
 
 /** The next state of a lane, what may be served, and the I/O to do next. Pure. */
 export function step(lane: Lane, event: LaneEvent): Step {
@@ -141,7 +190,11 @@ export function step(lane: Lane, event: LaneEvent): Step {
       return onCounterRead(lane, event);
     case 'leader-read': {
       const target = catchUpTarget(event.own, event.leader, event.stripe);
-      return { ...NOTHING, lane, effects: target === undefined ? [] : [{ kind: 'advance', to: target, why: 'catch-up', from: event.own }] };
+      return {
+        ...NOTHING,
+        lane,
+        effects: target === undefined ? [] : [{ kind: 'advance', to: target, why: 'catch-up', from: event.own }],
+      };
     }
     case 'checked':
       return { ...NOTHING, lane: lane.phase === 'unchecked' ? { ...lane, phase: 'serving' } : lane };
@@ -152,7 +205,13 @@ export function step(lane: Lane, event: LaneEvent): Step {
     case 'no-peer':
       // Claims are required and no peer can take them: a REPLACE now would only burn a ticket.
       if (mayServeUnclaimed(event.policy)) return { ...NOTHING, lane };
-      return { ...NOTHING, lane: { ...lane, unclaimed: true }, stop: true, withheld: true, notes: [{ kind: 'unclaimed', count: 0, served: false, started: !lane.unclaimed }] };
+      return {
+        ...NOTHING,
+        lane: { ...lane, unclaimed: true },
+        stop: true,
+        withheld: true,
+        notes: [{ kind: 'unclaimed', count: 0, served: false, started: !lane.unclaimed }],
+      };
     case 'refused':
       return onRefused(lane, event);
     case 'used-read': {
@@ -165,12 +224,17 @@ export function step(lane: Lane, event: LaneEvent): Step {
     case 'release-read': {
       const used = highestUsed(event.peers, event.stripe);
       const to = regressionTarget([used, lane.mark, event.next], event.stripe);
-      const effects: Effect[] = isRegressed(event.next, used) ? [{ kind: 'advance', to, why: 'released', from: event.next, used }] : [];
+      const effects: Effect[] = isRegressed(event.next, used)
+        ? [{ kind: 'advance', to, why: 'released', from: event.next, used }]
+        : [];
       return { ...NOTHING, lane, effects };
     }
     case 'released': {
       const raised = raise(lane, highestUsed(event.peers, event.stripe));
-      return { ...NOTHING, lane: { ...raised, phase: lane.phase === 'exhausted' ? 'exhausted' : 'unchecked', quarantine: undefined } };
+      return {
+        ...NOTHING,
+        lane: { ...raised, phase: lane.phase === 'exhausted' ? 'exhausted' : 'unchecked', quarantine: undefined },
+      };
     }
     case 'widened':
       // Its mark stays: a reopened lane still serves only above every ticket it saw.
@@ -202,9 +266,15 @@ function onCounterRead(lane: Lane, event: Extract<LaneEvent, { kind: 'counter-re
   const raised = raise(lane, used);
   if (!isRegressed(event.next, used)) return { ...NOTHING, lane: raised };
   const reason = `counter at ${event.next}, at or below ticket ${used} already used (restored backup or promoted replica?)`;
-  if (event.policy === 'quarantine') return quarantine(raised, { kind: 'regressed', ticket: event.next, reason, outcome: 'quarantined' }, reason);
+  if (event.policy === 'quarantine')
+    return quarantine(raised, { kind: 'regressed', ticket: event.next, reason, outcome: 'quarantined' }, reason);
   const to = regressionTarget([used, raised.mark, event.next], event.stripe);
-  return { ...NOTHING, lane: raised, effects: [{ kind: 'advance', to, why: 'regressed', from: event.next, used }], notes: [{ kind: 'regressed', ticket: event.next, reason, outcome: 'advanced' }] };
+  return {
+    ...NOTHING,
+    lane: raised,
+    effects: [{ kind: 'advance', to, why: 'regressed', from: event.next, used }],
+    notes: [{ kind: 'regressed', ticket: event.next, reason, outcome: 'advanced' }],
+  };
 }
 
 function onTickets(lane: Lane, event: Extract<LaneEvent, { kind: 'tickets' }>): Step {
@@ -218,7 +288,14 @@ function onClaimAnswers(lane: Lane, event: Extract<LaneEvent, { kind: 'claim-ans
   const verdict = claimVerdict(event.answers);
   if (verdict === 'claimed-before') {
     const reason = event.refusedBecause ?? `a peer holds a claim for one of tickets from ${event.tickets[0]}`;
-    return { ...NOTHING, lane, stop: true, withheld: true, refusal: { ticket: event.tickets[0]!, regressed: true, reason }, notes: [{ kind: 'claimed-before', reason }] };
+    return {
+      ...NOTHING,
+      lane,
+      stop: true,
+      withheld: true,
+      refusal: { ticket: event.tickets[0]!, regressed: true, reason },
+      notes: [{ kind: 'claimed-before', reason }],
+    };
   }
   if (verdict === 'claimed') {
     const mapped = blocksOf(lane.unclaimed ? { ...lane, unclaimed: false } : lane, event.tickets, event.settings);
@@ -240,7 +317,13 @@ function blocksOf(lane: Lane, tickets: readonly bigint[], settings: BlockSetting
     if (outcome.kind === 'exhausted') return exhaust(lane, ticket, serve);
     if (outcome.kind === 'below-start') {
       // A counter behind startAfter (a table created by hand): move it forward rather than burn tickets.
-      return { ...NOTHING, lane, serve, stop: true, effects: [{ kind: 'advance', to: firstUsefulTicket(settings), why: 'below-start' }] };
+      return {
+        ...NOTHING,
+        lane,
+        serve,
+        stop: true,
+        effects: [{ kind: 'advance', to: firstUsefulTicket(settings), why: 'below-start' }],
+      };
     }
     serve.push(outcome.range);
     // Tickets only grow, so after the block that reaches maxId this backend has nothing left.
@@ -250,14 +333,26 @@ function blocksOf(lane: Lane, tickets: readonly bigint[], settings: BlockSetting
 }
 
 function exhaust(lane: Lane, ticket: bigint | undefined, serve: readonly IdRange[]): Step {
-  return { ...NOTHING, lane: { ...lane, phase: 'exhausted' }, serve, stop: true, notes: [{ kind: 'exhausted', ticket }] };
+  return {
+    ...NOTHING,
+    lane: { ...lane, phase: 'exhausted' },
+    serve,
+    stop: true,
+    notes: [{ kind: 'exhausted', ticket }],
+  };
 }
 
 function onRefused(lane: Lane, event: Extract<LaneEvent, { kind: 'refused' }>): Step {
   const { refusal } = event;
   // A ticket of the wrong residue class cannot be fixed by advancing the counter.
-  if (!refusal.regressed) return quarantine(lane, { kind: 'wrong-class', ticket: refusal.ticket, reason: refusal.reason }, refusal.reason);
-  if (event.policy === 'quarantine') return quarantine(lane, { kind: 'regressed', ticket: refusal.ticket, reason: refusal.reason, outcome: 'quarantined' }, refusal.reason);
+  if (!refusal.regressed)
+    return quarantine(lane, { kind: 'wrong-class', ticket: refusal.ticket, reason: refusal.reason }, refusal.reason);
+  if (event.policy === 'quarantine')
+    return quarantine(
+      lane,
+      { kind: 'regressed', ticket: refusal.ticket, reason: refusal.reason, outcome: 'quarantined' },
+      refusal.reason,
+    );
   return {
     ...NOTHING,
     lane,

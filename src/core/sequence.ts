@@ -115,9 +115,18 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   }
   // A permutation of a small domain hides little: an observer soon holds a large share of all IDs.
   if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {
-    throw new BadRequestError(`ids "opaque" needs at least ${MIN_OPAQUE_DOMAIN} IDs between startAfter and maxId; this sequence has ${maxId - startAfter}`);
+    throw new BadRequestError(
+      `ids "opaque" needs at least ${MIN_OPAQUE_DOMAIN} IDs between startAfter and maxId; this sequence has ${maxId - startAfter}`,
+    );
   }
-  return Object.freeze({ name, blockSize, startAfter, maxId, ids: ids as IdMode, ...(maxIdDefaulted ? { maxIdDefaulted: true as const } : {}) });
+  return Object.freeze({
+    name,
+    blockSize,
+    startAfter,
+    maxId,
+    ids: ids as IdMode,
+    ...(maxIdDefaulted ? { maxIdDefaulted: true as const } : {}),
+  });
 }
 
 /**

@@ -75,7 +75,12 @@ function gcd(a: bigint, b: bigint): bigint {
  * (docs/operating.md, "Growing and shrinking the fleet"), when a backend may move into a narrower
  * class inside the one it had (2/1 → 4/1), never into a wider or another one.
  */
-export function stripeProblem(label: string, candidate: Stripe, pinned: ReadonlyMap<string, Stripe>, backendCount: number): string | undefined {
+export function stripeProblem(
+  label: string,
+  candidate: Stripe,
+  pinned: ReadonlyMap<string, Stripe>,
+  backendCount: number,
+): string | undefined {
   const { increment, offset } = candidate;
   if (offset > increment) {
     // MySQL silently ignores an offset above the increment and behaves as if it were 1.
@@ -89,7 +94,8 @@ export function stripeProblem(label: string, candidate: Stripe, pinned: Readonly
     return `backend ${label} now has auto_increment_increment=${increment}, auto_increment_offset=${offset}; it had ${own.increment}/${own.offset}`;
   }
   for (const [other, stripe] of pinned) {
-    if (other === label || !classesOverlap({ increment: stripe.increment, residue: residueOf(stripe) }, candidate)) continue;
+    if (other === label || !classesOverlap({ increment: stripe.increment, residue: residueOf(stripe) }, candidate))
+      continue;
     return stripe.increment === increment
       ? `backend ${label} has auto_increment_offset=${offset}, same as ${other}`
       : `backend ${label} has auto_increment_increment=${increment}, auto_increment_offset=${offset}, whose tickets overlap those of ${other} (${stripe.increment}/${stripe.offset})`;
@@ -131,17 +137,23 @@ export function serverProblems(label: string, s: ServerSettings, allowUnsafeDura
 function topologyProblems(label: string, s: ServerSettings): string[] {
   const problems: string[] = [];
   if (s.galeraAutoIncrementControl) {
-    problems.push(`backend ${label} has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`);
+    problems.push(
+      `backend ${label} has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`,
+    );
   }
   if (s.groupReplication === 'multi-primary') {
-    problems.push(`backend ${label} is a member of a multi-primary Group Replication group, which sets auto_increment_increment and offset per member; use single-primary mode and name the primary`);
+    problems.push(
+      `backend ${label} is a member of a multi-primary Group Replication group, which sets auto_increment_increment and offset per member; use single-primary mode and name the primary`,
+    );
   } else if (s.groupReplication === 'secondary') {
     problems.push(`backend ${label} is a Group Replication secondary (read-only); name the group's primary`);
   } else if (s.readOnly === true) {
     problems.push(`backend ${label} has read_only=ON (a replica?); name the writable server`);
   }
   if (s.tidb === true) {
-    problems.push(`backend ${label} is TiDB, which hands out AUTO_INCREMENT values in batches per TiDB server, not in order, so a counter that went back cannot be told apart; TiDB is not supported as a backend`);
+    problems.push(
+      `backend ${label} is TiDB, which hands out AUTO_INCREMENT values in batches per TiDB server, not in order, so a counter that went back cannot be told apart; TiDB is not supported as a backend`,
+    );
   }
   return problems;
 }
@@ -158,7 +170,12 @@ export interface ConnectionVerdict {
 export function judgeConnection(
   label: string,
   settings: ServerSettings,
-  context: { readonly pinned: ReadonlyMap<string, Stripe>; readonly backendCount: number; readonly allowUnsafeDurability: boolean; readonly knownIdentity: string | undefined },
+  context: {
+    readonly pinned: ReadonlyMap<string, Stripe>;
+    readonly backendCount: number;
+    readonly allowUnsafeDurability: boolean;
+    readonly knownIdentity: string | undefined;
+  },
 ): ConnectionVerdict {
   const own = serverProblems(label, settings, context.allowUnsafeDurability);
   return {

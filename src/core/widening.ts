@@ -9,10 +9,14 @@ import { parseUnsigned, sameButMaxId, type SequenceSettings } from './sequence.j
 
 /** What a PATCH asks: the new maxId; anything else in the body is refused by name. */
 export function parseWidening(body: unknown): bigint {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('body must be a JSON object such as {"maxId":"9223372036854775807"}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequestError('body must be a JSON object such as {"maxId":"9223372036854775807"}');
   const fields = body as Record<string, unknown>;
   const other = Object.keys(fields).filter((k) => k !== 'maxId');
-  if (other.length > 0) throw new BadRequestError(`only maxId can change; ${other.map((k) => JSON.stringify(k)).join(', ')} ${other.length === 1 ? 'is' : 'are'} fixed for the life of a sequence`);
+  if (other.length > 0)
+    throw new BadRequestError(
+      `only maxId can change; ${other.map((k) => JSON.stringify(k)).join(', ')} ${other.length === 1 ? 'is' : 'are'} fixed for the life of a sequence`,
+    );
   if (fields.maxId === undefined) throw new BadRequestError('body must give maxId, the new largest ID');
   return parseUnsigned(fields.maxId, 'maxId');
 }
@@ -29,10 +33,14 @@ export function judgeWidening(current: SequenceSettings, maxId: bigint): boolean
     );
   }
   if (current.ids === 'strict' && maxId !== current.maxId) {
-    throw new SequenceConflictError(`sequence ${current.name} is strict: this release does not widen strict sequences (docs/strict-sequences.md); create a new sequence instead`);
+    throw new SequenceConflictError(
+      `sequence ${current.name} is strict: this release does not widen strict sequences (docs/strict-sequences.md); create a new sequence instead`,
+    );
   }
   if (maxId < current.maxId) {
-    throw new SequenceConflictError(`sequence ${current.name} has maxId ${current.maxId}; it can only grow (IDs up to it may already be issued), not go down to ${maxId}`);
+    throw new SequenceConflictError(
+      `sequence ${current.name} has maxId ${current.maxId}; it can only grow (IDs up to it may already be issued), not go down to ${maxId}`,
+    );
   }
   return maxId > current.maxId;
 }
@@ -42,7 +50,10 @@ export function judgeWidening(current: SequenceSettings, maxId: bigint): boolean
  * them now: retired on any of them ends it; a larger maxId on every one of them widens it to the
  * smallest of theirs (the bound each has); anything else leaves it as it is.
  */
-export function judgeRows(current: SequenceSettings, rows: readonly SequenceSettings[]): { readonly kind: 'retired' } | { readonly kind: 'widened'; readonly maxId: bigint } | { readonly kind: 'same' } {
+export function judgeRows(
+  current: SequenceSettings,
+  rows: readonly SequenceSettings[],
+): { readonly kind: 'retired' } | { readonly kind: 'widened'; readonly maxId: bigint } | { readonly kind: 'same' } {
   if (rows.some((r) => r.retired === true)) return { kind: 'retired' };
   if (rows.length === 0 || !rows.every((r) => sameButMaxId(r, current))) return { kind: 'same' };
   const maxId = rows.reduce((least, r) => (r.maxId < least ? r.maxId : least), rows[0]!.maxId);

@@ -118,23 +118,35 @@ export function isLive(record: LeaseRecord, now: ServerTime): boolean {
  */
 export function highWaterAfter(record: LeaseRecord | undefined, pool: PoolSettings): number {
   if (record === undefined || record.epoch === 0n) return record?.highWaterMs ?? 0;
-  const used = record.releasedMs !== undefined && record.lastUsedMs !== undefined ? record.lastUsedMs : record.expiresMs + pool.maxSkewMs;
+  const used =
+    record.releasedMs !== undefined && record.lastUsedMs !== undefined
+      ? record.lastUsedMs
+      : record.expiresMs + pool.maxSkewMs;
   return Math.max(record.highWaterMs, used);
 }
 
 /** What the claims on the other backends say about granting a worker ID. */
-export type ClaimsVerdict = { readonly free: true; readonly highWaterMs: number; readonly epochAbove: bigint } | { readonly free: false; readonly reason: string };
+export type ClaimsVerdict =
+  | { readonly free: true; readonly highWaterMs: number; readonly epochAbove: bigint }
+  | { readonly free: false; readonly reason: string };
 
 /**
  * Judges a worker ID by the claims other backends hold (each with its own clock). Any claim not yet
  * free refuses it: its owner may have forgotten a live lease (a restore, a promoted replica).
  */
-export function judgeClaims(pool: PoolSettings, workerId: number, claims: readonly { readonly backend: string; readonly record: LeaseRecord | undefined; readonly now: ServerTime }[]): ClaimsVerdict {
+export function judgeClaims(
+  pool: PoolSettings,
+  workerId: number,
+  claims: readonly { readonly backend: string; readonly record: LeaseRecord | undefined; readonly now: ServerTime }[],
+): ClaimsVerdict {
   let highWaterMs = 0;
   let epochAbove = 0n;
   for (const c of claims) {
     if (!isFree(c.record, c.now)) {
-      return { free: false, reason: `backend ${c.backend} holds a claim of worker ${workerId} of pool ${pool.name} (epoch ${c.record!.epoch}) until ${new Date(c.record!.freeMs).toISOString()}` };
+      return {
+        free: false,
+        reason: `backend ${c.backend} holds a claim of worker ${workerId} of pool ${pool.name} (epoch ${c.record!.epoch}) until ${new Date(c.record!.freeMs).toISOString()}`,
+      };
     }
     highWaterMs = Math.max(highWaterMs, highWaterAfter(c.record, pool));
     if (c.record !== undefined && c.record.epoch > epochAbove) epochAbove = c.record.epoch;
@@ -148,9 +160,25 @@ export function nextEpoch(recorded: bigint, now: ServerTime): bigint {
 }
 
 /** The owner's record of a new lease. */
-export function grantRecord(pool: PoolSettings, workerId: number, holder: string, epoch: bigint, highWaterMs: number, now: ServerTime): LeaseRecord {
+export function grantRecord(
+  pool: PoolSettings,
+  workerId: number,
+  holder: string,
+  epoch: bigint,
+  highWaterMs: number,
+  now: ServerTime,
+): LeaseRecord {
   const expiresMs = now.nowMs + pool.ttlMs;
-  return { workerId, epoch, holder, highWaterMs, expiresMs, freeMs: expiresMs + pool.reuseDelayMs, releasedMs: undefined, lastUsedMs: undefined };
+  return {
+    workerId,
+    epoch,
+    holder,
+    highWaterMs,
+    expiresMs,
+    freeMs: expiresMs + pool.reuseDelayMs,
+    releasedMs: undefined,
+    lastUsedMs: undefined,
+  };
 }
 
 /** The same record, renewed at `now`. */
@@ -161,7 +189,13 @@ export function renewedRecord(pool: PoolSettings, record: LeaseRecord, now: Serv
 
 /** The same record, released at `now` with the holder's last used millisecond. */
 export function releasedRecord(record: LeaseRecord, lastUsedMs: number, now: ServerTime): LeaseRecord {
-  return { ...record, expiresMs: Math.min(record.expiresMs, now.nowMs), freeMs: now.nowMs, releasedMs: now.nowMs, lastUsedMs: Math.max(lastUsedMs, record.highWaterMs) };
+  return {
+    ...record,
+    expiresMs: Math.min(record.expiresMs, now.nowMs),
+    freeMs: now.nowMs,
+    releasedMs: now.nowMs,
+    lastUsedMs: Math.max(lastUsedMs, record.highWaterMs),
+  };
 }
 
 /**
@@ -174,17 +208,22 @@ export function acceptsClaim(record: LeaseRecord | undefined, epoch: bigint, now
 
 /** Pool names follow the pattern of sequence names. */
 export function assertPoolName(name: string): void {
-  if (!SEQUENCE_NAME_PATTERN.test(name)) throw new BadRequestError(`pool name ${JSON.stringify(name.slice(0, 80))} does not match ${SEQUENCE_NAME_PATTERN.source}`);
+  if (!SEQUENCE_NAME_PATTERN.test(name))
+    throw new BadRequestError(
+      `pool name ${JSON.stringify(name.slice(0, 80))} does not match ${SEQUENCE_NAME_PATTERN.source}`,
+    );
 }
 
 /** Validates a pool's settings from a PUT body; reports every problem at once. */
 export function parsePoolSettings(name: string, body: unknown, owners: readonly bigint[]): PoolSettings {
   assertPoolName(name);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('body must be a JSON object such as {"workerBits":10,"ttlMs":30000}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequestError('body must be a JSON object such as {"workerBits":10,"ttlMs":30000}');
   const b = body as Record<string, unknown>;
   const problems: string[] = [];
   const known = new Set(['workerBits', 'ttlMs', 'maxSkewMs', 'reuseDelayMs']);
-  for (const key of Object.keys(b)) if (!known.has(key)) problems.push(`unknown field ${JSON.stringify(key)} (known: ${[...known].join(', ')})`);
+  for (const key of Object.keys(b))
+    if (!known.has(key)) problems.push(`unknown field ${JSON.stringify(key)} (known: ${[...known].join(', ')})`);
   const int = (key: string, fallback: number, min: number, max: number): number => {
     const v = b[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
@@ -200,7 +239,8 @@ export function parsePoolSettings(name: string, body: unknown, owners: readonly 
   const leastDelay = ttlMs + maxSkewMs;
   const reuseDelayMs = int('reuseDelayMs', leastDelay, 0, MAX_LEASE_TTL_MS * 10);
   // Judged only against a valid TTL and skew: a bound built from a fallback would mislead.
-  if (problems.length === before && reuseDelayMs < leastDelay) problems.push(`reuseDelayMs must be at least ttlMs + maxSkewMs = ${leastDelay}; got ${reuseDelayMs}`);
+  if (problems.length === before && reuseDelayMs < leastDelay)
+    problems.push(`reuseDelayMs must be at least ttlMs + maxSkewMs = ${leastDelay}; got ${reuseDelayMs}`);
   if (problems.length > 0) throw new BadRequestError(`pool ${name}: ${problems.join('; ')}`);
   return Object.freeze({ name, workerBits, ttlMs, maxSkewMs, reuseDelayMs, owners: Object.freeze([...owners]) });
 }
@@ -220,5 +260,13 @@ export function samePool(a: PoolSettings, b: PoolSettings): boolean {
 
 /** A pool as JSON (numbers are small; owners as decimal strings of offsets). */
 export function poolToJson(pool: PoolSettings): Record<string, unknown> {
-  return { name: pool.name, workerBits: pool.workerBits, size: poolSize(pool), ttlMs: pool.ttlMs, maxSkewMs: pool.maxSkewMs, reuseDelayMs: pool.reuseDelayMs, owners: pool.owners.map(String) };
+  return {
+    name: pool.name,
+    workerBits: pool.workerBits,
+    size: poolSize(pool),
+    ttlMs: pool.ttlMs,
+    maxSkewMs: pool.maxSkewMs,
+    reuseDelayMs: pool.reuseDelayMs,
+    owners: pool.owners.map(String),
+  };
 }

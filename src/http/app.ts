@@ -56,14 +56,26 @@ export function createApp(options: AppOptions): Express {
   app.set('etag', false);
   // A log line per request costs a child logger and listeners on the hot path: at debug level only.
   if (logger.isLevelEnabled('debug')) {
-    app.use(pinoHttp({ logger, customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug') }));
+    app.use(
+      pinoHttp({
+        logger,
+        customLogLevel: (_req, res, error) => (error !== undefined || res.statusCode >= 500 ? 'error' : 'debug'),
+      }),
+    );
   }
   const { observe } = options;
   if (observe !== undefined) {
     app.use((req, res, next) => {
       const started = performance.now();
       // req.route is the route as declared (`/v1/sequences/:name/ids`): one series per route, not per name.
-      res.once('finish', () => observe((req.route as { path?: string } | undefined)?.path ?? 'unmatched', req.method, res.statusCode, (performance.now() - started) / 1000));
+      res.once('finish', () =>
+        observe(
+          (req.route as { path?: string } | undefined)?.path ?? 'unmatched',
+          req.method,
+          res.statusCode,
+          (performance.now() - started) / 1000,
+        ),
+      );
       next();
     });
   }
@@ -79,7 +91,13 @@ export function createApp(options: AppOptions): Express {
   const shownTo = problemView(service, credentials);
   const admin = requireAdmin(credentials);
   addSequenceRoutes(route, service, admin, isAdmin);
-  addWorkerRoutes(route, { workers: options.workers, admin, isAdmin, guards, scrub: (text) => namesOf(service).scrub(text) });
+  addWorkerRoutes(route, {
+    workers: options.workers,
+    admin,
+    isAdmin,
+    guards,
+    scrub: (text) => namesOf(service).scrub(text),
+  });
   addOperationsRoutes(route, {
     service,
     workers: options.workers?.pools,

@@ -36,13 +36,20 @@ export function backendNames(labels: readonly string[]): BackendNames {
     });
   return {
     letter: (label) => letters.get(label) ?? '?',
-    scrub: (text) => patterns.reduce((t, p) => t.replace(p.url, `backend ${p.letter}`).replace(p.hostPort, `backend ${p.letter}`), text).replace(/backend backend /g, 'backend '),
+    scrub: (text) =>
+      patterns
+        .reduce((t, p) => t.replace(p.url, `backend ${p.letter}`).replace(p.hostPort, `backend ${p.letter}`), text)
+        .replace(/backend backend /g, 'backend '),
   };
 }
 
 /** A backend's state for /readyz and the status page, as a client without the admin token sees it. */
 export function strangerBackend(status: BackendStatus, names: BackendNames): BackendStatus {
-  return { ...status, backend: names.letter(status.backend), lastError: status.lastError === undefined ? undefined : ERROR_SHOWN_TO_ADMIN };
+  return {
+    ...status,
+    backend: names.letter(status.backend),
+    lastError: status.lastError === undefined ? undefined : ERROR_SHOWN_TO_ADMIN,
+  };
 }
 
 /** A backend's state for one sequence, as a client without the admin token sees it. */
@@ -78,17 +85,27 @@ export function strangerProblem(problem: Problem, service: TicketService): Probl
   const names = namesOf(service);
   const summary = ERROR_CODES[problem.code];
   if (summary === undefined) return { ...problem, detail: names.scrub(problem.detail) };
-  const states = service.backendStatus().map((b) => `${names.letter(b.backend)} ${b.state === 'half-open' ? 'probed' : b.state}`);
-  return { ...problem, detail: `${summary} (backends: ${states.join(', ')}); each backend's error is shown with the admin token (GET /readyz)` };
+  const states = service
+    .backendStatus()
+    .map((b) => `${names.letter(b.backend)} ${b.state === 'half-open' ? 'probed' : b.state}`);
+  return {
+    ...problem,
+    detail: `${summary} (backends: ${states.join(', ')}); each backend's error is shown with the admin token (GET /readyz)`,
+  };
 }
 
 /**
  * What a requester may read of a problem, by its Authorization header: everything with the admin
  * token, otherwise strangerProblem's view. One rule for Express's error handler and the fast path.
  */
-export function problemView(service: TicketService, credentials: Credentials): (authorization: string | undefined) => ((problem: Problem) => Problem) | undefined {
+export function problemView(
+  service: TicketService,
+  credentials: Credentials,
+): (authorization: string | undefined) => ((problem: Problem) => Problem) | undefined {
   return (authorization) => {
     const token = bearerOf(authorization);
-    return token !== undefined && credentials.isAdmin(token) ? undefined : (problem) => strangerProblem(problem, service);
+    return token !== undefined && credentials.isAdmin(token)
+      ? undefined
+      : (problem) => strangerProblem(problem, service);
   };
 }

@@ -8,12 +8,18 @@ import { isOneOf, type Credentials } from './credentials.js';
  * it may: the sequence (or `*`) has no tokens, or the header is `Bearer <token>` with one of them.
  * Tokens never travel in the URL. The Express guard and the fast path both ask this.
  */
-export function clientTokenRefusal(credentials: Credentials, name: string, authorization: string | undefined): UnauthorizedError | ForbiddenError | undefined {
+export function clientTokenRefusal(
+  credentials: Credentials,
+  name: string,
+  authorization: string | undefined,
+): UnauthorizedError | ForbiddenError | undefined {
   const allowed = credentials.clientTokensOf(name);
   if (allowed.length === 0) return undefined;
   const token = bearerOf(authorization);
-  if (token === undefined) return new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`);
-  if (!isOneOf(token, allowed)) return new ForbiddenError(`this token is not one of the client tokens of sequence ${name}`);
+  if (token === undefined)
+    return new UnauthorizedError(`sequence ${name} needs a client token: send Authorization: Bearer <token>`);
+  if (!isOneOf(token, allowed))
+    return new ForbiddenError(`this token is not one of the client tokens of sequence ${name}`);
   return undefined;
 }
 
@@ -32,11 +38,19 @@ export function ownTokenCheck(credentials: Credentials): (req: Request, name: st
   return (req, name, what) => {
     const own = credentials.ownTokensOf(name);
     if (own.length === 0) {
-      throw new ForbiddenError(`opaque sequence ${name} gives ${what} only to holders of its own client token, and it has none: add ${name}:<token> to TICKETD_CLIENT_TOKENS`);
+      throw new ForbiddenError(
+        `opaque sequence ${name} gives ${what} only to holders of its own client token, and it has none: add ${name}:<token> to TICKETD_CLIENT_TOKENS`,
+      );
     }
     const token = bearerToken(req);
-    if (token === undefined) throw new UnauthorizedError(`opaque sequence ${name} gives ${what} only to holders of its own client token: send Authorization: Bearer <token>`);
-    if (!isOneOf(token, own)) throw new ForbiddenError(`opaque sequence ${name} gives ${what} only to holders of its own client token; this one is not among them`);
+    if (token === undefined)
+      throw new UnauthorizedError(
+        `opaque sequence ${name} gives ${what} only to holders of its own client token: send Authorization: Bearer <token>`,
+      );
+    if (!isOneOf(token, own))
+      throw new ForbiddenError(
+        `opaque sequence ${name} gives ${what} only to holders of its own client token; this one is not among them`,
+      );
   };
 }
 

@@ -21,7 +21,11 @@ export class Credentials {
 
   /** The tokens from now on: requests already past their check are unaffected. */
   replace(secrets: Secrets): void {
-    const own = new Map([...secrets.clientTokens].filter(([sequence]) => sequence !== ANY_SEQUENCE).map(([sequence, list]) => [sequence, Object.freeze(list.map(digest))]));
+    const own = new Map(
+      [...secrets.clientTokens]
+        .filter(([sequence]) => sequence !== ANY_SEQUENCE)
+        .map(([sequence, list]) => [sequence, Object.freeze(list.map(digest))]),
+    );
     const any = Object.freeze((secrets.clientTokens.get(ANY_SEQUENCE) ?? []).map(digest));
     this.#client = new Map([...own].map(([sequence, list]) => [sequence, Object.freeze([...list, ...any])]));
     this.#own = own;

@@ -67,7 +67,11 @@ export function createFastPath({ service, guards, maxCount, logger, observe, sho
       const count = isNext ? 1 : parseCount(match[3], maxCount);
       const ready = service.tryIssue(name, count);
       if (ready !== undefined) answer(issued(ready));
-      else service.issue(name, count, headers.authorization).then((ids) => answer(issued(ids))).catch(failed);
+      else
+        service
+          .issue(name, count, headers.authorization)
+          .then((ids) => answer(issued(ids)))
+          .catch(failed);
     } catch (error) {
       failed(error);
     }

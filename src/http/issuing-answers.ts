@@ -17,10 +17,13 @@ const TEXT_HEADERS: readonly (readonly [string, string])[] = [NO_STORE, ['Conten
 export function parseCount(value: unknown, maxCount: number): number {
   if (value === undefined) return 1;
   if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
-    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`);
+    throw new BadRequestError(
+      `count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`,
+    );
   }
   const count = Number(value);
-  if (count < 1 || count > maxCount) throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
+  if (count < 1 || count > maxCount)
+    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${count}`);
   return count;
 }
 

@@ -21,7 +21,8 @@ export function issuingGuards(credentials: Credentials, perSecond: number | unde
   // The client-token check always stands: a reload may give a sequence tokens it had none of.
   const limiter = perSecond === undefined ? undefined : createRateLimiter(perSecond);
   return {
-    refusal: (name, authorization, address) => clientTokenRefusal(credentials, name, authorization) ?? limiter?.admit(authorization, address),
+    refusal: (name, authorization, address) =>
+      clientTokenRefusal(credentials, name, authorization) ?? limiter?.admit(authorization, address),
     middleware: [requireClientToken(credentials), ...(limiter === undefined ? [] : [rateLimitGuard(limiter)])],
   };
 }

@@ -19,7 +19,14 @@ export function createListener(options: AppOptions): RequestListener {
   if (options.logger.isLevelEnabled('debug')) return app;
   const { service, credentials } = options;
   const shownTo = problemView(service, credentials);
-  const fast = createFastPath({ service, guards, maxCount: options.maxCount ?? DEFAULT_MAX_COUNT, logger: options.logger, observe: options.observe, shownTo });
+  const fast = createFastPath({
+    service,
+    guards,
+    maxCount: options.maxCount ?? DEFAULT_MAX_COUNT,
+    logger: options.logger,
+    observe: options.observe,
+    shownTo,
+  });
   return (req, res) => {
     if (!fast(req, res)) app(req, res);
   };

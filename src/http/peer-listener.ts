@@ -20,11 +20,21 @@ export function createPeerListener(app: RequestListener, proof: string): Request
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       // Tells a follower this refusal is about it, not about its client's token (strict-forwarder.ts).
       res.setHeader(PEER_REFUSED_HEADER, 'refused');
-      sendProblem(res, new ForbiddenError('this port serves only the other ticketd front ends of the fleet (a strict sequence\'s forwarded calls); clients use the main port'));
+      sendProblem(
+        res,
+        new ForbiddenError(
+          "this port serves only the other ticketd front ends of the fleet (a strict sequence's forwarded calls); clients use the main port",
+        ),
+      );
       return;
     }
     if (req.method !== 'POST' || !STRICT_RANGE.test(req.url ?? '')) {
-      sendProblem(res, new RouteNotFoundError(`the peer port serves only POST /v1/sequences/{name}/strict-range; not ${req.method} ${(req.url ?? '').split('?')[0]}`));
+      sendProblem(
+        res,
+        new RouteNotFoundError(
+          `the peer port serves only POST /v1/sequences/{name}/strict-range; not ${req.method} ${(req.url ?? '').split('?')[0]}`,
+        ),
+      );
       return;
     }
     app(req, res);

@@ -2,7 +2,13 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { PROBLEM_TYPE, writeAnswer, type Answer } from './answer.js';
-import { BackendsUnavailableError, PoolExhaustedError, RateLimitedError, TicketdError, UnauthorizedError } from '../errors.js';
+import {
+  BackendsUnavailableError,
+  PoolExhaustedError,
+  RateLimitedError,
+  TicketdError,
+  UnauthorizedError,
+} from '../errors.js';
 
 /** Problem type URIs are relative references under this path; docs/reference.md documents each one. */
 export const PROBLEM_TYPE_BASE = '/problems/';
@@ -84,7 +90,13 @@ export function toProblem(error: unknown): Problem {
   }
   const http = httpErrorOf(error);
   if (http !== undefined) {
-    return { type: PROBLEM_TYPE_BASE + 'bad-request', title: TITLES[http.status] ?? 'Bad Request', status: http.status, detail: http.message, code: 'TICKETD_BAD_REQUEST' };
+    return {
+      type: PROBLEM_TYPE_BASE + 'bad-request',
+      title: TITLES[http.status] ?? 'Bad Request',
+      status: http.status,
+      detail: http.message,
+      code: 'TICKETD_BAD_REQUEST',
+    };
   }
   return {
     type: PROBLEM_TYPE_BASE + 'internal',
@@ -102,7 +114,12 @@ export function toProblem(error: unknown): Problem {
 export function problemAnswer(error: unknown, shown: (problem: Problem) => Problem = (p) => p): Answer {
   const problem = shown(toProblem(error));
   const headers: [string, string][] = [];
-  if (error instanceof BackendsUnavailableError || error instanceof RateLimitedError || error instanceof PoolExhaustedError) headers.push(['Retry-After', String(error.retryAfterSeconds)]);
+  if (
+    error instanceof BackendsUnavailableError ||
+    error instanceof RateLimitedError ||
+    error instanceof PoolExhaustedError
+  )
+    headers.push(['Retry-After', String(error.retryAfterSeconds)]);
   if (error instanceof UnauthorizedError) headers.push(['WWW-Authenticate', 'Bearer realm="ticketd"']);
   headers.push(['Content-Type', PROBLEM_TYPE]);
   return { status: problem.status, headers, body: JSON.stringify(problem) };
@@ -131,16 +148,30 @@ export function logUnexpected(logger: Logger, method: string | undefined, path: 
  */
 function httpErrorOf(error: unknown): { status: number; message: string } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const { status, expose, message, type, limit } = error as { status?: unknown; expose?: unknown; message?: unknown; type?: unknown; limit?: unknown };
+  const { status, expose, message, type, limit } = error as {
+    status?: unknown;
+    expose?: unknown;
+    message?: unknown;
+    type?: unknown;
+    limit?: unknown;
+  };
   const safe = expose === true || error instanceof URIError;
   if (typeof status === 'number' && status >= 400 && status < 500 && safe && typeof message === 'string') {
     // body-parser's own texts are a parser's ("Unexpected token n in JSON at position 1").
-    if (type === 'entity.parse.failed') return { status, message: 'body is not valid JSON; send an object such as {"blockSize":100}' };
-    if (type === 'entity.too.large') return { status, message: `body is larger than ${typeof limit === 'number' ? `${limit / 1024} KiB` : 'allowed'}` };
+    if (type === 'entity.parse.failed')
+      return { status, message: 'body is not valid JSON; send an object such as {"blockSize":100}' };
+    if (type === 'entity.too.large')
+      return {
+        status,
+        message: `body is larger than ${typeof limit === 'number' ? `${limit / 1024} KiB` : 'allowed'}`,
+      };
     // The router's words ("Failed to decode param '%ZZ'") name its internals, not the request.
     if (error instanceof URIError) {
       const bad = /'(.*)'$/.exec(message)?.[1] ?? '';
-      return { status, message: `the path holds ${JSON.stringify(bad.slice(0, 60))}, which is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes` };
+      return {
+        status,
+        message: `the path holds ${JSON.stringify(bad.slice(0, 60))}, which is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes`,
+      };
     }
     return { status, message: message.slice(0, 200) };
   }
@@ -153,8 +184,16 @@ function httpErrorOf(error: unknown): { status: number; message: string } | unde
  */
 export function parserRefusal(code: string | undefined): string {
   const [status, detail] =
-    code === 'HPE_HEADER_OVERFLOW' ? [431, 'request line and headers are larger than the server accepts (16 KiB); is the URL or a header very long?'] : [400, 'malformed HTTP request'];
-  const body = JSON.stringify({ type: PROBLEM_TYPE_BASE + 'bad-request', title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request', status, detail, code: 'TICKETD_BAD_REQUEST' });
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request line and headers are larger than the server accepts (16 KiB); is the URL or a header very long?']
+      : [400, 'malformed HTTP request'];
+  const body = JSON.stringify({
+    type: PROBLEM_TYPE_BASE + 'bad-request',
+    title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request',
+    status,
+    detail,
+    code: 'TICKETD_BAD_REQUEST',
+  });
   const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
   return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

@@ -38,7 +38,10 @@ export function createRateLimiter(perSecond: number, clock: Clock = Date.now): R
       if (bucket.tokens < 1) {
         buckets.set(key, bucket);
         const waitSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-        return new RateLimitedError(`more than ${perSecond} requests per second for this ${bearer === undefined ? 'address' : 'token'}`, waitSeconds);
+        return new RateLimitedError(
+          `more than ${perSecond} requests per second for this ${bearer === undefined ? 'address' : 'token'}`,
+          waitSeconds,
+        );
       }
       bucket.tokens -= 1;
       if (!buckets.has(key) && buckets.size >= MAX_TRACKED_CREDENTIALS) prune(buckets, now, perSecond, capacity);
@@ -63,5 +66,6 @@ export function rateLimit(perSecond: number, clock: Clock = Date.now): RequestHa
 function prune(buckets: Map<string, Bucket>, now: number, perSecond: number, capacity: number): void {
   for (const [key, b] of buckets) if (b.tokens + ((now - b.at) / 1000) * perSecond >= capacity) buckets.delete(key);
   // Still full of busy credentials: forget the oldest half rather than grow without bound.
-  if (buckets.size >= MAX_TRACKED_CREDENTIALS) [...buckets.keys()].slice(0, buckets.size / 2).forEach((k) => buckets.delete(k));
+  if (buckets.size >= MAX_TRACKED_CREDENTIALS)
+    [...buckets.keys()].slice(0, buckets.size / 2).forEach((k) => buckets.delete(k));
 }

@@ -40,12 +40,18 @@ export function router(app: Express): Route {
       const wrapped = (req: Request, res: Response, next: NextFunction): void => {
         Promise.resolve(spec.handler(req, res)).catch(next);
       };
-      const body = spec.jsonBody === true ? [express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true })] : [ignoreBody];
+      const body =
+        spec.jsonBody === true
+          ? [express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: () => true })]
+          : [ignoreBody];
       app[method as 'get' | 'post' | 'put'](path, ...(spec.guards ?? []), ...body, wrapped);
     }
     app.all(path, (req, res) => {
       res.set('Allow', allowed.join(', '));
-      sendProblem(res, new MethodNotAllowedError(`${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`));
+      sendProblem(
+        res,
+        new MethodNotAllowedError(`${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}`),
+      );
     });
   };
 }

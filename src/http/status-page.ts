@@ -40,7 +40,11 @@ export type OverallState = 'ok' | 'degraded' | 'down';
  * rather than listing them, so it stays one sentence however many there are.
  */
 export function overallState(service: TicketService): { state: OverallState; words: string } {
-  if (!service.ready) return { state: 'down', words: 'Down: no backend can issue tickets and no IDs are cached. Requests get 503 until a backend answers.' };
+  if (!service.ready)
+    return {
+      state: 'down',
+      words: 'Down: no backend can issue tickets and no IDs are cached. Requests get 503 until a backend answers.',
+    };
   const backends = service.backendStatus();
   const lanes = service.servedSequences().map((name) => service.backendsFor(name));
   const clauses = backends.flatMap((b, i) => {
@@ -49,17 +53,27 @@ export function overallState(service: TicketService): { state: OverallState; wor
     const quarantined = mine.filter((l) => l !== undefined && l.quarantined !== null).length;
     const unclaimed = mine.filter((l) => l?.unclaimed === true).length;
     return [
-      ...(b.state === 'down' ? [`${name} is failing`] : b.state === 'open' || b.state === 'half-open' ? [`${name} is down`] : []),
+      ...(b.state === 'down'
+        ? [`${name} is failing`]
+        : b.state === 'open' || b.state === 'half-open'
+          ? [`${name} is down`]
+          : []),
       ...(quarantined > 0 ? [`${name} is quarantined for ${plural(quarantined, 'sequence')}`] : []),
       ...(unclaimed > 0 ? [`no other backend can record ${name}'s tickets for ${plural(unclaimed, 'sequence')}`] : []),
     ];
   });
-  if (clauses.length === 0) return { state: 'ok', words: `OK: all ${plural(backends.length, 'backend')} answer; IDs are issued.` };
+  if (clauses.length === 0)
+    return { state: 'ok', words: `OK: all ${plural(backends.length, 'backend')} answer; IDs are issued.` };
   return { state: 'degraded', words: `Degraded: ${inWords(clauses)}; IDs are still issued.` };
 }
 
 /** Renders the page; every value shown is escaped. */
-export function renderStatusPage(service: TicketService, activity: readonly ActivityPoint[], info: StatusPageInfo, pools: readonly PoolState[] = []): string {
+export function renderStatusPage(
+  service: TicketService,
+  activity: readonly ActivityPoint[],
+  info: StatusPageInfo,
+  pools: readonly PoolState[] = [],
+): string {
   const served = service.servedSequences();
   const overall = overallState(service);
   // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
@@ -87,8 +101,12 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
-${pools.length === 0 ? '' : `<h2>Snowflake worker pools</h2>
-<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`}
+${
+  pools.length === 0
+    ? ''
+    : `<h2>Snowflake worker pools</h2>
+<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`
+}
 <h2>IDs of ordered sequences issued per second by the worker that answered</h2>
 ${renderChart(activity)}
 </body></html>
@@ -98,7 +116,20 @@ ${renderChart(activity)}
 /** One row per worker pool: how many worker IDs are leased, cooling down after an expiry, and free. */
 function poolRows(pools: readonly PoolState[], scrub: (text: string) => string): string {
   return pools
-    .map((p) => row([p.pool.name, group(poolSize(p.pool)), group(p.leased), group(p.cooling), group(p.free), `${p.pool.ttlMs / 1000} s`, scrub(p.unanswered.join(', '))], p.free === 0 || p.unanswered.length > 0 ? 'down' : ''))
+    .map((p) =>
+      row(
+        [
+          p.pool.name,
+          group(poolSize(p.pool)),
+          group(p.leased),
+          group(p.cooling),
+          group(p.free),
+          `${p.pool.ttlMs / 1000} s`,
+          scrub(p.unanswered.join(', ')),
+        ],
+        p.free === 0 || p.unanswered.length > 0 ? 'down' : '',
+      ),
+    )
     .join('');
 }
 
@@ -117,7 +148,14 @@ function backendRows(service: TicketService, served: readonly string[]): string 
       const failing = b.state === 'down' || b.state === 'open';
       const lastError = failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
       return row(
-        [backendLetter(i), up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down', breakerWords(b), residueWords(b), tickets, lastError],
+        [
+          backendLetter(i),
+          up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down',
+          breakerWords(b),
+          residueWords(b),
+          tickets,
+          lastError,
+        ],
         up ? 'up' : b.state === 'unknown' ? '' : 'down',
       );
     })
@@ -125,30 +163,51 @@ function backendRows(service: TicketService, served: readonly string[]): string 
 }
 
 /** One row per sequence this process serves: its settings, and its cache and capacity where `counted` admits them. */
-function sequenceRows(service: TicketService, served: readonly string[], counted: Counted, totals: ProcessTotals | undefined): string {
+function sequenceRows(
+  service: TicketService,
+  served: readonly string[],
+  counted: Counted,
+  totals: ProcessTotals | undefined,
+): string {
   const retired = service.retiredSequences().map((name) => row([name, '', '', '', '', '', '', '', 'retired'], 'muted'));
-  return retired.join('') + served
-    .map((name) => {
-      const settings = service.servedSettings(name);
-      if (!counted(name)) return row([name, settings?.ids ?? '', group(settings?.blockSize ?? ''), 'not shown', 'not shown', 'not shown', 'not shown', 'not shown', 'not shown']);
-      const cache = service.cacheStatus(name);
-      const capacity = service.capacityStatus(name);
-      return row(
-        [
-          name,
-          settings?.ids ?? '',
-          group(settings?.blockSize ?? ''),
-          group(totals?.issued.get(name) ?? cache?.issued ?? 0),
-          group(totals?.cached.get(name) ?? cache?.available ?? 0),
-          capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null ? '' : formatRate(capacity.idsPerSecond),
-          capacity === undefined ? '' : `${capacity.usedPercent}%`,
-          capacity?.projectedExhaustionAt ?? '',
-          capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
-        ],
-        capacity === undefined || capacity.level === 'ok' ? '' : 'down',
-      );
-    })
-    .join('');
+  return (
+    retired.join('') +
+    served
+      .map((name) => {
+        const settings = service.servedSettings(name);
+        if (!counted(name))
+          return row([
+            name,
+            settings?.ids ?? '',
+            group(settings?.blockSize ?? ''),
+            'not shown',
+            'not shown',
+            'not shown',
+            'not shown',
+            'not shown',
+            'not shown',
+          ]);
+        const cache = service.cacheStatus(name);
+        const capacity = service.capacityStatus(name);
+        return row(
+          [
+            name,
+            settings?.ids ?? '',
+            group(settings?.blockSize ?? ''),
+            group(totals?.issued.get(name) ?? cache?.issued ?? 0),
+            group(totals?.cached.get(name) ?? cache?.available ?? 0),
+            capacity?.idsPerSecond === undefined || capacity.idsPerSecond === null
+              ? ''
+              : formatRate(capacity.idsPerSecond),
+            capacity === undefined ? '' : `${capacity.usedPercent}%`,
+            capacity?.projectedExhaustionAt ?? '',
+            capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
+          ],
+          capacity === undefined || capacity.level === 'ok' ? '' : 'down',
+        );
+      })
+      .join('')
+  );
 }
 
 /** An inline SVG line chart of the activity points with a labelled scale: 0 to the peak, oldest to now. */
@@ -158,7 +217,10 @@ export function renderChart(points: readonly ActivityPoint[]): string {
   const plotHeight = CHART_HEIGHT - AXIS_BOTTOM;
   const step = points.length > 1 ? plotWidth / (points.length - 1) : 0;
   const coords = points
-    .map((p, i) => `${(AXIS_LEFT + i * step).toFixed(1)},${(plotHeight - (p.idsPerSecond / max) * (plotHeight - 10)).toFixed(1)}`)
+    .map(
+      (p, i) =>
+        `${(AXIS_LEFT + i * step).toFixed(1)},${(plotHeight - (p.idsPerSecond / max) * (plotHeight - 10)).toFixed(1)}`,
+    )
     .join(' ');
   const latest = points[points.length - 1];
   const span = formatSpan(points.length * (ACTIVITY_SAMPLE_MS / 1000));
@@ -190,7 +252,13 @@ function residueWords(b: BackendStatus): string {
 }
 
 function breakerWords(b: BackendStatus): string {
-  const words: Record<string, string> = { unknown: 'not asked yet', up: 'closed', down: 'closed, last call failed', open: 'open (skipped, probed in the background)', 'half-open': 'probing' };
+  const words: Record<string, string> = {
+    unknown: 'not asked yet',
+    up: 'closed',
+    down: 'closed, last call failed',
+    open: 'open (skipped, probed in the background)',
+    'half-open': 'probing',
+  };
   return words[b.state] ?? b.state;
 }
 

@@ -18,12 +18,21 @@ export type AdminCheck = (req: Request) => boolean;
 
 /** Every sequence for the admin; for anyone else, the ordered and strict ones this process has loaded (unknown ones stay hidden). */
 export function countedFor(service: TicketService, admin: boolean): Counted {
-  return admin ? () => true : (name) => { const ids = service.servedSettings(name)?.ids; return ids === 'ordered' || ids === 'strict'; };
+  return admin
+    ? () => true
+    : (name) => {
+        const ids = service.servedSettings(name)?.ids;
+        return ids === 'ordered' || ids === 'strict';
+      };
 }
 
 /** A backend's state for an opaque sequence, without its last ticket or a quarantine's reason (which names tickets). */
 export function withoutTickets(status: BackendSequenceStatus): BackendSequenceStatus {
-  return { ...status, lastTicket: null, quarantined: status.quarantined === null ? null : 'quarantined (the reason is shown with the admin token)' };
+  return {
+    ...status,
+    lastTicket: null,
+    quarantined: status.quarantined === null ? null : 'quarantined (the reason is shown with the admin token)',
+  };
 }
 
 /** Matches a sample's sequence label; names match ^[a-z][a-z0-9_]*$, so the quoted value is exact. */
@@ -33,7 +42,10 @@ const SEQUENCE_LABEL = /[{,]sequence="([a-z0-9_]+)"/;
  * The /metrics text without the samples of sequences that are not ordered, or whose mode is not
  * known (fail closed). `idsOf` tells a sequence's mode, also one another worker served.
  */
-export async function redactMetrics(text: string, idsOf: (name: string) => Promise<IdMode | undefined>): Promise<string> {
+export async function redactMetrics(
+  text: string,
+  idsOf: (name: string) => Promise<IdMode | undefined>,
+): Promise<string> {
   const lines = text.split('\n').map((line) => ({ line, name: SEQUENCE_LABEL.exec(line)?.[1] }));
   const shown = new Set<string>();
   await Promise.all(

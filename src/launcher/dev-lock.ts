@@ -23,7 +23,9 @@ export function acquireDevLock(dir: string, pid: number = process.pid): DevLock 
   const path = join(dir, DEV_LOCK_FILE);
   const owner = readOwner(path);
   if (owner !== undefined && owner !== pid && isDevProcess(owner)) {
-    throw new DevAlreadyRunningError(`ticketd dev (pid ${owner}) is already using the data folder ${dir}; stop it first (Ctrl-C), or give this one another --data-dir`);
+    throw new DevAlreadyRunningError(
+      `ticketd dev (pid ${owner}) is already using the data folder ${dir}; stop it first (Ctrl-C), or give this one another --data-dir`,
+    );
   }
   writeFileSync(path, `${pid}\n`);
   const release = (): void => {

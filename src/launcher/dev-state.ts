@@ -30,7 +30,9 @@ function newToken(): string {
 export function readDevState(dir: string): DevState {
   try {
     const parsed = JSON.parse(readFileSync(join(dir, DEV_STATE_FILE), 'utf8')) as Partial<DevState>;
-    const ports = Object.fromEntries(Object.entries(parsed.ports ?? {}).filter(([, p]) => Number.isInteger(p) && p > 0 && p < 65536));
+    const ports = Object.fromEntries(
+      Object.entries(parsed.ports ?? {}).filter(([, p]) => Number.isInteger(p) && p > 0 && p < 65536),
+    );
     return {
       ports,
       adminToken: isToken(parsed.adminToken) ? parsed.adminToken : newToken(),

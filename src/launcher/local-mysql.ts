@@ -11,7 +11,13 @@ import { LauncherError } from '../errors.js';
 import { SQL_DIR } from '../paths.js';
 import { commandFor, isExecutable, rootServerArgs, type ServerBinary, type ServerFlavor } from './server-binary.js';
 
-export { findServerBinaries, findServerBinary, engineName, type ServerBinary, type ServerFlavor } from './server-binary.js';
+export {
+  findServerBinaries,
+  findServerBinary,
+  engineName,
+  type ServerBinary,
+  type ServerFlavor,
+} from './server-binary.js';
 
 /** The database ticketd's tables live in on local servers. */
 export const LOCAL_DATABASE = 'ticketd';
@@ -76,7 +82,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     exit = new Promise((done) => proc.once('exit', () => done()));
     running.add(proc);
     // Registered with the first server, not on import: importing the launcher changes nothing.
-    if (running.size === 1 && !process.listeners('exit').includes(killAllLocalServers)) process.once('exit', killAllLocalServers);
+    if (running.size === 1 && !process.listeners('exit').includes(killAllLocalServers))
+      process.once('exit', killAllLocalServers);
     void exit.then(() => running.delete(proc));
     await waitReady(dir, proc, exit);
     await prepareAccounts(dir);
@@ -114,17 +121,30 @@ function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): 
   const common = [`--datadir=${dataDir}`, `--tmpdir=${join(dir, 'tmp')}`, ...asRoot];
   const { command, args } =
     binary.flavor === 'mariadb'
-      ? { command: installDbFor(binary.path), args: ['--no-defaults', ...common, '--auth-root-authentication-method=normal', '--skip-test-db'] }
-      : (({ command: c, args: a }) => ({ command: c, args: [...a, '--no-defaults', '--initialize-insecure', ...common, ...rootServerArgs(binary)] }))(commandFor(binary));
+      ? {
+          command: installDbFor(binary.path),
+          args: ['--no-defaults', ...common, '--auth-root-authentication-method=normal', '--skip-test-db'],
+        }
+      : (({ command: c, args: a }) => ({
+          command: c,
+          args: [...a, '--no-defaults', '--initialize-insecure', ...common, ...rootServerArgs(binary)],
+        }))(commandFor(binary));
   const result = spawnSync(command, args, { encoding: 'utf8', cwd: dir });
   if (result.status !== 0) {
-    const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`.trim().split('\n').slice(-5).join(' | ');
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`
+      .trim()
+      .split('\n')
+      .slice(-5)
+      .join(' | ');
     throw new LauncherError(`initialising ${dataDir} with ${command} failed: ${output}`);
   }
 }
 
 function installDbFor(serverPath: string): string {
-  const beside = [join(serverPath, '..', '..', 'bin', 'mariadb-install-db'), join(serverPath, '..', 'mariadb-install-db')];
+  const beside = [
+    join(serverPath, '..', '..', 'bin', 'mariadb-install-db'),
+    join(serverPath, '..', 'mariadb-install-db'),
+  ];
   return beside.find(isExecutable) ?? 'mariadb-install-db';
 }
 
@@ -164,7 +184,9 @@ async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>):
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new LauncherError(`server in ${dir} did not accept connections within ${SERVER_READY_TIMEOUT_MS} ms: ${logTail(dir)}`);
+        throw new LauncherError(
+          `server in ${dir} did not accept connections within ${SERVER_READY_TIMEOUT_MS} ms: ${logTail(dir)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -231,7 +253,9 @@ export function freePort(): Promise<number> {
     server.once('error', fail);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? done(address.port) : fail(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? done(address.port) : fail(new Error('no port')),
+      );
     });
   });
 }

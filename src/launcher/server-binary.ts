@@ -27,8 +27,21 @@ export interface ServerBinary {
 /** Where test/support/mysql-root.sh leaves Oracle MySQL when TICKETD_MYSQL_ROOT is unset. */
 export const DEFAULT_MYSQL_ROOT = '/var/cache/ticketd/mysql-root';
 
-const EXTRA_SEARCH_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/mysql/bin', '/opt/homebrew/bin', '/usr/local/bin'];
-const LIBRARY_DIRS = ['usr/lib/x86_64-linux-gnu', 'lib/x86_64-linux-gnu', 'usr/lib/aarch64-linux-gnu', 'lib/aarch64-linux-gnu', 'usr/lib', 'lib'];
+const EXTRA_SEARCH_DIRS = [
+  '/usr/sbin',
+  '/usr/local/sbin',
+  '/usr/local/mysql/bin',
+  '/opt/homebrew/bin',
+  '/usr/local/bin',
+];
+const LIBRARY_DIRS = [
+  'usr/lib/x86_64-linux-gnu',
+  'lib/x86_64-linux-gnu',
+  'usr/lib/aarch64-linux-gnu',
+  'lib/aarch64-linux-gnu',
+  'usr/lib',
+  'lib',
+];
 
 /** Finds mariadbd or mysqld (TICKETD_MYSQLD wins); throws NoServerBinaryError with how to get one. */
 export function findServerBinary(explicit: string | undefined, pathVariable: string | undefined): ServerBinary {
@@ -79,7 +92,10 @@ export function engineName(binary: ServerBinary): string {
  * The command that runs a program of the binary's installation: the server itself, or a client
  * tool beside it (`mysqldump`, `mysql`, `mariadb-dump`). Inside a root, the root's loader runs it.
  */
-export function commandFor(binary: ServerBinary, program?: string): { readonly command: string; readonly args: readonly string[] } {
+export function commandFor(
+  binary: ServerBinary,
+  program?: string,
+): { readonly command: string; readonly args: readonly string[] } {
   const target = program === undefined ? binary.path : toolPath(binary, program);
   if (binary.root === undefined) return { command: target, args: [] };
   const libraries = LIBRARY_DIRS.map((d) => join(binary.root!, d)).filter((d) => existsSync(d));

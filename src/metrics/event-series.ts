@@ -10,10 +10,14 @@ import type { StrictEvents } from '../service/strict-sequence.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 
 /** Latency buckets of one HTTP answer, in seconds: 0.25 ms to 2.5 s (the ids SLO reads the 25 ms one). */
-export const HTTP_BUCKETS_SECONDS = Object.freeze([0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5]);
+export const HTTP_BUCKETS_SECONDS = Object.freeze([
+  0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5,
+]);
 
 /** Latency buckets of one REPLACE run, in seconds: 0.5 ms to 2.5 s. */
-export const FETCH_BUCKETS_SECONDS = Object.freeze([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
+export const FETCH_BUCKETS_SECONDS = Object.freeze([
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+]);
 
 /** Clock skew buckets, in seconds: 1 ms to 10 s. */
 export const SKEW_BUCKETS_SECONDS = Object.freeze([0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]);
@@ -23,8 +27,16 @@ const LEASE_REFUSALS: readonly Parameters<WorkerEvents['refused']>[1][] = ['exha
 
 /** The counters the allocator's events feed. */
 const EVENT_COUNTERS = {
-  fetches: { name: 'ticketd_ticket_fetches_total', help: 'Runs of REPLACE on a backend, per sequence, by result.', labelNames: ['backend', 'sequence', 'result'] },
-  tickets: { name: 'ticketd_tickets_total', help: 'Tickets fetched from a backend, per sequence.', labelNames: ['backend', 'sequence'] },
+  fetches: {
+    name: 'ticketd_ticket_fetches_total',
+    help: 'Runs of REPLACE on a backend, per sequence, by result.',
+    labelNames: ['backend', 'sequence', 'result'],
+  },
+  tickets: {
+    name: 'ticketd_tickets_total',
+    help: 'Tickets fetched from a backend, per sequence.',
+    labelNames: ['backend', 'sequence'],
+  },
   failovers: {
     name: 'ticketd_failovers_total',
     help: 'Refills that went to another backend because this one (first in turn) was unusable or failed.',
@@ -45,7 +57,11 @@ const EVENT_COUNTERS = {
     help: 'Tickets no peer could claim: served on the process marks alone (TICKETD_CLAIMS=preferred) or refused (required).',
     labelNames: ['backend', 'sequence'],
   },
-  workerLeases: { name: 'ticketd_worker_leases_total', help: 'Worker-ID leases taken, renewed and released through this process, per pool.', labelNames: ['pool', 'event'] },
+  workerLeases: {
+    name: 'ticketd_worker_leases_total',
+    help: 'Worker-ID leases taken, renewed and released through this process, per pool.',
+    labelNames: ['pool', 'event'],
+  },
   workerRefused: {
     name: 'ticketd_worker_leases_refused_total',
     help: 'Lease requests refused, per pool: exhausted (no free worker ID), lost (a renewal of a lease no longer held), claimed (a claim on another backend held the worker ID).',
@@ -67,13 +83,22 @@ const EVENT_COUNTERS = {
 export type EventCounters = { readonly [K in keyof typeof EVENT_COUNTERS]: Counter };
 
 /** Registers EVENT_COUNTERS; the alerts' counters are born at 0 for the label values `service` and `workers` know. */
-export function eventCounters(registers: Registry[], service: () => TicketService | undefined, workers: () => WorkerPools | undefined): EventCounters {
+export function eventCounters(
+  registers: Registry[],
+  service: () => TicketService | undefined,
+  workers: () => WorkerPools | undefined,
+): EventCounters {
   // A labelled counter is born at its first increment, where Prometheus's increase() reads 0: the
   // alerts' counters are declared at 0 on every scrape for the label values known by then.
   const counter = (key: keyof typeof EVENT_COUNTERS, known: () => readonly string[][] = () => []): Counter =>
-    new Counter({ ...EVENT_COUNTERS[key], labelNames: [...EVENT_COUNTERS[key].labelNames], registers, collect() {
-      for (const labels of known()) this.labels(...labels).inc(0);
-    } });
+    new Counter({
+      ...EVENT_COUNTERS[key],
+      labelNames: [...EVENT_COUNTERS[key].labelNames],
+      registers,
+      collect() {
+        for (const labels of known()) this.labels(...labels).inc(0);
+      },
+    });
   const backendsAndSequences = (): string[][] => {
     const sequences = service()?.servedSequences() ?? [];
     return (service()?.backendStatus() ?? []).flatMap((b) => sequences.map((sequence) => [b.backend, sequence]));
@@ -83,10 +108,14 @@ export function eventCounters(registers: Registry[], service: () => TicketServic
     tickets: counter('tickets'),
     failovers: counter('failovers'),
     regressions: counter('regressions'),
-    claimsRefused: counter('claimsRefused', () => backendsAndSequences().flatMap((pair) => CLAIM_REFUSALS.map((reason) => [...pair, reason]))),
+    claimsRefused: counter('claimsRefused', () =>
+      backendsAndSequences().flatMap((pair) => CLAIM_REFUSALS.map((reason) => [...pair, reason])),
+    ),
     unclaimed: counter('unclaimed', backendsAndSequences),
     workerLeases: counter('workerLeases'),
-    workerRefused: counter('workerRefused', () => (workers()?.served() ?? []).flatMap((pool) => LEASE_REFUSALS.map((reason) => [pool, reason]))),
+    workerRefused: counter('workerRefused', () =>
+      (workers()?.served() ?? []).flatMap((pool) => LEASE_REFUSALS.map((reason) => [pool, reason])),
+    ),
     workerUnclaimed: counter('workerUnclaimed'),
     reloads: counter('reloads'),
   };
@@ -94,11 +123,37 @@ export function eventCounters(registers: Registry[], service: () => TicketServic
 
 /** Strict sequences' leadership changes, forwarded calls, bound writes and stalls (TicketdMetrics.strictEvents). */
 export function strictSeries(registers: Registry[]): StrictEvents {
-  const leaderChanges = new Counter({ name: 'ticketd_strict_leader_changes_total', help: 'Times this process became leader of a strict sequence (became) or stopped leading it (stopped).', labelNames: ['sequence', 'change'], registers });
-  const forwardedCalls = new Counter({ name: 'ticketd_strict_forwarded_calls_total', help: 'Calls this process forwarded to a strict sequence\'s leader (each carries one or more requests).', labelNames: ['sequence'], registers });
-  const forwardedRequests = new Counter({ name: 'ticketd_strict_forwarded_requests_total', help: 'Requests this process forwarded to a strict sequence\'s leader.', labelNames: ['sequence'], registers });
-  const boundWrites = new Counter({ name: 'ticketd_strict_bound_writes_total', help: 'Lease renewals and bound writes of a strict sequence\'s leader, by result (ok: a majority took it).', labelNames: ['sequence', 'result'], registers });
-  const stalls = new Histogram({ name: 'ticketd_strict_stall_seconds', help: 'How long a request of a strict sequence waited for a leader (an election, a failover, a not-leader retry).', labelNames: ['sequence'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
+  const leaderChanges = new Counter({
+    name: 'ticketd_strict_leader_changes_total',
+    help: 'Times this process became leader of a strict sequence (became) or stopped leading it (stopped).',
+    labelNames: ['sequence', 'change'],
+    registers,
+  });
+  const forwardedCalls = new Counter({
+    name: 'ticketd_strict_forwarded_calls_total',
+    help: "Calls this process forwarded to a strict sequence's leader (each carries one or more requests).",
+    labelNames: ['sequence'],
+    registers,
+  });
+  const forwardedRequests = new Counter({
+    name: 'ticketd_strict_forwarded_requests_total',
+    help: "Requests this process forwarded to a strict sequence's leader.",
+    labelNames: ['sequence'],
+    registers,
+  });
+  const boundWrites = new Counter({
+    name: 'ticketd_strict_bound_writes_total',
+    help: "Lease renewals and bound writes of a strict sequence's leader, by result (ok: a majority took it).",
+    labelNames: ['sequence', 'result'],
+    registers,
+  });
+  const stalls = new Histogram({
+    name: 'ticketd_strict_stall_seconds',
+    help: 'How long a request of a strict sequence waited for a leader (an election, a failover, a not-leader retry).',
+    labelNames: ['sequence'],
+    buckets: [...HTTP_BUCKETS_SECONDS],
+    registers,
+  });
   return {
     leadership: (sequence, leading) => leaderChanges.labels(sequence, leading ? 'became' : 'stopped').inc(),
     forwarded: (sequence, requests) => {

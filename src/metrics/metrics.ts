@@ -34,8 +34,19 @@ export interface TicketdMetrics {
 
 /** Counts HTTP answers and their durations (TicketdMetrics.answered). */
 function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
-  const requests = new Counter({ name: 'ticketd_http_requests_total', help: 'HTTP answers, per route (as declared), method and status code.', labelNames: ['route', 'method', 'code'], registers });
-  const durations = new Histogram({ name: 'ticketd_http_request_duration_seconds', help: 'Time from a request to its answer, per route and method.', labelNames: ['route', 'method'], buckets: [...HTTP_BUCKETS_SECONDS], registers });
+  const requests = new Counter({
+    name: 'ticketd_http_requests_total',
+    help: 'HTTP answers, per route (as declared), method and status code.',
+    labelNames: ['route', 'method', 'code'],
+    registers,
+  });
+  const durations = new Histogram({
+    name: 'ticketd_http_request_duration_seconds',
+    help: 'Time from a request to its answer, per route and method.',
+    labelNames: ['route', 'method'],
+    buckets: [...HTTP_BUCKETS_SECONDS],
+    registers,
+  });
   // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
   const answers = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
   return (route, method, status, seconds) => {
@@ -57,7 +68,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   let service: TicketService | undefined;
   let workers: WorkerPools | undefined;
   // Registered in the order /metrics lists them: event counters, strict, worker, allocator, scraped.
-  const counters = eventCounters(registers, () => service, () => workers);
+  const counters = eventCounters(
+    registers,
+    () => service,
+    () => workers,
+  );
   const strictEvents = strictSeries(registers);
   const workerEvents = workerSeries(registers, counters);
   addLeaseGauges(registers, () => workers);
@@ -65,7 +80,15 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   addScraped(registers, () => service);
   // Which version each process runs: a rolling upgrade's mixed versions show as two series. `max`
   // under --workers: every worker of a process runs the same version (a sum would read 2).
-  new Gauge({ name: 'ticketd_build_info', help: 'Always 1; the version label is the ticketd version this process runs.', labelNames: ['version'], registers, aggregator: 'max' }).labels(THIS_VERSION).set(1);
+  new Gauge({
+    name: 'ticketd_build_info',
+    help: 'Always 1; the version label is the ticketd version this process runs.',
+    labelNames: ['version'],
+    registers,
+    aggregator: 'max',
+  })
+    .labels(THIS_VERSION)
+    .set(1);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {

@@ -38,7 +38,14 @@ const SCRAPED: readonly ScrapedSeries[] = [
     labelNames: ['sequence'],
     read: perSequence((s, n) => s.cacheStatus(n)?.issued ?? 0),
   },
-  { type: 'gauge', name: 'ticketd_cached_ids', help: 'IDs cached and not yet handed out, per sequence.', labelNames: ['sequence'], aggregator: 'sum', read: perSequence((s, n) => s.cacheStatus(n)?.available ?? 0) },
+  {
+    type: 'gauge',
+    name: 'ticketd_cached_ids',
+    help: 'IDs cached and not yet handed out, per sequence.',
+    labelNames: ['sequence'],
+    aggregator: 'sum',
+    read: perSequence((s, n) => s.cacheStatus(n)?.available ?? 0),
+  },
   {
     type: 'gauge',
     name: 'ticketd_sequence_max_id_used_ratio',
@@ -64,7 +71,11 @@ const SCRAPED: readonly ScrapedSeries[] = [
     help: '1 when the backend answered its last call (a refusal for want of a privilege is an answer), 0 when it failed or its breaker is open, -1 before any call.',
     labelNames: ['backend'],
     aggregator: 'min',
-    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'up' || b.state === 'refused' ? 1 : b.state === 'unknown' ? -1 : 0]),
+    read: (service) =>
+      (service?.backendStatus() ?? []).map((b) => [
+        [b.backend],
+        b.state === 'up' || b.state === 'refused' ? 1 : b.state === 'unknown' ? -1 : 0,
+      ]),
   },
   {
     type: 'gauge',
@@ -81,7 +92,13 @@ const SCRAPED: readonly ScrapedSeries[] = [
     labelNames: ['backend', 'state'],
     aggregator: 'max',
     // A refused backend's breaker is closed (shownState puts an outage first).
-    read: (service) => (service?.backendStatus() ?? []).flatMap((b) => BREAKER_STATES.map((state): Sample => [[b.backend, state], (b.state === 'refused' ? 'up' : b.state) === state ? 1 : 0])),
+    read: (service) =>
+      (service?.backendStatus() ?? []).flatMap((b) =>
+        BREAKER_STATES.map((state): Sample => [
+          [b.backend, state],
+          (b.state === 'refused' ? 'up' : b.state) === state ? 1 : 0,
+        ]),
+      ),
   },
   {
     type: 'gauge',
@@ -97,9 +114,21 @@ const SCRAPED: readonly ScrapedSeries[] = [
     help: "1 when the backend's newest connection uses TLS (version says which), 0 when it is plaintext; no series before a connection.",
     labelNames: ['backend', 'version'],
     aggregator: 'min',
-    read: (service) => (service?.backendStatus() ?? []).flatMap((b): Sample[] => (b.transport === undefined ? [] : [[[b.backend, b.transport.tls ? b.transport.version : 'plaintext'], b.transport.tls ? 1 : 0]])),
+    read: (service) =>
+      (service?.backendStatus() ?? []).flatMap((b): Sample[] =>
+        b.transport === undefined
+          ? []
+          : [[[b.backend, b.transport.tls ? b.transport.version : 'plaintext'], b.transport.tls ? 1 : 0]],
+      ),
   },
-  { type: 'gauge', name: 'ticketd_ready', help: '1 when an ID can be issued now.', labelNames: [], aggregator: 'min', read: (service) => [[[], service?.ready === true ? 1 : 0]] },
+  {
+    type: 'gauge',
+    name: 'ticketd_ready',
+    help: '1 when an ID can be issued now.',
+    labelNames: [],
+    aggregator: 'min',
+    read: (service) => [[[], service?.ready === true ? 1 : 0]],
+  },
 ];
 
 /** The series read from the service at scrape time (SCRAPED), in the registries given. */
@@ -107,15 +136,27 @@ export function addScraped(registers: Registry[], service: () => TicketService |
   for (const { type, read, ...series } of SCRAPED) {
     const labelNames = [...series.labelNames];
     if (type === 'counter') {
-      new Counter({ ...series, labelNames, registers, collect() {
-        this.reset();
-        for (const [labels, value] of read(service())) (labels.length === 0 ? this : this.labels(...labels)).inc(value);
-      } });
+      new Counter({
+        ...series,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, value] of read(service()))
+            (labels.length === 0 ? this : this.labels(...labels)).inc(value);
+        },
+      });
     } else {
-      new Gauge({ ...series, labelNames, registers, collect() {
-        this.reset();
-        for (const [labels, value] of read(service())) (labels.length === 0 ? this : this.labels(...labels)).set(value);
-      } });
+      new Gauge({
+        ...series,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, value] of read(service()))
+            (labels.length === 0 ? this : this.labels(...labels)).set(value);
+        },
+      });
     }
   }
 }
@@ -124,16 +165,27 @@ export function addScraped(registers: Registry[], service: () => TicketService |
 export function addLeaseGauges(registers: Registry[], workers: () => WorkerPools | undefined): void {
   for (const [name, help, pick] of [
     ['ticketd_worker_leases_held', 'Worker IDs leased now, per pool, as their owners hold them.', 'leased'],
-    ['ticketd_worker_leases_cooling', 'Worker IDs whose lease expired unreleased and whose reuse delay has not passed, per pool.', 'cooling'],
+    [
+      'ticketd_worker_leases_cooling',
+      'Worker IDs whose lease expired unreleased and whose reuse delay has not passed, per pool.',
+      'cooling',
+    ],
     ['ticketd_worker_leases_free', 'Worker IDs free to lease now, per pool (of the owners that answered).', 'free'],
   ] as const) {
-    new Gauge({ name, help, labelNames: ['pool'], registers, aggregator: 'max', async collect() {
-      this.reset();
-      const pools = workers();
-      for (const pool of pools?.served() ?? []) {
-        const state = await pools!.state(pool).catch(() => undefined);
-        if (state !== undefined) this.labels(pool).set(state[pick]);
-      }
-    } });
+    new Gauge({
+      name,
+      help,
+      labelNames: ['pool'],
+      registers,
+      aggregator: 'max',
+      async collect() {
+        this.reset();
+        const pools = workers();
+        for (const pool of pools?.served() ?? []) {
+          const state = await pools!.state(pool).catch(() => undefined);
+          if (state !== undefined) this.labels(pool).set(state[pick]);
+        }
+      },
+    });
   }
 }

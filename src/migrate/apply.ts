@@ -11,12 +11,30 @@ import { firstUsefulTicket } from '../core/blocks.js';
 import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { MigrationPlan } from './plan.js';
-import { alterLegacy, quoteIdentifier, readHighestUpTo, readLegacyHigh, type LegacyConnection, type LegacyTable } from '../backend/mysql/legacy-table.js';
+import {
+  alterLegacy,
+  quoteIdentifier,
+  readHighestUpTo,
+  readLegacyHigh,
+  type LegacyConnection,
+  type LegacyTable,
+} from '../backend/mysql/legacy-table.js';
 
 /** What apply did. */
 export type ApplyOutcome =
-  | { readonly kind: 'created'; readonly settings: SequenceSettings; readonly legacyHigh: bigint; readonly counter: bigint | undefined; readonly ran: readonly string[] }
-  | { readonly kind: 'unchanged'; readonly settings: SequenceSettings; readonly counter: bigint | undefined; readonly ran: readonly string[] };
+  | {
+      readonly kind: 'created';
+      readonly settings: SequenceSettings;
+      readonly legacyHigh: bigint;
+      readonly counter: bigint | undefined;
+      readonly ran: readonly string[];
+    }
+  | {
+      readonly kind: 'unchanged';
+      readonly settings: SequenceSettings;
+      readonly counter: bigint | undefined;
+      readonly ran: readonly string[];
+    };
 
 /** Which settings the command line gave (the others may be adopted from a sequence that exists). */
 export interface ApplyChoices {
@@ -27,7 +45,13 @@ export interface ApplyChoices {
 }
 
 /** Runs the plan against every backend; every backend must be up. */
-export async function applyMigration(plan: MigrationPlan, legacy: LegacyConnection, allocator: Allocator, service: TicketService, choices: ApplyChoices): Promise<ApplyOutcome> {
+export async function applyMigration(
+  plan: MigrationPlan,
+  legacy: LegacyConnection,
+  allocator: Allocator,
+  service: TicketService,
+  choices: ApplyChoices,
+): Promise<ApplyOutcome> {
   const wanted = plan.settings;
   const answers = await allocator.readSequence(wanted.name);
   throwFirstFailure(answers);
@@ -50,7 +74,12 @@ export async function applyMigration(plan: MigrationPlan, legacy: LegacyConnecti
     const ran = await moveCounterAbove(legacy, plan, existing, choices.alter);
     // A backend that missed the first apply gets the sequence now; the others are left alone.
     await service.createSequence(existing);
-    return { kind: 'unchanged', settings: existing, counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement, ran };
+    return {
+      kind: 'unchanged',
+      settings: existing,
+      counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement,
+      ran,
+    };
   }
   await allocator.prepareSequence(wanted.name, firstUsefulTicket(wanted));
   // Rows the old version inserted since the plan: none may lie above startAfter in ticketd's range.
@@ -58,13 +87,29 @@ export async function applyMigration(plan: MigrationPlan, legacy: LegacyConnecti
   const ran = await moveCounterAbove(legacy, plan, wanted, choices.alter);
   // Inserts that took the counter between the look above and the move: the last look, before the
   // sequence exists. From here on no insert without an ID lands at or below maxId.
-  const legacyHigh = await refuseIfGrown(legacy, plan.table, wanted, ` (AUTO_INCREMENT already moved above maxId ${wanted.maxId}, which is harmless: apply again with --start-after above that)`);
+  const legacyHigh = await refuseIfGrown(
+    legacy,
+    plan.table,
+    wanted,
+    ` (AUTO_INCREMENT already moved above maxId ${wanted.maxId}, which is harmless: apply again with --start-after above that)`,
+  );
   await service.createSequence(wanted);
-  return { kind: 'created', settings: wanted, legacyHigh, counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement, ran };
+  return {
+    kind: 'created',
+    settings: wanted,
+    legacyHigh,
+    counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement,
+    ran,
+  };
 }
 
 /** The highest ID an insert without an ID has taken or will take inside (…, maxId]; refuses past startAfter. */
-async function refuseIfGrown(legacy: LegacyConnection, table: LegacyTable, wanted: SequenceSettings, note: string): Promise<bigint> {
+async function refuseIfGrown(
+  legacy: LegacyConnection,
+  table: LegacyTable,
+  wanted: SequenceSettings,
+  note: string,
+): Promise<bigint> {
   const rows = await readHighestUpTo(legacy, table, wanted.maxId);
   const { autoIncrement } = await readLegacyHigh(legacy, table);
   // A counter already in the reserve (a second try) hands out nothing at or below maxId.
@@ -83,7 +128,12 @@ async function refuseIfGrown(legacy: LegacyConnection, table: LegacyTable, wante
  * no reserve there is nowhere to put it: only `--alter` may go on, dropping AUTO_INCREMENT before
  * the sequence exists (no old version may be running then).
  */
-async function moveCounterAbove(legacy: LegacyConnection, plan: MigrationPlan, settings: SequenceSettings, alter: boolean): Promise<string[]> {
+async function moveCounterAbove(
+  legacy: LegacyConnection,
+  plan: MigrationPlan,
+  settings: SequenceSettings,
+  alter: boolean,
+): Promise<string[]> {
   const { table } = plan;
   const { autoIncrement } = await readLegacyHigh(legacy, table);
   if (!table.hasAutoIncrement || autoIncrement === undefined || autoIncrement > settings.maxId) return [];
@@ -101,7 +151,9 @@ async function moveCounterAbove(legacy: LegacyConnection, plan: MigrationPlan, s
   await alterLegacy(legacy, statement);
   const after = (await readLegacyHigh(legacy, table)).autoIncrement;
   if (after !== undefined && after <= settings.maxId) {
-    throw new MigrationRefusedError(`${statement} left AUTO_INCREMENT at ${after}: the server did not move it; nothing was created`);
+    throw new MigrationRefusedError(
+      `${statement} left AUTO_INCREMENT at ${after}: the server did not move it; nothing was created`,
+    );
   }
   return [statement];
 }

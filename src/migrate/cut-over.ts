@@ -45,7 +45,10 @@ export function regionOf(id: bigint, settings: Pick<SequenceSettings, 'startAfte
  * What is wrong with the table's AUTO_INCREMENT for a live sequence, or undefined. An insert without
  * an ID takes `counter` (or above); at or below maxId that is an ID ticketd may issue.
  */
-export function counterProblem(counter: bigint | undefined, settings: Pick<SequenceSettings, 'startAfter' | 'maxId'>): string | undefined {
+export function counterProblem(
+  counter: bigint | undefined,
+  settings: Pick<SequenceSettings, 'startAfter' | 'maxId'>,
+): string | undefined {
   if (counter === undefined || counter > settings.maxId) return undefined;
   return `AUTO_INCREMENT is ${counter}, inside ticketd's range (${settings.startAfter}, ${settings.maxId}]: the next insert without an ID takes an ID ticketd may issue`;
 }
@@ -55,7 +58,11 @@ export function counterProblem(counter: bigint | undefined, settings: Pick<Seque
  * sequence may have issued (`highestId`) and, when the sequence keeps a reserve, above maxId, so
  * that the counter is never pulled back into ticketd's range.
  */
-export function rollbackCounter(settings: Pick<SequenceSettings, 'maxId'>, columnMax: bigint, highestId: bigint): bigint {
+export function rollbackCounter(
+  settings: Pick<SequenceSettings, 'maxId'>,
+  columnMax: bigint,
+  highestId: bigint,
+): bigint {
   const keepsReserve = settings.maxId < columnMax;
   const floor = keepsReserve && settings.maxId > highestId ? settings.maxId : highestId;
   return floor + 1n;

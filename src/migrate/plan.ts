@@ -47,7 +47,8 @@ export interface MigrationPlan {
 /** Builds the plan; throws MigrationRefusedError when the column has no room for the sequence. */
 export function planMigration(table: LegacyTable, options: PlanOptions): MigrationPlan {
   const headroom = options.headroom ?? DEFAULT_HEADROOM;
-  const blockSize = options.blockSize ?? (table.maxId <= SMALL_COLUMN_MAX_ID ? SMALL_COLUMN_BLOCK_SIZE : DEFAULT_BLOCK_SIZE);
+  const blockSize =
+    options.blockSize ?? (table.maxId <= SMALL_COLUMN_MAX_ID ? SMALL_COLUMN_BLOCK_SIZE : DEFAULT_BLOCK_SIZE);
   if (blockSize < 1n || blockSize > MAX_BLOCK_SIZE) {
     throw new MigrationRefusedError(`--block-size must be from 1 to ${MAX_BLOCK_SIZE}; got ${blockSize}`);
   }
@@ -59,7 +60,8 @@ export function planMigration(table: LegacyTable, options: PlanOptions): Migrati
     );
   }
   // Only a table with AUTO_INCREMENT has old-version writers to keep apart (cut-over.ts).
-  const legacyReserve = options.legacyReserve ?? (table.hasAutoIncrement ? defaultReserve(table.maxId, startAfter) : 0n);
+  const legacyReserve =
+    options.legacyReserve ?? (table.hasAutoIncrement ? defaultReserve(table.maxId, startAfter) : 0n);
   const maxId = table.maxId - legacyReserve;
   if (legacyReserve < 0n || startAfter >= maxId) {
     throw new MigrationRefusedError(
@@ -72,7 +74,10 @@ export function planMigration(table: LegacyTable, options: PlanOptions): Migrati
       `--ids opaque needs at least ${MIN_OPAQUE_DOMAIN} IDs above startAfter ${startAfter}; ${table.name}.${table.column} (${table.columnType}) leaves ${maxId - startAfter}: widen the column or keep ordered IDs`,
     );
   }
-  const lastsSeconds = table.growth === undefined || table.growth.idsPerSecond <= 0 ? undefined : Number(maxId - startAfter) / table.growth.idsPerSecond;
+  const lastsSeconds =
+    table.growth === undefined || table.growth.idsPerSecond <= 0
+      ? undefined
+      : Number(maxId - startAfter) / table.growth.idsPerSecond;
   return {
     table,
     settings: Object.freeze({ name: options.sequence, blockSize, startAfter, maxId, ids }),
@@ -104,7 +109,9 @@ function insertStatementFor(table: LegacyTable): string {
 
 /** The share of tickets the backends issue: each takes one residue class of the increment. */
 export function share(fleet: NextSteps['fleet']): number {
-  return fleet === undefined || BigInt(fleet.backends) >= fleet.increment ? 1 : fleet.backends / Number(fleet.increment);
+  return fleet === undefined || BigInt(fleet.backends) >= fleet.increment
+    ? 1
+    : fleet.backends / Number(fleet.increment);
 }
 
 /** The IDs above startAfter; with backends that issue only some of the tickets, the share they can reach too. */
@@ -130,7 +137,10 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
   const growth = table.growth;
   const row = (label: string, value: string): string => `${`${label}:`.padEnd(16)}${value}`;
   const head = [
-    row('table', `${table.name}, column ${table.column} ${table.columnType}${table.hasAutoIncrement ? ' AUTO_INCREMENT' : ''}`),
+    row(
+      'table',
+      `${table.name}, column ${table.column} ${table.columnType}${table.hasAutoIncrement ? ' AUTO_INCREMENT' : ''}`,
+    ),
     row('column max', `${table.maxId} (largest value of ${table.columnType})`),
     row(`MAX(${table.column})`, String(table.maxExisting)),
     row('AUTO_INCREMENT', table.autoIncrement === undefined ? 'none' : String(table.autoIncrement)),
@@ -144,7 +154,10 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
   const common = `${next.sourceArgument} --table ${table.name} --column ${table.column} --sequence ${settings.name}`;
   const verify = `npx ticketd migrate verify${common}`;
   const alter = table.hasAutoIncrement
-    ? ['once no old version runs (nothing inserts without an ID), drop AUTO_INCREMENT (apply --alter runs this; nothing runs it otherwise):', `     ${plan.alterStatement}`]
+    ? [
+        'once no old version runs (nothing inserts without an ID), drop AUTO_INCREMENT (apply --alter runs this; nothing runs it otherwise):',
+        `     ${plan.alterStatement}`,
+      ]
     : [];
   const switchApp = [
     `roll out the app version that takes IDs from ticketd (sequence ${settings.name}) and passes them${table.hasAutoIncrement ? `; old instances keep inserting through AUTO_INCREMENT, above maxId, meanwhile` : ''}:`,
@@ -156,7 +169,10 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     const e = next.existing;
     return [
       ...head,
-      row('sequence', `${e.name} exists (blockSize=${e.blockSize} startAfter=${e.startAfter} maxId=${e.maxId} ids=${e.ids}): migrate apply has run`),
+      row(
+        'sequence',
+        `${e.name} exists (blockSize=${e.blockSize} startAfter=${e.startAfter} maxId=${e.maxId} ids=${e.ids}): migrate apply has run`,
+      ),
       '',
       'next:',
       ...numbered([switchApp, during, alter, strict]),
@@ -165,10 +181,20 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
   return [
     ...head,
     row('startAfter', `${settings.startAfter} = ${plan.legacyHigh} + headroom ${plan.headroom}`),
-    row('maxId', plan.legacyReserve === 0n ? `${settings.maxId} (the column's)` : `${settings.maxId} = column max - reserve ${plan.legacyReserve}`),
+    row(
+      'maxId',
+      plan.legacyReserve === 0n
+        ? `${settings.maxId} (the column's)`
+        : `${settings.maxId} = column max - reserve ${plan.legacyReserve}`,
+    ),
     ...(plan.legacyReserve === 0n
       ? []
-      : [row('reserve', `${settings.maxId + 1n} to ${table.maxId}: AUTO_INCREMENT moves to ${settings.maxId + 1n} at apply, for the old version${reserveLasts(plan)}`)]),
+      : [
+          row(
+            'reserve',
+            `${settings.maxId + 1n} to ${table.maxId}: AUTO_INCREMENT moves to ${settings.maxId + 1n} at apply, for the old version${reserveLasts(plan)}`,
+          ),
+        ]),
     row('blockSize', String(settings.blockSize)),
     row('IDs left', idsLeft(settings.maxId - settings.startAfter, next.fleet)),
     row(
@@ -179,13 +205,7 @@ export function formatPlan(plan: MigrationPlan, next: NextSteps): string[] {
     ),
     '',
     'next:',
-    ...numbered([
-      [`npx ticketd migrate apply${common} ${applyArguments(plan)}`],
-      switchApp,
-      during,
-      alter,
-      strict,
-    ]),
+    ...numbered([[`npx ticketd migrate apply${common} ${applyArguments(plan)}`], switchApp, during, alter, strict]),
   ];
 }
 
@@ -199,7 +219,9 @@ export function applyArguments(plan: Pick<MigrationPlan, 'settings' | 'legacyRes
 /** How long the reserve lasts the old version at the growth rate seen: all it has after a rollback. */
 function reserveLasts(plan: MigrationPlan): string {
   const rate = plan.table.growth?.idsPerSecond;
-  return rate === undefined || rate <= 0 ? '' : ` (${formatDuration(Number(plan.legacyReserve) / rate)} of inserts at that rate)`;
+  return rate === undefined || rate <= 0
+    ? ''
+    : ` (${formatDuration(Number(plan.legacyReserve) / rate)} of inserts at that rate)`;
 }
 
 /** Steps as `  1. first line` with their further lines indented below; empty steps are left out. */

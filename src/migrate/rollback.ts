@@ -45,7 +45,12 @@ export function highestIdEverIssued(settings: SequenceSettings, highestTicket: b
  * highest ID ticketd could have issued and at most its maxId (none should be: every row there since
  * the migration has an ID of ticketd's; rows above maxId are the old version's reserve).
  */
-export function planRollback(settings: SequenceSettings, highestTicket: bigint, table: LegacyTable, rowsAbove: readonly bigint[]): RollbackPlan {
+export function planRollback(
+  settings: SequenceSettings,
+  highestTicket: bigint,
+  table: LegacyTable,
+  rowsAbove: readonly bigint[],
+): RollbackPlan {
   const highestId = highestIdEverIssued(settings, highestTicket);
   // With a reserve, the counter stays above maxId, where the old version has inserted all along.
   const next = rollbackCounter(settings, table.maxId, highestId);
@@ -53,12 +58,31 @@ export function planRollback(settings: SequenceSettings, highestTicket: bigint, 
   const statement = table.hasAutoIncrement
     ? `ALTER TABLE ${name} AUTO_INCREMENT = ${next}`
     : `ALTER TABLE ${name} MODIFY ${quoteIdentifier(table.column)} ${table.columnType} NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = ${next}`;
-  const done = settings.retired === true && table.hasAutoIncrement && table.autoIncrement !== undefined && table.autoIncrement >= next;
+  const done =
+    settings.retired === true &&
+    table.hasAutoIncrement &&
+    table.autoIncrement !== undefined &&
+    table.autoIncrement >= next;
   const refusal = done ? undefined : refusalOf(settings, table, next, highestId, rowsAbove);
-  return { sequence: settings.name, table: table.name, highestTicket, highestId, nextAutoIncrement: next, statement, done, refusal };
+  return {
+    sequence: settings.name,
+    table: table.name,
+    highestTicket,
+    highestId,
+    nextAutoIncrement: next,
+    statement,
+    done,
+    refusal,
+  };
 }
 
-function refusalOf(settings: SequenceSettings, table: LegacyTable, next: bigint, highestId: bigint, rowsAbove: readonly bigint[]): string | undefined {
+function refusalOf(
+  settings: SequenceSettings,
+  table: LegacyTable,
+  next: bigint,
+  highestId: bigint,
+  rowsAbove: readonly bigint[],
+): string | undefined {
   const { name } = settings;
   if (settings.retired !== true) {
     return `sequence ${name} is not retired: new tickets could be taken while the application switches; run npx ticketd sequences retire ${name} first`;
@@ -84,7 +108,16 @@ export function formatRollback(plan: RollbackPlan, applied: boolean): string[] {
     `${plan.table}: AUTO_INCREMENT from ${plan.nextAutoIncrement}`,
   ];
   if (plan.refusal !== undefined) return [...lines, `refused: ${plan.refusal}`];
-  if (plan.done) return [...lines, `done already: ${plan.table}'s AUTO_INCREMENT is above every ID ticketd could have issued; nothing to run`];
-  if (applied) return [...lines, `ran: ${plan.statement}`, 'done: the application may insert without an ID; old ticketd clients may drain what they hold, and no ID repeats'];
+  if (plan.done)
+    return [
+      ...lines,
+      `done already: ${plan.table}'s AUTO_INCREMENT is above every ID ticketd could have issued; nothing to run`,
+    ];
+  if (applied)
+    return [
+      ...lines,
+      `ran: ${plan.statement}`,
+      'done: the application may insert without an ID; old ticketd clients may drain what they hold, and no ID repeats',
+    ];
   return [...lines, `would run: ${plan.statement}`, 'run again with --apply to do it'];
 }

@@ -47,7 +47,12 @@ export function isClean(report: VerifyReport): boolean {
 }
 
 /** Scans the legacy IDs above startAfter (keyset pages) and checks each one. */
-export async function verifyMigration(legacy: LegacyConnection, table: LegacyTable, settings: SequenceSettings, allocator: Allocator): Promise<VerifyReport> {
+export async function verifyMigration(
+  legacy: LegacyConnection,
+  table: LegacyTable,
+  settings: SequenceSettings,
+  allocator: Allocator,
+): Promise<VerifyReport> {
   const stripes: Stripe[] = await allocator.fleet.stripes();
   // An opaque sequence's IDs are P(ordered ID): the ticket is that of the ordered one.
   const decode = decoderFor(settings);
@@ -59,7 +64,7 @@ export async function verifyMigration(legacy: LegacyConnection, table: LegacyTab
     // Read before the scan: a counter that is fine now was fine for every row already there.
     counterProblem: counterProblem(table.autoIncrement, settings),
   };
-  for (let after = settings.startAfter; ; ) {
+  for (let after = settings.startAfter; ;) {
     const page = await readIdCountsAbove(legacy, table, after, VERIFY_PAGE_ROWS);
     // Counters are read after the page: every ID in it came from a ticket issued before now.
     const lastTickets = await allocator.fleet.lastTickets(settings.name);
@@ -93,12 +98,19 @@ export function formatVerify(report: VerifyReport, settings: SequenceSettings, t
     );
   }
   if (report.reserve.count > 0 || settings.maxId < table.maxId) {
-    lines.push(`old version: ${report.reserve.count} IDs above maxId ${settings.maxId}, in the reserve up to ${table.maxId} that ticketd never reaches (inserted through AUTO_INCREMENT)`);
+    lines.push(
+      `old version: ${report.reserve.count} IDs above maxId ${settings.maxId}, in the reserve up to ${table.maxId} that ticketd never reaches (inserted through AUTO_INCREMENT)`,
+    );
   }
   if (report.duplicated.count > 0) {
-    lines.push(`problem: ${report.duplicated.count} IDs are held by more than one row (a collision that happened; the column has no unique key): ${listed(report.duplicated)}`);
+    lines.push(
+      `problem: ${report.duplicated.count} IDs are held by more than one row (a collision that happened; the column has no unique key): ${listed(report.duplicated)}`,
+    );
   }
-  if (report.counterProblem !== undefined) lines.push(`problem: ${report.counterProblem}; move it above maxId: ALTER TABLE ${table.name} AUTO_INCREMENT = ${settings.maxId + 1n}`);
+  if (report.counterProblem !== undefined)
+    lines.push(
+      `problem: ${report.counterProblem}; move it above maxId: ALTER TABLE ${table.name} AUTO_INCREMENT = ${settings.maxId + 1n}`,
+    );
   return lines;
 }
 

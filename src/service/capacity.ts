@@ -57,7 +57,8 @@ export class CapacityTracker {
     this.#frontier = lastId;
     const now = this.#clock();
     const latest = this.#samples[this.#samples.length - 1];
-    if (latest === undefined || now - latest.at >= CAPACITY_SAMPLE_INTERVAL_MS) this.#samples.push({ at: now, frontier: lastId });
+    if (latest === undefined || now - latest.at >= CAPACITY_SAMPLE_INTERVAL_MS)
+      this.#samples.push({ at: now, frontier: lastId });
     while (this.#samples.length > 2 && now - this.#samples[0]!.at > CAPACITY_WINDOW_MS) this.#samples.shift();
     this.#report();
   }

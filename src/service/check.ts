@@ -43,11 +43,19 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
     const answered = error instanceof TicketdError || serverAnswered(error);
     const reason = errorText(error);
     if (isUnknownDatabase(error)) {
-      findings.push({ kind: 'incomplete', message: `backend ${answer.backend} has no database ${answer.backend.replace(/^.*\//, '')}: create it (CREATE DATABASE), then run npx ticketd init` });
+      findings.push({
+        kind: 'incomplete',
+        message: `backend ${answer.backend} has no database ${answer.backend.replace(/^.*\//, '')}: create it (CREATE DATABASE), then run npx ticketd init`,
+      });
       continue;
     }
     // A refused handshake names the backend and the setting already (TICKETD_BACKEND_TLS).
-    const message = error instanceof BackendTlsError ? reason : answered ? `backend ${answer.backend} refused the connection: ${reason}` : `backend ${answer.backend} did not answer: ${reason}`;
+    const message =
+      error instanceof BackendTlsError
+        ? reason
+        : answered
+          ? `backend ${answer.backend} refused the connection: ${reason}`
+          : `backend ${answer.backend} did not answer: ${reason}`;
     findings.push({ kind: 'unreachable', message });
   }
   checkTransport(up, findings);
@@ -62,7 +70,10 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
   const increments = [...new Set(up.map((o) => o.settings.increment))];
   if (increments.length > 1) {
     // Disjoint classes are safe, but a fleet half re-striped has no room for the backend it is growing for.
-    findings.push({ kind: 'warning', message: `backends have different auto_increment_increment values (${increments.join(', ')}): finish moving every backend to ${largestIncrement(up.map((o) => o.settings))} (docs/operating.md, "Growing and shrinking the fleet")` });
+    findings.push({
+      kind: 'warning',
+      message: `backends have different auto_increment_increment values (${increments.join(', ')}): finish moving every backend to ${largestIncrement(up.map((o) => o.settings))} (docs/operating.md, "Growing and shrinking the fleet")`,
+    });
   }
   const pinned = new Map<string, Stripe>();
   const identities = new Map<string, string>();
@@ -72,10 +83,14 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
     pinned.set(o.label, o.settings);
     const own = serverProblems(o.label, o.settings, allowUnsafeDurability);
     for (const message of own.fatal) findings.push({ kind: 'misconfigured', message });
-    for (const message of own.warnings) findings.push({ kind: 'warning', message: `unsafe durability allowed: ${message}` });
+    for (const message of own.warnings)
+      findings.push({ kind: 'warning', message: `unsafe durability allowed: ${message}` });
     const identity = o.settings.identity;
     if (identity === undefined) {
-      findings.push({ kind: 'incomplete', message: `backend ${o.label} has no ticketd schema or identity; run npx ticketd init` });
+      findings.push({
+        kind: 'incomplete',
+        message: `backend ${o.label} has no ticketd schema or identity; run npx ticketd init`,
+      });
     } else if (identities.has(identity)) {
       findings.push({
         kind: 'misconfigured',
@@ -85,10 +100,17 @@ function checkServers(up: Observed[], backendCount: number, allowUnsafeDurabilit
       identities.set(identity, o.label);
     }
     const needs = newerNeeded(o.settings);
-    if (needs !== undefined) findings.push({ kind: 'misconfigured', message: `backend ${o.label} needs ticketd ${needs} or later; this is ${THIS_VERSION}` });
+    if (needs !== undefined)
+      findings.push({
+        kind: 'misconfigured',
+        message: `backend ${o.label} needs ticketd ${needs} or later; this is ${THIS_VERSION}`,
+      });
     if (o.missingTables.length > 0) {
       // A backend initialised by an older ticketd: it cannot hold claims until init adds the tables.
-      findings.push({ kind: 'incomplete', message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run npx ticketd init` });
+      findings.push({
+        kind: 'incomplete',
+        message: `backend ${o.label} lacks ${o.missingTables.join(', ')} (schema of an older ticketd); run npx ticketd init`,
+      });
     }
     for (const [sequence, engine] of o.engines) {
       if (engine.toLowerCase() !== 'innodb') {
@@ -108,10 +130,16 @@ function checkTransport(up: Observed[], findings: Finding[]): void {
     findings.push({ kind: 'info', message: `backend ${o.label}: ${how}, ${o.tls.described}` });
     if (isLoopback(o.tls.host)) continue;
     if (o.transport.tls && (o.tls.mode === 'REQUIRED' || o.tls.mode === 'PREFERRED')) {
-      findings.push({ kind: 'warning', message: `backend ${o.label}: ssl-mode=${o.tls.mode} encrypts but verifies neither the certificate nor the name, so anyone on the path can pose as it; use VERIFY_IDENTITY (with ssl-ca when its CA is not a public one)` });
+      findings.push({
+        kind: 'warning',
+        message: `backend ${o.label}: ssl-mode=${o.tls.mode} encrypts but verifies neither the certificate nor the name, so anyone on the path can pose as it; use VERIFY_IDENTITY (with ssl-ca when its CA is not a public one)`,
+      });
     }
     if (!o.transport.tls) {
-      findings.push({ kind: 'warning', message: `backend ${o.label} is reached in plaintext (${o.tls.described}) beyond loopback: its password exchange and tickets cross the network unencrypted` });
+      findings.push({
+        kind: 'warning',
+        message: `backend ${o.label} is reached in plaintext (${o.tls.described}) beyond loopback: its password exchange and tickets cross the network unencrypted`,
+      });
     }
   }
 }
@@ -139,7 +167,9 @@ function checkRestoredEverywhere(up: Observed[], backendCount: number, findings:
 function checkSequences(up: Observed[], findings: Finding[]): void {
   const names = [...new Set(up.flatMap((o) => o.sequences.map((s) => s.name)))].sort();
   for (const name of names) {
-    const holders = up.flatMap((o) => o.sequences.filter((s) => s.name === name).map((s) => ({ label: o.label, s, engines: o.engines })));
+    const holders = up.flatMap((o) =>
+      o.sequences.filter((s) => s.name === name).map((s) => ({ label: o.label, s, engines: o.engines })),
+    );
     const first = holders[0]!;
     for (const h of holders.slice(1)) {
       if (!sameSettings(h.s, first.s)) {
@@ -162,11 +192,22 @@ function checkSequences(up: Observed[], findings: Finding[]): void {
     }
     for (const h of holders) {
       if (h.s.needsVersion === undefined && gateFor(h.s.ids) !== undefined) {
-        findings.push({ kind: 'incomplete', message: `sequence ${name} on backend ${h.label} is not gated: ticketd 0.3 and older would serve its IDs unpermuted; run npx ticketd init` });
+        findings.push({
+          kind: 'incomplete',
+          message: `sequence ${name} on backend ${h.label} is not gated: ticketd 0.3 and older would serve its IDs unpermuted; run npx ticketd init`,
+        });
       }
       const needs = newerNeeded(h.s);
-      if (needs !== undefined) findings.push({ kind: 'warning', message: `sequence ${name} needs ticketd ${needs} or later; this ticketd (${THIS_VERSION}) refuses it` });
-      if (!h.engines.has(name)) findings.push({ kind: 'incomplete', message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}` });
+      if (needs !== undefined)
+        findings.push({
+          kind: 'warning',
+          message: `sequence ${name} needs ticketd ${needs} or later; this ticketd (${THIS_VERSION}) refuses it`,
+        });
+      if (!h.engines.has(name))
+        findings.push({
+          kind: 'incomplete',
+          message: `sequence ${name} has no ticket table tickets_${name} on backend ${h.label}`,
+        });
     }
   }
 }
@@ -189,14 +230,19 @@ function checkPrivileges(up: Observed[], findings: Finding[]): void {
     if (o.sequences.some((s) => s.ids === 'strict')) inUse.add('strict sequences');
     if (o.workerPools > 0) inUse.add('worker leases');
     const byFeature = new Map<string, PrivilegeProbe[]>();
-    for (const p of o.privileges) byFeature.set(`${p.account} ${p.feature}`, [...(byFeature.get(`${p.account} ${p.feature}`) ?? []), p]);
+    for (const p of o.privileges)
+      byFeature.set(`${p.account} ${p.feature}`, [...(byFeature.get(`${p.account} ${p.feature}`) ?? []), p]);
     for (const refused of byFeature.values()) {
       const { account, feature } = refused[0]!;
       // Without an admin account, the serving one lacking CREATE and ALTER is the documented setup.
       const documented = feature === 'schema changes' && account === 'serving';
       const used = inUse.has(feature);
       const missing = refused.map((p) => p.needs).join('; ');
-      const consequence = documented ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)' : used ? '' : ' (not in use yet)';
+      const consequence = documented
+        ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)'
+        : used
+          ? ''
+          : ' (not in use yet)';
       findings.push({
         kind: used && !documented ? 'incomplete' : 'info',
         message: `backend ${o.label}: the ${account} account cannot ${FEATURE_WORDS[feature]}${consequence}: it lacks ${missing} (${refused[0]!.error}); docs/operating.md, "Accounts and GRANTs"`,

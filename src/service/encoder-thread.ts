@@ -46,7 +46,13 @@ export class EncoderThread {
       try {
         const worker = this.#start();
         if (!this.#known.has(sequence.name)) {
-          const permutation: PermutationMessage = { kind: 'permutation', name: sequence.name, key: sequence.key, domain: sequence.domain, scheme: sequence.scheme };
+          const permutation: PermutationMessage = {
+            kind: 'permutation',
+            name: sequence.name,
+            key: sequence.key,
+            domain: sequence.domain,
+            scheme: sequence.scheme,
+          };
           worker.postMessage(permutation);
           this.#known.add(sequence.name);
         }
@@ -100,5 +106,7 @@ export class EncoderThread {
  */
 function workerFile(): URL {
   const here = import.meta.url;
-  return here.endsWith('.ts') ? new URL(here.replace(/\/src\/service\/encoder-thread\.ts$/, '/dist/service/encoder-worker.js')) : new URL('./encoder-worker.js', here);
+  return here.endsWith('.ts')
+    ? new URL(here.replace(/\/src\/service\/encoder-thread\.ts$/, '/dist/service/encoder-worker.js'))
+    : new URL('./encoder-worker.js', here);
 }

@@ -27,12 +27,27 @@ export async function planFences(allocator: Allocator, options: FenceOptions): P
   const increment = largestIncrement(await allocator.fleet.stripes());
   const fences: SequenceFence[] = [];
   const { sequences, unanswered } = await listSequences(allocator);
-  if (unanswered.length > 0) throw new BackendsUnavailableError(`fence needs every backend: ${unanswered.map((u) => `${u.backend}: ${u.reason}`).join('; ')}`);
+  if (unanswered.length > 0)
+    throw new BackendsUnavailableError(
+      `fence needs every backend: ${unanswered.map((u) => `${u.backend}: ${u.reason}`).join('; ')}`,
+    );
   for (const { settings } of sequences) {
     const histories = await allocator.fleet.claimHistories(settings.name);
     const highestTicket = await allocator.fleet.highestTicketUsed(settings.name);
-    const plan = planFence({ settings, highestTicket, histories, increment, margin: options.margin, ...(options.ticketsBound !== undefined && { ticketsBound: options.ticketsBound }) });
-    fences.push({ sequence: settings.name, highestTicket, strict: settings.ids === 'strict' && settings.retired !== true, ...plan });
+    const plan = planFence({
+      settings,
+      highestTicket,
+      histories,
+      increment,
+      margin: options.margin,
+      ...(options.ticketsBound !== undefined && { ticketsBound: options.ticketsBound }),
+    });
+    fences.push({
+      sequence: settings.name,
+      highestTicket,
+      strict: settings.ids === 'strict' && settings.retired !== true,
+      ...plan,
+    });
   }
   return fences;
 }
@@ -51,7 +66,9 @@ export async function applyFences(allocator: Allocator, fences: readonly Sequenc
   }
   const exhausting = fences.filter((f) => f.exhausts).map((f) => f.sequence);
   if (exhausting.length > 0) {
-    throw new FenceRefusedError(`fence would move ${exhausting.join(', ')} past maxId; give --tickets with a bound you know, or fence the others by hand (docs/operating.md)`);
+    throw new FenceRefusedError(
+      `fence would move ${exhausting.join(', ')} past maxId; give --tickets with a bound you know, or fence the others by hand (docs/operating.md)`,
+    );
   }
   for (const f of fences) await allocator.fleet.advanceEverywhere(f.sequence, f.nextTicket);
 }

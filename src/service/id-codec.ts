@@ -52,9 +52,19 @@ class OrderedIds implements IdCodec {
 export function codecFor(settings: SequenceSettings, take: TakeRanges, thread?: EncoderThread): IdCodec {
   if (settings.ids !== 'opaque') return new OrderedIds(take);
   const { key, scheme } = settings;
-  if (key === undefined || scheme === undefined) throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
-  const permutable = { name: settings.name, key, scheme, domain: { startAfter: settings.startAfter, maxId: settings.maxId } };
-  return new OpaqueIds(new IdPermutation(key, settings, scheme), take, thread && ((ranges) => thread.encode(permutable, ranges)));
+  if (key === undefined || scheme === undefined)
+    throw new Error(`opaque sequence ${settings.name} has no key or scheme`);
+  const permutable = {
+    name: settings.name,
+    key,
+    scheme,
+    domain: { startAfter: settings.startAfter, maxId: settings.maxId },
+  };
+  return new OpaqueIds(
+    new IdPermutation(key, settings, scheme),
+    take,
+    thread && ((ranges) => thread.encode(permutable, ranges)),
+  );
 }
 
 /** Only the decoding of a sequence's IDs (migrate verify). */

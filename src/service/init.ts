@@ -18,7 +18,10 @@ export interface InitResult {
 export async function requireEveryBackend(allocator: Allocator, command: string): Promise<void> {
   const first = (await allocator.probe())[0];
   if (first !== undefined) {
-    throw new BackendsUnavailableError(`${command} needs every backend: ${whatFailed(first.backend, first.error)}; then run ${command} again`, { cause: first.error });
+    throw new BackendsUnavailableError(
+      `${command} needs every backend: ${whatFailed(first.backend, first.error)}; then run ${command} again`,
+      { cause: first.error },
+    );
   }
 }
 
@@ -48,7 +51,11 @@ export function whatFailed(backend: string, error: unknown): string {
 
 /** The error the server sent, found along the cause chain, if the server answered at all. */
 function serverError(error: unknown): unknown {
-  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = error, depth = 0;
+    e !== undefined && e !== null && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (serverAnswered(e)) return e;
   }
   return undefined;

@@ -18,13 +18,23 @@ export class LeaseClaims {
   }
 
   /** Writes the lease's claim on each of `others`, by each one's own clock. */
-  async everywhere(pool: PoolSettings, others: readonly string[], lease: LeaseRecord): Promise<{ count: number; refusedBy: string | undefined }> {
+  async everywhere(
+    pool: PoolSettings,
+    others: readonly string[],
+    lease: LeaseRecord,
+  ): Promise<{ count: number; refusedBy: string | undefined }> {
     if (others.length === 0) return { count: 0, refusedBy: undefined };
     const answers = await this.#allocator.onWorkerStores(
       (s) =>
         s.change(pool.name, lease.workerId, (record, now) => {
-          if (!acceptsClaim(record, lease.epoch, now)) throw new LeaseLostError(`claim of worker ${lease.workerId} of pool ${pool.name} refused: epoch ${record.epoch} is live here`);
-          return { ...renewedRecord(pool, lease, now), highWaterMs: Math.max(lease.highWaterMs, record.epoch === lease.epoch ? record.highWaterMs : 0) };
+          if (!acceptsClaim(record, lease.epoch, now))
+            throw new LeaseLostError(
+              `claim of worker ${lease.workerId} of pool ${pool.name} refused: epoch ${record.epoch} is live here`,
+            );
+          return {
+            ...renewedRecord(pool, lease, now),
+            highWaterMs: Math.max(lease.highWaterMs, record.epoch === lease.epoch ? record.highWaterMs : 0),
+          };
         }),
       { only: others },
     );
@@ -35,7 +45,10 @@ export class LeaseClaims {
   /** Ends a lease on its owner at once, without freeing its worker ID before the reuse delay. */
   async revoke(pool: PoolSettings, owner: string, workerId: number, epoch: bigint): Promise<void> {
     await this.#allocator.onWorkerStores(
-      (s) => s.change(pool.name, workerId, (record, now) => (record.epoch === epoch && isLive(record, now) ? { ...record, expiresMs: now.nowMs } : undefined)),
+      (s) =>
+        s.change(pool.name, workerId, (record, now) =>
+          record.epoch === epoch && isLive(record, now) ? { ...record, expiresMs: now.nowMs } : undefined,
+        ),
       { only: [owner] },
     );
   }
@@ -48,7 +61,9 @@ export class LeaseClaims {
   /** Throws when they may not: TICKETD_CLAIMS=required and no other backend answered. */
   need(pool: PoolSettings, others: number, answered: number): void {
     if (!this.enough(others, answered)) {
-      throw new BackendsUnavailableError(`no other backend answered to hold the claim of a lease of pool ${pool.name}, and TICKETD_CLAIMS is required`);
+      throw new BackendsUnavailableError(
+        `no other backend answered to hold the claim of a lease of pool ${pool.name}, and TICKETD_CLAIMS is required`,
+      );
     }
   }
 }

@@ -107,7 +107,7 @@ export class OpaqueIds {
   /** The next `count` queued IDs (there are at least that many): views of the queued bytes, not copies. */
   #dequeue(count: number): QuotedRun {
     const parts: Uint8Array[] = [];
-    for (let left = count; left > 0; ) {
+    for (let left = count; left > 0;) {
       const head = this.#queue[0]!;
       const n = Math.min(left, idCount(head) - this.#next);
       // Views: queued batches are never written again once pushed.
@@ -138,7 +138,12 @@ export class OpaqueIds {
    * batch's IDs), and this thread encodes from then on.
    */
   #encodeInBackground(): void {
-    if (this.#elsewhere === undefined || this.#batchesInFlight >= BATCHES_IN_FLIGHT || this.#queued + this.#inFlight >= BATCHES_IN_FLIGHT * ENCODED_IN_BACKGROUND) return;
+    if (
+      this.#elsewhere === undefined ||
+      this.#batchesInFlight >= BATCHES_IN_FLIGHT ||
+      this.#queued + this.#inFlight >= BATCHES_IN_FLIGHT * ENCODED_IN_BACKGROUND
+    )
+      return;
     // As many as the cache holds now, down to a pass's worth: waiting for a full batch would leave this thread encoding.
     let size = ENCODED_IN_BACKGROUND;
     let ranges = this.#take(size);

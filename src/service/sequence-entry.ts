@@ -89,7 +89,10 @@ export class SequenceEntry {
     this.#capacity = this.#capacityOf(settings);
     if (highest !== undefined) this.#capacity.observe(BigInt(highest));
     this.cache.reopen();
-    this.#options.logger.info({ sequence: settings.name, maxId: settings.maxId }, `sequence ${settings.name} widened to maxId ${settings.maxId}`);
+    this.#options.logger.info(
+      { sequence: settings.name, maxId: settings.maxId },
+      `sequence ${settings.name} widened to maxId ${settings.maxId}`,
+    );
   }
 
   // IDs an opaque sequence encoded ahead have left the cache but not this process: they count as
@@ -106,13 +109,21 @@ export class SequenceEntry {
   }
 
   cacheStatus(): CacheStatus {
-    return { available: this.available, issued: this.issued, ticketsPerRefill: this.cache.ticketsPerRefill, exhausted: this.cache.exhausted };
+    return {
+      available: this.available,
+      issued: this.issued,
+      ticketsPerRefill: this.cache.ticketsPerRefill,
+      exhausted: this.cache.exhausted,
+    };
   }
 
   #capacityOf(settings: SequenceSettings): CapacityTracker {
     const { name, maxId } = settings;
     return new CapacityTracker(maxId, this.#options.clock, (status) =>
-      this.#options.logger.warn({ sequence: name, ...status }, `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`),
+      this.#options.logger.warn(
+        { sequence: name, ...status },
+        `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`,
+      ),
     );
   }
 }

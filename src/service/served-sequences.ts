@@ -49,7 +49,12 @@ export class ServedSequences {
   readonly #strictContext: StrictContext | undefined;
   readonly #resolving = new Map<string, Promise<SequenceEntry>>();
   /** Where opaque sequences' IDs are encoded ahead, off the thread that answers requests. */
-  readonly #encoder = new EncoderThread((error) => this.#logger.warn({ err: errorText(error) }, 'the encoder thread failed: opaque IDs are encoded on the request thread from now on'));
+  readonly #encoder = new EncoderThread((error) =>
+    this.#logger.warn(
+      { err: errorText(error) },
+      'the encoder thread failed: opaque IDs are encoded on the request thread from now on',
+    ),
+  );
   readonly #refused: RefusedNames;
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
@@ -62,7 +67,11 @@ export class ServedSequences {
     this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
     this.#refused = new RefusedNames(this.#clock);
     this.#strictContext = options.strict;
-    this.#rechecks = new SettingsRechecks({ everyMs: SETTINGS_RECHECK_MS, clock: this.#clock, recheck: (name) => this.#recheck(name) });
+    this.#rechecks = new SettingsRechecks({
+      everyMs: SETTINGS_RECHECK_MS,
+      clock: this.#clock,
+      recheck: (name) => this.#recheck(name),
+    });
   }
 
   /** The sequence if this process has loaded it (and not dropped it); undefined otherwise. */
@@ -121,7 +130,12 @@ export class ServedSequences {
   }
 
   /** Fetches ranges for a sequence and keeps its capacity view up to date. */
-  async fetch(entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void = () => undefined, widenedOnce = false): Promise<IdRange[]> {
+  async fetch(
+    entry: SequenceEntry,
+    tickets: number,
+    late: (ranges: IdRange[]) => void = () => undefined,
+    widenedOnce = false,
+  ): Promise<IdRange[]> {
     const asked = entry.settings;
     try {
       const ranges = await this.#allocator.fetchRanges(asked, tickets, (more) => {
@@ -142,7 +156,10 @@ export class ServedSequences {
       // Why no backend issued names tickets: not for an opaque sequence's clients (the log and the admin's detail keep it).
       if (error instanceof BackendsUnavailableError && entry.settings.ids === 'opaque') {
         const name = entry.settings.name;
-        throw new BackendsUnavailableError(`no backend issued a ticket for sequence ${name}; the admin's GET /v1/sequences/${name} says why`, { retryAfterSeconds: error.retryAfterSeconds, cause: error });
+        throw new BackendsUnavailableError(
+          `no backend issued a ticket for sequence ${name}; the admin's GET /v1/sequences/${name} says why`,
+          { retryAfterSeconds: error.retryAfterSeconds, cause: error },
+        );
       }
       throw error;
     }
@@ -183,10 +200,22 @@ export class ServedSequences {
       logger: this.#logger,
       encoder: this.#encoder,
       refill: (e, tickets, late) => this.fetch(e, tickets, late),
-      onBackgroundError: (error) => this.#episodes.note(`prefetch ${name}`, { sequence: name, err: errorText(error) }, `prefetch of sequence ${name} failed`),
+      onBackgroundError: (error) =>
+        this.#episodes.note(
+          `prefetch ${name}`,
+          { sequence: name, err: errorText(error) },
+          `prefetch of sequence ${name} failed`,
+        ),
     });
     if (resolved.settings.ids === 'strict' && this.#strictContext !== undefined) {
-      this.#strict.set(name, new StrictSequence(resolved.settings, { ...this.#strictContext, allocator: this.#allocator, logger: this.#logger }));
+      this.#strict.set(
+        name,
+        new StrictSequence(resolved.settings, {
+          ...this.#strictContext,
+          allocator: this.#allocator,
+          logger: this.#logger,
+        }),
+      );
     }
     this.#entries.set(name, entry);
     this.#rechecks.watch(name, sent);

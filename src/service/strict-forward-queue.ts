@@ -73,7 +73,8 @@ export class ForwardQueue {
         .forward(url, sequence, total, authorization)
         .then((answer) => {
           if (answer === 'not-leader') throw new NotLeaderError(`${url} does not lead strict sequence ${sequence}`);
-          if (answer.last - answer.first + 1n !== BigInt(total)) throw new Error(`the leader at ${url} answered ${answer.last - answer.first + 1n} IDs for ${total}`);
+          if (answer.last - answer.first + 1n !== BigInt(total))
+            throw new Error(`the leader at ${url} answered ${answer.last - answer.first + 1n} IDs for ${total}`);
           // Split in the order the requests came: each answer's IDs increase, and every request was sent before the leader took them.
           let next = answer.first;
           for (const w of batch) {

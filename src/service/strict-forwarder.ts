@@ -9,7 +9,12 @@ import { TicketdError } from '../errors.js';
 import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
 
 /** Forwards a request to the leader: its range, or 'not-leader' when that process does not lead. */
-export type ForwardRange = (url: string, sequence: string, count: number, authorization: string | undefined) => Promise<IdRange | 'not-leader'>;
+export type ForwardRange = (
+  url: string,
+  sequence: string,
+  count: number,
+  authorization: string | undefined,
+) => Promise<IdRange | 'not-leader'>;
 
 /** How long a forwarded call may take before the follower asks the backends again. */
 const FORWARD_TIMEOUT_MS = 1000;
@@ -29,7 +34,11 @@ export function strictForwarder(peerProof: string): { readonly forward: ForwardR
           method: 'POST',
           agent: secure ? https : http,
           timeout: FORWARD_TIMEOUT_MS,
-          headers: { accept: 'application/json', [PEER_PROOF_HEADER]: peerProof, ...(authorization === undefined ? {} : { authorization }) },
+          headers: {
+            accept: 'application/json',
+            [PEER_PROOF_HEADER]: peerProof,
+            ...(authorization === undefined ? {} : { authorization }),
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -39,17 +48,27 @@ export function strictForwarder(peerProof: string): { readonly forward: ForwardR
             const text = Buffer.concat(chunks).toString('utf8');
             try {
               const body = JSON.parse(text) as { first?: string; last?: string; code?: string; detail?: string };
-              if (res.headers[PEER_REFUSED_HEADER] !== undefined) reject(new Error(`the leader at ${url} refused this front end's peer proof: give every front end the same TICKETD_PEER_SECRET (or the same TICKETD_BACKENDS)`));
-              else if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined) resolve({ first: BigInt(body.first), last: BigInt(body.last) });
+              if (res.headers[PEER_REFUSED_HEADER] !== undefined)
+                reject(
+                  new Error(
+                    `the leader at ${url} refused this front end's peer proof: give every front end the same TICKETD_PEER_SECRET (or the same TICKETD_BACKENDS)`,
+                  ),
+                );
+              else if (res.statusCode === 200 && body.first !== undefined && body.last !== undefined)
+                resolve({ first: BigInt(body.first), last: BigInt(body.last) });
               else if (res.statusCode === 421) resolve('not-leader');
               else reject(new ForwardRefusedError(res.statusCode ?? 0, body.code, body.detail ?? text.slice(0, 200)));
             } catch {
-              reject(new Error(`the leader at ${url} answered ${res.statusCode} with ${JSON.stringify(text.slice(0, 80))}`));
+              reject(
+                new Error(`the leader at ${url} answered ${res.statusCode} with ${JSON.stringify(text.slice(0, 80))}`),
+              );
             }
           });
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`the leader at ${url} did not answer within ${FORWARD_TIMEOUT_MS} ms`)));
+      req.on('timeout', () =>
+        req.destroy(new Error(`the leader at ${url} did not answer within ${FORWARD_TIMEOUT_MS} ms`)),
+      );
       req.on('error', reject);
       req.end();
     });

@@ -113,10 +113,14 @@ export class StrictLeader {
       const leading = this.#leading;
       if (leading === undefined) return undefined;
       if (this.#servable() && leading.next > this.#settings.maxId) {
-        throw new SequenceExhaustedError(`strict sequence ${this.#settings.name} has issued every ID up to its maxId ${this.#settings.maxId}`);
+        throw new SequenceExhaustedError(
+          `strict sequence ${this.#settings.name} has issued every ID up to its maxId ${this.#settings.maxId}`,
+        );
       }
       if (this.#servable() && leading.next + BigInt(count) - 1n > this.#settings.maxId) {
-        throw new SequenceExhaustedError(`strict sequence ${this.#settings.name} has ${this.#settings.maxId - leading.next + 1n} IDs left below its maxId, fewer than ${count}`);
+        throw new SequenceExhaustedError(
+          `strict sequence ${this.#settings.name} has ${this.#settings.maxId - leading.next + 1n} IDs left below its maxId, fewer than ${count}`,
+        );
       }
       // Below the bound but past the lease, or above the bound: one write settles both.
       if (!(await this.#raise(leading, BigInt(count)))) return undefined;
@@ -186,16 +190,23 @@ export class StrictLeader {
       }
       return true;
     }
-    if (this.#o.unfenced !== true && this.#mono() >= leading.until) this.#stopLeading(`its lease could not be renewed on a majority of the backends (${quorumFailures(quorum)})`);
+    if (this.#o.unfenced !== true && this.#mono() >= leading.until)
+      this.#stopLeading(`its lease could not be renewed on a majority of the backends (${quorumFailures(quorum)})`);
     return false;
   }
 
   #extendOn(store: StrictStore, leading: Leading, target: bigint): Promise<boolean> {
     if (this.#extending.has(store)) {
-      return Promise.reject(new BackendsUnavailableError(`the previous lease write of strict sequence ${this.#settings.name} to this backend has not answered yet`));
+      return Promise.reject(
+        new BackendsUnavailableError(
+          `the previous lease write of strict sequence ${this.#settings.name} to this backend has not answered yet`,
+        ),
+      );
     }
     this.#extending.add(store);
-    return store.extend(this.#settings.name, leading.epoch, this.#o.instance, target).finally(() => this.#extending.delete(store));
+    return store
+      .extend(this.#settings.name, leading.epoch, this.#o.instance, target)
+      .finally(() => this.#extending.delete(store));
   }
 
   #stopLeading(why: string): void {
@@ -203,12 +214,18 @@ export class StrictLeader {
     this.#leading = undefined;
     clearTimeout(this.#timer);
     this.#o.events.leadership(this.#settings.name, false);
-    this.#o.logger.warn({ sequence: this.#settings.name }, `stopped leading strict sequence ${this.#settings.name}: ${why}`);
+    this.#o.logger.warn(
+      { sequence: this.#settings.name },
+      `stopped leading strict sequence ${this.#settings.name}: ${why}`,
+    );
   }
 
   async #runElection(): Promise<void> {
     const { name, startAfter } = this.#settings;
-    const reads = await firstMajority(this.#o.allocator.onStrictStores((s) => s.read(name)), (a) => a.ok);
+    const reads = await firstMajority(
+      this.#o.allocator.onStrictStores((s) => s.read(name)),
+      (a) => a.ok,
+    );
     if (!reads.reached) {
       // Cut off from a majority, this process cannot lead; a backend it reaches may still name a
       // live leader, and forwarding to it is safe: only a leader serves a forwarded call, within its own lease.
@@ -218,7 +235,10 @@ export class StrictLeader {
         return;
       }
       const need = majority(reads.asked);
-      throw new BackendsUnavailableError(`strict sequence ${name} needs a majority of the backends (${need} of ${reads.asked}) and fewer answered: ${quorumFailures(reads)}`, { retryAfterSeconds: 1 });
+      throw new BackendsUnavailableError(
+        `strict sequence ${name} needs a majority of the backends (${need} of ${reads.asked}) and fewer answered: ${quorumFailures(reads)}`,
+        { retryAfterSeconds: 1 },
+      );
     }
     const rows = rowsOf(reads.answers);
     const live = liveLeader(rows);
@@ -242,18 +262,35 @@ export class StrictLeader {
       // A minority's grant would only hold the others off until it expires: give it back, from the
       // backends that answered now and from any that grants later.
       if (won.length > 0) void this.#resignEpoch(epoch);
-      void takes.all.then((every) => (every.some((a) => granted(a) && !takes.answers.includes(a)) ? this.#resignEpoch(epoch) : undefined));
+      void takes.all.then((every) =>
+        every.some((a) => granted(a) && !takes.answers.includes(a)) ? this.#resignEpoch(epoch) : undefined,
+      );
       const other = liveLeader(takes.answers.flatMap((a) => (a.ok ? [a.value.row] : [])));
       if (other !== undefined && other.leader !== this.#o.instance) this.#seen = other;
-      throw new Error(`epoch ${epoch} of strict sequence ${name} was granted by ${won.length} of ${takes.asked} backends, not a majority (${quorumFailures(takes)})`);
+      throw new Error(
+        `epoch ${epoch} of strict sequence ${name} was granted by ${won.length} of ${takes.asked} backends, not a majority (${quorumFailures(takes)})`,
+      );
     }
-    const start = startAbove(won.map((r) => r.bound), startAfter);
-    const leading: Leading = { epoch, next: start + 1n, bound: start, until: servesUntil(sent), step: MIN_STRICT_STEP, raisedAt: this.#mono() };
+    const start = startAbove(
+      won.map((r) => r.bound),
+      startAfter,
+    );
+    const leading: Leading = {
+      epoch,
+      next: start + 1n,
+      bound: start,
+      until: servesUntil(sent),
+      step: MIN_STRICT_STEP,
+      raisedAt: this.#mono(),
+    };
     this.#leading = leading;
     this.#seen = { epoch, leader: this.#o.instance, leaderUrl: this.#o.url() };
     this.#lastRequest = this.#mono();
     this.#o.events.leadership(name, true);
-    this.#o.logger.info({ sequence: name, epoch: String(epoch) }, `leading strict sequence ${name} from epoch ${epoch}, above ${start}`);
+    this.#o.logger.info(
+      { sequence: name, epoch: String(epoch) },
+      `leading strict sequence ${name} from epoch ${epoch}, above ${start}`,
+    );
     this.#renewLater(leading);
   }
 
@@ -278,7 +315,9 @@ export class StrictLeader {
 
   /** Ends this process's lease of `epoch` wherever it holds one (fenced by epoch and leader: nothing else changes). */
   async #resignEpoch(epoch: bigint): Promise<void> {
-    await Promise.all(this.#o.allocator.onStrictStores((s) => s.resign(this.#settings.name, epoch, this.#o.instance))).catch(() => undefined);
+    await Promise.all(
+      this.#o.allocator.onStrictStores((s) => s.resign(this.#settings.name, epoch, this.#o.instance)),
+    ).catch(() => undefined);
   }
 }
 

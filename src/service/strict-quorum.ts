@@ -25,11 +25,16 @@ export interface Quorum<T> {
  * Resolves once `counts` holds for a majority of `pending` (reached), or once so many answers have
  * come that do not count that a majority is out of reach (not reached).
  */
-export function firstMajority<T>(pending: readonly Promise<Answer<T>>[], counts: (answer: Answer<T>) => boolean): Promise<Quorum<T>> {
+export function firstMajority<T>(
+  pending: readonly Promise<Answer<T>>[],
+  counts: (answer: Answer<T>) => boolean,
+): Promise<Quorum<T>> {
   const asked = pending.length;
   const need = majority(asked);
   const answers: Answer<T>[] = [];
-  const all = Promise.all(pending.map((p) => p.catch((error: unknown): Answer<T> => ({ backend: '?', ok: false, error }))));
+  const all = Promise.all(
+    pending.map((p) => p.catch((error: unknown): Answer<T> => ({ backend: '?', ok: false, error }))),
+  );
   return new Promise((settle) => {
     let counted = 0;
     let missed = 0;

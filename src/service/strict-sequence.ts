@@ -69,7 +69,10 @@ export class StrictSequence {
       const taken = await this.#leader.take(count);
       if (taken !== undefined) return this.#served(taken, started, attempt);
       const seen = this.#leader.seen;
-      if (forwarded) throw new NotLeaderError(`this process does not lead strict sequence ${this.#settings.name}${seen === undefined ? '' : ` (epoch ${seen.epoch} is led from ${seen.leaderUrl})`}`);
+      if (forwarded)
+        throw new NotLeaderError(
+          `this process does not lead strict sequence ${this.#settings.name}${seen === undefined ? '' : ` (epoch ${seen.epoch} is led from ${seen.leaderUrl})`}`,
+        );
       if (seen !== undefined && seen.leader !== this.#o.instance) {
         try {
           return this.#served(await this.#queue.forward(seen.leaderUrl, count, authorization), started, attempt);
@@ -89,7 +92,10 @@ export class StrictSequence {
         }
       }
       if (this.#mono() > deadline) {
-        throw new BackendsUnavailableError(`no leader of strict sequence ${this.#settings.name} served within ${STRICT_WAIT_MS} ms: ${lastProblem}`, { retryAfterSeconds: 1 });
+        throw new BackendsUnavailableError(
+          `no leader of strict sequence ${this.#settings.name} served within ${STRICT_WAIT_MS} ms: ${lastProblem}`,
+          { retryAfterSeconds: 1 },
+        );
       }
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
     }

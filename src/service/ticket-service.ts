@@ -39,7 +39,12 @@ export class TicketService {
   constructor(options: TicketServiceOptions) {
     this.#allocator = options.allocator;
     this.#strictInstance = options.strict?.instance;
-    this.#served = new ServedSequences({ allocator: options.allocator, logger: options.logger, clock: options.clock ?? Date.now, strict: options.strict });
+    this.#served = new ServedSequences({
+      allocator: options.allocator,
+      logger: options.logger,
+      clock: options.clock ?? Date.now,
+      strict: options.strict,
+    });
   }
 
   /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
@@ -63,7 +68,10 @@ export class TicketService {
     const entry = await this.#served.entry(name);
     const strict = this.#served.strict(name);
     if (strict !== undefined) return [await strict.take(count, authorization)];
-    if (entry.settings.ids === 'strict') throw new BadRequestError(`sequence ${name} is strict: only a serving ticketd (which leads or follows through HTTP) issues its IDs`);
+    if (entry.settings.ids === 'strict')
+      throw new BadRequestError(
+        `sequence ${name} is strict: only a serving ticketd (which leads or follows through HTTP) issues its IDs`,
+      );
     const ready = this.tryIssue(name, count);
     if (ready !== undefined) return ready;
     const ranges = await entry.cache.take(count);
@@ -83,7 +91,8 @@ export class TicketService {
   async strictRange(name: string, count: number, authorization?: string): Promise<IdRange> {
     await this.#served.entry(name);
     const strict = this.#served.strict(name);
-    if (strict === undefined) throw new BadRequestError(`sequence ${name} is not strict: ask POST /v1/sequences/${name}/ids`);
+    if (strict === undefined)
+      throw new BadRequestError(`sequence ${name} is not strict: ask POST /v1/sequences/${name}/ids`);
     return strict.take(count, authorization, true);
   }
 
@@ -91,21 +100,30 @@ export class TicketService {
    * Who leads a strict sequence, as its lease rows say now (null: nobody holds a live lease);
    * undefined for another mode.
    */
-  async strictLeader(name: string): Promise<{ readonly epoch: string; readonly url: string; readonly self: boolean } | null | undefined> {
+  async strictLeader(
+    name: string,
+  ): Promise<{ readonly epoch: string; readonly url: string; readonly self: boolean } | null | undefined> {
     const { settings } = await this.#served.entry(name);
     if (settings.ids !== 'strict') return undefined;
     // As an election reads them: a majority's rows, without waiting for a hung backend; short of a majority, every row that comes.
-    const reads = await firstMajority(this.#allocator.onStrictStores((s) => s.read(name)), (a) => a.ok);
+    const reads = await firstMajority(
+      this.#allocator.onStrictStores((s) => s.read(name)),
+      (a) => a.ok,
+    );
     const answers = reads.reached ? reads.answers : await reads.all;
     const live = liveLeader(answers.flatMap((a) => (a.ok && a.value !== undefined ? [a.value] : [])));
-    return live === undefined ? null : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
+    return live === undefined
+      ? null
+      : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
   }
 
   /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
   async leaseBlock(name: string): Promise<IdRange> {
     const entry = await this.#served.entry(name);
     if (entry.settings.ids === 'strict') {
-      throw new StrictNoBlocksError(`sequence ${name} is strict: a block served by its client would leave real-time order; ask POST /v1/sequences/${name}/ids or GET …/next`);
+      throw new StrictNoBlocksError(
+        `sequence ${name} is strict: a block served by its client would leave real-time order; ask POST /v1/sequences/${name}/ids or GET …/next`,
+      );
     }
     const ranges = await this.#served.fetch(entry, 1);
     return ranges[0] as IdRange;
@@ -139,7 +157,10 @@ export class TicketService {
    */
   async createFromRequest(asked: SequenceSettings): Promise<{ created: boolean; settings: SequenceSettings }> {
     this.#served.forgetRefusal(asked.name);
-    const requested = asked.maxIdDefaulted === true ? settleDefaultMaxId(asked, await this.#allocator.fleet.sequenceRows(asked.name)) : asked;
+    const requested =
+      asked.maxIdDefaulted === true
+        ? settleDefaultMaxId(asked, await this.#allocator.fleet.sequenceRows(asked.name))
+        : asked;
     return { created: await this.#allocator.createSequence(requested), settings: requested };
   }
 

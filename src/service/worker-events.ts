@@ -12,4 +12,11 @@ export interface WorkerEvents {
 }
 
 /** Events that go nowhere: the default when no metrics are given. */
-export const NO_WORKER_EVENTS: WorkerEvents = { taken() {}, renewed() {}, released() {}, refused() {}, unclaimed() {}, skew() {} };
+export const NO_WORKER_EVENTS: WorkerEvents = {
+  taken() {},
+  renewed() {},
+  released() {},
+  refused() {},
+  unclaimed() {},
+  skew() {},
+};

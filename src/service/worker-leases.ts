@@ -94,7 +94,8 @@ export class WorkerLeases {
       }
       const records = new Map(read.value.records.map((r) => [r.workerId, r]));
       const free = workersOwnedBy(pool, owner.offset).filter((w) => isFree(records.get(w), read.value.now));
-      for (const r of read.value.records) if (!isFree(r, read.value.now)) soonestFreeMs = Math.min(soonestFreeMs, r.freeMs - read.value.now.nowMs);
+      for (const r of read.value.records)
+        if (!isFree(r, read.value.now)) soonestFreeMs = Math.min(soonestFreeMs, r.freeMs - read.value.now.nowMs);
       for (const workerId of pickAtRandom(free, CANDIDATES_PER_OWNER, this.#random)) {
         const lease = await this.#tryTake(pool, owner.label, workerId, holder);
         if (lease === 'owner-failed') {
@@ -108,18 +109,31 @@ export class WorkerLeases {
       }
     }
     if (unreachable.length > 0) {
-      throw new BackendsUnavailableError(`no worker ID of pool ${name} could be leased; the owners of some did not answer: ${unreachable.join('; ')}`);
+      throw new BackendsUnavailableError(
+        `no worker ID of pool ${name} could be leased; the owners of some did not answer: ${unreachable.join('; ')}`,
+      );
     }
     this.#events.refused(name, 'exhausted');
-    const retryAfterSeconds = Math.max(1, Math.min(3600, Math.ceil((Number.isFinite(soonestFreeMs) ? soonestFreeMs : pool.ttlMs) / 1000)));
-    throw new PoolExhaustedError(`every worker ID of pool ${name} (${poolSize(pool)}) is leased, cooling down or claimed; one frees up in about ${retryAfterSeconds} s, or create a pool with more workerBits`, { retryAfterSeconds });
+    const retryAfterSeconds = Math.max(
+      1,
+      Math.min(3600, Math.ceil((Number.isFinite(soonestFreeMs) ? soonestFreeMs : pool.ttlMs) / 1000)),
+    );
+    throw new PoolExhaustedError(
+      `every worker ID of pool ${name} (${poolSize(pool)}) is leased, cooling down or claimed; one frees up in about ${retryAfterSeconds} s, or create a pool with more workerBits`,
+      { retryAfterSeconds },
+    );
   }
 
   /**
    * One worker ID: read the other backends' claims, grant on the owner under its row lock, then
    * claim on the others. Undefined when the worker ID turned out to be held.
    */
-  async #tryTake(pool: PoolSettings, owner: string, workerId: number, holder: string): Promise<Lease | undefined | 'owner-failed'> {
+  async #tryTake(
+    pool: PoolSettings,
+    owner: string,
+    workerId: number,
+    holder: string,
+  ): Promise<Lease | undefined | 'owner-failed'> {
     const others = this.#pools.others(owner);
     const claims = await this.#allocator.onWorkerStores((s) => s.readRecord(pool.name, workerId), { only: others });
     const answered = claims.flatMap((a) => (a.ok ? [{ backend: a.backend, ...a.value }] : []));
@@ -127,7 +141,11 @@ export class WorkerLeases {
     const verdict = judgeClaims(pool, workerId, answered);
     if (!verdict.free) {
       // The owner called it free: it may have forgotten a lease (a restore, a promoted replica).
-      this.#episodes.note(`claimed ${pool.name} ${owner}`, { pool: pool.name, owner, first: verdict.reason }, `worker IDs of pool ${pool.name} that owner ${owner} called free are held by a claim on another backend (a restore or a promoted replica?)`);
+      this.#episodes.note(
+        `claimed ${pool.name} ${owner}`,
+        { pool: pool.name, owner, first: verdict.reason },
+        `worker IDs of pool ${pool.name} that owner ${owner} called free are held by a claim on another backend (a restore or a promoted replica?)`,
+      );
       this.#events.refused(pool.name, 'claimed');
       return undefined;
     }
@@ -141,7 +159,14 @@ export class WorkerLeases {
           readAt = this.#monotonicMs();
           if (!isFree(record, now)) return undefined;
           const epoch = nextEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
-          granted = grantRecord(pool, workerId, holder, epoch, Math.max(highWaterAfter(record, pool), verdict.highWaterMs), now);
+          granted = grantRecord(
+            pool,
+            workerId,
+            holder,
+            epoch,
+            Math.max(highWaterAfter(record, pool), verdict.highWaterMs),
+            now,
+          );
           return granted;
         }),
       { only: [owner] },
@@ -159,7 +184,16 @@ export class WorkerLeases {
       this.#claims.need(pool, others.length, claimed.count);
     }
     if (claimed.count < others.length) this.#events.unclaimed(pool.name);
-    return { pool: pool.name, workerId, epoch: lease.epoch, holder, expiresMs: lease.expiresMs, grantedMs: answer.value.now.nowMs, serverMs: this.#clockNow(answer.value.now.nowMs, readAt), highWaterMs: lease.highWaterMs };
+    return {
+      pool: pool.name,
+      workerId,
+      epoch: lease.epoch,
+      holder,
+      expiresMs: lease.expiresMs,
+      grantedMs: answer.value.now.nowMs,
+      serverMs: this.#clockNow(answer.value.now.nowMs, readAt),
+      highWaterMs: lease.highWaterMs,
+    };
   }
 
   /** Extends a lease from now; the holder reports the clock skew it measured at its last renewal. */
@@ -186,13 +220,24 @@ export class WorkerLeases {
       // owner that had forgotten the other. Neither may go on; this one stops here.
       await this.#claims.revoke(pool, owner, workerId, epoch);
       this.#events.refused(name, 'lost');
-      throw new LeaseLostError(`worker ${workerId} of pool ${name}: backend ${claimed.refusedBy} holds a live claim of another lease of it; take a new lease`);
+      throw new LeaseLostError(
+        `worker ${workerId} of pool ${name}: backend ${claimed.refusedBy} holds a live claim of another lease of it; take a new lease`,
+      );
     }
     this.#claims.need(pool, others.length, claimed.count);
     if (claimed.count < others.length) this.#events.unclaimed(name);
     this.#events.renewed(name);
     const r = renewed.record!;
-    return { pool: name, workerId, epoch, holder: r.holder, expiresMs: r.expiresMs, grantedMs: renewed.now.nowMs, serverMs: this.#clockNow(renewed.now.nowMs, readAt), highWaterMs: r.highWaterMs };
+    return {
+      pool: name,
+      workerId,
+      epoch,
+      holder: r.holder,
+      expiresMs: r.expiresMs,
+      grantedMs: renewed.now.nowMs,
+      serverMs: this.#clockNow(renewed.now.nowMs, readAt),
+      highWaterMs: r.highWaterMs,
+    };
   }
 
   /** Ends a lease: the holder issued nothing after `lastUsedMs`, so the worker ID is free from now, above it. */
@@ -211,7 +256,12 @@ export class WorkerLeases {
     this.#answerOf(answer, owner, name);
     // The claims follow where they can; one that misses the release only frees the worker ID later.
     await this.#allocator.onWorkerStores(
-      (s) => s.change(name, workerId, (record, now) => (record.epoch === epoch && record.releasedMs === undefined ? releasedRecord(record, lastUsedMs, now) : undefined)),
+      (s) =>
+        s.change(name, workerId, (record, now) =>
+          record.epoch === epoch && record.releasedMs === undefined
+            ? releasedRecord(record, lastUsedMs, now)
+            : undefined,
+        ),
       { only: this.#pools.others(owner) },
     );
     this.#events.released(name);
@@ -228,7 +278,8 @@ export class WorkerLeases {
   }
 
   #answerOf(answer: Answer<RecordRead> | undefined, owner: string, name: string): RecordRead {
-    if (answer === undefined) throw new BackendsUnavailableError(`owner ${owner} of pool ${name} is not configured here`);
+    if (answer === undefined)
+      throw new BackendsUnavailableError(`owner ${owner} of pool ${name} is not configured here`);
     if (!answer.ok) {
       if (answer.error instanceof LeaseLostError) this.#events.refused(name, 'lost');
       // ticketd's own refusals as they are; a server that failed under the call (killed, timed out) is a 503 to retry.

@@ -6,7 +6,16 @@
  */
 import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
 import type { Clock } from '../allocator/breaker.js';
-import { assertPoolName, isFree, isLive, ownerOf, parsePoolSettings, samePool, workersOwnedBy, type PoolSettings } from '../core/worker-leases.js';
+import {
+  assertPoolName,
+  isFree,
+  isLive,
+  ownerOf,
+  parsePoolSettings,
+  samePool,
+  workersOwnedBy,
+  type PoolSettings,
+} from '../core/worker-leases.js';
 import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../errors.js';
 import { errorText } from '../util/error-text.js';
 
@@ -69,16 +78,28 @@ export class WorkerPools {
   async create(name: string, body: unknown): Promise<{ pool: PoolSettings; created: boolean }> {
     // Bad input is a 400 whatever the backends' state: judged before any of them is asked.
     parsePoolSettings(name, body, []);
-    const held = (await this.#allocator.onWorkerStores((s) => s.readPools(name), { includeOpen: true })).flatMap((a) => (a.ok ? a.value : []));
-    const owners = held[0]?.owners ?? (await this.#allocator.fleet.stripes()).map((s) => s.offset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const held = (await this.#allocator.onWorkerStores((s) => s.readPools(name), { includeOpen: true })).flatMap((a) =>
+      a.ok ? a.value : [],
+    );
+    const owners =
+      held[0]?.owners ??
+      (await this.#allocator.fleet.stripes()).map((s) => s.offset).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const pool = parsePoolSettings(name, body, owners);
     const conflicting = held.find((h) => !samePool(h, pool));
-    if (conflicting !== undefined) throw new PoolConflictError(`pool ${name} exists with other settings (workerBits ${conflicting.workerBits}, ttlMs ${conflicting.ttlMs}, maxSkewMs ${conflicting.maxSkewMs}, reuseDelayMs ${conflicting.reuseDelayMs})`);
+    if (conflicting !== undefined)
+      throw new PoolConflictError(
+        `pool ${name} exists with other settings (workerBits ${conflicting.workerBits}, ttlMs ${conflicting.ttlMs}, maxSkewMs ${conflicting.maxSkewMs}, reuseDelayMs ${conflicting.reuseDelayMs})`,
+      );
     const answers = await this.#allocator.onWorkerStores((s) => s.createPool(pool), { includeOpen: true });
-    const refusal = answers.find((a) => !a.ok && (a.error instanceof PoolConflictError || a.error instanceof SchemaOutdatedError));
+    const refusal = answers.find(
+      (a) => !a.ok && (a.error instanceof PoolConflictError || a.error instanceof SchemaOutdatedError),
+    );
     if (refusal !== undefined && !refusal.ok) throw refusal.error;
     const failed = answers.flatMap((a) => (a.ok ? [] : [`${a.backend}: ${errorText(a.error)}`]));
-    if (failed.length > 0) throw new BackendsUnavailableError(`pool ${name} was not created on ${failed.join('; ')}; repeat the request to complete it`);
+    if (failed.length > 0)
+      throw new BackendsUnavailableError(
+        `pool ${name} was not created on ${failed.join('; ')}; repeat the request to complete it`,
+      );
     this.#pools.set(name, pool);
     return { pool, created: answers.some((a) => a.ok && a.value) };
   }
@@ -94,10 +115,16 @@ export class WorkerPools {
     if (first === undefined) {
       const outdated = answers.find((a) => !a.ok && a.error instanceof SchemaOutdatedError);
       if (outdated !== undefined && !outdated.ok) throw outdated.error;
-      if (answers.some((a) => a.ok)) throw new PoolNotFoundError(`no worker pool ${name}; create it with PUT /v1/worker-pools/${name} (admin) or npx ticketd workers create ${name}`);
-      throw new BackendsUnavailableError(`no backend answered for pool ${name}: ${answers.map((a) => (a.ok ? '' : `${a.backend}: ${errorText(a.error)}`)).join('; ')}`);
+      if (answers.some((a) => a.ok))
+        throw new PoolNotFoundError(
+          `no worker pool ${name}; create it with PUT /v1/worker-pools/${name} (admin) or npx ticketd workers create ${name}`,
+        );
+      throw new BackendsUnavailableError(
+        `no backend answered for pool ${name}: ${answers.map((a) => (a.ok ? '' : `${a.backend}: ${errorText(a.error)}`)).join('; ')}`,
+      );
     }
-    if (found.some((p) => !samePool(p, first))) throw new PoolConflictError(`backends disagree on the settings of pool ${name}`);
+    if (found.some((p) => !samePool(p, first)))
+      throw new PoolConflictError(`backends disagree on the settings of pool ${name}`);
     this.#pools.set(name, first);
     return first;
   }
@@ -110,7 +137,10 @@ export class WorkerPools {
   /** Every pool any answering backend holds; when none answers, that is an error, not an empty list. */
   async list(): Promise<PoolSettings[]> {
     const answers = await this.#allocator.onWorkerStores((s) => s.readPools());
-    if (!answers.some((a) => a.ok)) throw new BackendsUnavailableError(`no backend answered for the worker pools: ${answers.map((a) => (a.ok ? '' : `${a.backend}: ${errorText(a.error)}`)).join('; ')}`);
+    if (!answers.some((a) => a.ok))
+      throw new BackendsUnavailableError(
+        `no backend answered for the worker pools: ${answers.map((a) => (a.ok ? '' : `${a.backend}: ${errorText(a.error)}`)).join('; ')}`,
+      );
     const byName = new Map<string, PoolSettings>();
     for (const a of answers) if (a.ok) for (const p of a.value) if (!byName.has(p.name)) byName.set(p.name, p);
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -193,7 +223,10 @@ export class WorkerPools {
   async ownerLabel(pool: PoolSettings, workerId: number): Promise<string> {
     const offset = ownerOf(pool, workerId);
     const label = (await this.owners(pool)).find((o) => o.offset === offset)?.label;
-    if (label === undefined) throw new BackendsUnavailableError(`the owner of worker ${workerId} of pool ${pool.name} (offset ${offset}) has not answered yet`);
+    if (label === undefined)
+      throw new BackendsUnavailableError(
+        `the owner of worker ${workerId} of pool ${pool.name} (offset ${offset}) has not answered yet`,
+      );
     return label;
   }
 

@@ -55,6 +55,9 @@ export class EpisodeLog {
     clearTimeout(episode.timer);
     this.#open.delete(key);
     const seconds = Math.round((this.#clock() - episode.startedAt) / 1000);
-    this.#logger.info({ ...episode.fields, episode: 'end', count: episode.count, seconds }, `${episode.message}: ${episode.count} times in ${seconds} s, then no more`);
+    this.#logger.info(
+      { ...episode.fields, episode: 'end', count: episode.count, seconds },
+      `${episode.message}: ${episode.count} times in ${seconds} s, then no more`,
+    );
   }
 }

@@ -6,7 +6,9 @@ export function readTextFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    throw new Error(`${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+      cause: error,
+    });
   }
 }
 

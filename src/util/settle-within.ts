@@ -8,7 +8,10 @@ export function settleWithin<T>(promises: readonly Promise<T>[], waitMs: number)
     const timer = setTimeout(done, waitMs);
     for (const promise of promises) {
       promise
-        .then((value) => void values.push(value), () => undefined)
+        .then(
+          (value) => void values.push(value),
+          () => undefined,
+        )
         .finally(() => {
           if (++settled === promises.length) {
             clearTimeout(timer);

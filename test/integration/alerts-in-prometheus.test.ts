@@ -15,9 +15,23 @@ import { freePort } from '../../src/launcher/local-mysql.js';
 import { sleep } from '../support/id-ledger.js';
 import { parse as parseYaml } from 'yaml';
 import type { RunningTicketd } from '../../src/server.js';
-import { dashboardQueries, prometheus, requirePrometheus, startPrometheus, type PrometheusAlert, type RunningPrometheus } from '../support/prometheus.js';
+import {
+  dashboardQueries,
+  prometheus,
+  requirePrometheus,
+  startPrometheus,
+  type PrometheusAlert,
+  type RunningPrometheus,
+} from '../support/prometheus.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { postIds, putSequence, spawnTicketd, startInProcess, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
+import {
+  postIds,
+  putSequence,
+  spawnTicketd,
+  startInProcess,
+  startPrivatePair,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
 
 interface Alert {
@@ -46,7 +60,10 @@ describe('the backend-down alert in a real Prometheus', () => {
         await sleep(20);
       }
     })();
-    const rules = readFileSync('deploy/prometheus/ticketd-rules.yml', 'utf8').replace(/(- alert: TicketdBackendDown\n\s+expr: [^\n]+\n\s+for: )1m/, '$15s');
+    const rules = readFileSync('deploy/prometheus/ticketd-rules.yml', 'utf8').replace(
+      /(- alert: TicketdBackendDown\n\s+expr: [^\n]+\n\s+for: )1m/,
+      '$15s',
+    );
     expect(rules).toContain('for: 5s');
     writeFileSync(join(dir, 'ticketd-rules.yml'), rules);
     const target = ticketd.url.replace('http://', '');
@@ -56,7 +73,15 @@ describe('the backend-down alert in a real Prometheus', () => {
     );
     const port = await freePort();
     api = `http://127.0.0.1:${port}`;
-    server = spawn(prometheus!, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    server = spawn(
+      prometheus!,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; i < 100; i++) {
       if ((await fetch(`${api}/-/ready`).catch(() => undefined))?.status === 200) return;
       await sleep(200);
@@ -92,7 +117,9 @@ describe('the backend-down alert in a real Prometheus', () => {
     // Both backends scraped as up first (the rule has data to judge), with no alert.
     await until('ticketd scraped', () => true, 1000);
     for (let i = 0; i < 40; i++) {
-      const up = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent('count(ticketd_backend_up == 1)')}`)).json()) as { data: { result: { value: [number, string] }[] } };
+      const up = (await (
+        await fetch(`${api}/api/v1/query?query=${encodeURIComponent('count(ticketd_backend_up == 1)')}`)
+      ).json()) as { data: { result: { value: [number, string] }[] } };
       if (up.data.result[0]?.value[1] === '2') break;
       await sleep(250);
     }
@@ -101,26 +128,40 @@ describe('the backend-down alert in a real Prometheus', () => {
     await pair.b.exited();
     expect(pair.b.pid).toBeUndefined();
     const bLabel = pair.b.url.replace(/^mysql:\/\/root@/, 'mysql://');
-    const onlyB = (alerts: Alert[], state: string): boolean => alerts.length === 1 && alerts[0]!.state === state && alerts[0]!.labels.backend === bLabel && alerts[0]!.labels.severity === 'critical';
+    const onlyB = (alerts: Alert[], state: string): boolean =>
+      alerts.length === 1 &&
+      alerts[0]!.state === state &&
+      alerts[0]!.labels.backend === bLabel &&
+      alerts[0]!.labels.severity === 'critical';
     const pendingAfter = await until('pending', (a) => onlyB(a, 'pending'), 15_000);
     const firingAfter = await until('firing', (a) => onlyB(a, 'firing'), 20_000);
     await pair.b.restart();
     const resolvedAfter = await until('resolved', (a) => a.length === 0, 30_000);
     // Every query of the Grafana dashboard is one this Prometheus evaluates without an error.
     for (const expr of dashboardQueries()) {
-      const answer = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as { status: string; error?: string };
+      const answer = (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as {
+        status: string;
+        error?: string;
+      };
       expect([expr, answer.status, answer.error]).toEqual([expr, 'success', undefined]);
     }
-    console.log(`alert in Prometheus: TicketdBackendDown pending ${pendingAfter} ms after B was killed, firing ${firingAfter} ms after that, resolved ${resolvedAfter} ms after B was back`);
+    console.log(
+      `alert in Prometheus: TicketdBackendDown pending ${pendingAfter} ms after B was killed, firing ${firingAfter} ms after that, resolved ${resolvedAfter} ms after B was back`,
+    );
   }, 90_000);
 });
 
 /** The alerts whose expression (or a recording rule it reads) uses increase() or rate(), from the rules file. */
 function alertsOnCounters(rulesText: string): string[] {
-  const groups = (parseYaml(rulesText) as { groups: { rules: { alert?: string; record?: string; expr: string }[] }[] }).groups.flatMap((g) => g.rules);
+  const groups = (
+    parseYaml(rulesText) as { groups: { rules: { alert?: string; record?: string; expr: string }[] }[] }
+  ).groups.flatMap((g) => g.rules);
   const records = new Map(groups.flatMap((r) => (r.record === undefined ? [] : [[r.record, r.expr] as const])));
-  const expanded = (expr: string): string => [...records].reduce((e, [name, body]) => (e.includes(name) ? `${e} ${body}` : e), expr);
-  return groups.flatMap((r) => (r.alert !== undefined && /\b(increase|rate)\(/.test(expanded(r.expr)) ? [r.alert] : []));
+  const expanded = (expr: string): string =>
+    [...records].reduce((e, [name, body]) => (e.includes(name) ? `${e} ${body}` : e), expr);
+  return groups.flatMap((r) =>
+    r.alert !== undefined && /\b(increase|rate)\(/.test(expanded(r.expr)) ? [r.alert] : [],
+  );
 }
 
 describe('every alert on increase() or rate() fires on its first episode, in a real Prometheus', () => {
@@ -142,12 +183,24 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
     taker = await startInProcess(pair.backendsUrl);
     aLabel = pair.a.url.replace(/^mysql:\/\/root@/, 'mysql://');
     // Created while both backends answer; none is asked for IDs before its episode, so each counter is born then.
-    for (const [name, blockSize] of [['rewound', 10], ['unclaimed', 1], ['slow', 100], ['dry', 10]] as const) {
+    for (const [name, blockSize] of [
+      ['rewound', 10],
+      ['unclaimed', 1],
+      ['slow', 100],
+      ['dry', 10],
+    ] as const) {
       expect(await putSequence(ticketd.url, name, { blockSize })).toBe(201);
     }
     // `for:` cut to 5 s in the copy Prometheus loads, so the test takes seconds, not minutes.
     const rules = shipped.replace(/for: \d+[smh]/g, 'for: 5s');
-    prom = await startPrometheus({ binary: prometheus!, dir, port: await freePort(), target: ticketd.url.replace('http://', ''), rules, externalLabels: { ticketd_runbooks: RUNBOOKS } });
+    prom = await startPrometheus({
+      binary: prometheus!,
+      dir,
+      port: await freePort(),
+      target: ticketd.url.replace('http://', ''),
+      rules,
+      externalLabels: { ticketd_runbooks: RUNBOOKS },
+    });
     for (let i = 0; i < 80 && (await prom.query('ticketd_ready')).length === 0; i++) await sleep(250);
   }, 90_000);
 
@@ -162,7 +215,12 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
   async function firing(alertname: string, labels: Record<string, string>, ms = 20_000): Promise<PrometheusAlert> {
     const started = Date.now();
     while (Date.now() - started < ms) {
-      const found = (await prom.alerts()).find((a) => a.labels.alertname === alertname && a.state === 'firing' && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+      const found = (await prom.alerts()).find(
+        (a) =>
+          a.labels.alertname === alertname &&
+          a.state === 'firing' &&
+          Object.entries(labels).every(([k, v]) => a.labels[k] === v),
+      );
       if (found !== undefined) {
         seen.set(alertname, found);
         console.log(`first episode: ${alertname} firing ${Date.now() - started} ms after its episode`);
@@ -170,11 +228,22 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
       }
       await sleep(250);
     }
-    throw new Error(`${alertname} ${JSON.stringify(labels)} not firing within ${ms} ms; alerts: ${JSON.stringify(await prom.alerts())}`);
+    throw new Error(
+      `${alertname} ${JSON.stringify(labels)} not firing within ${ms} ms; alerts: ${JSON.stringify(await prom.alerts())}`,
+    );
   }
 
   it('knows which alerts are built on increase() or rate()', () => {
-    expect(expected).toEqual(expect.arrayContaining(['TicketdClaimsRefusedAsDuplicates', 'TicketdUnclaimedTickets', 'TicketdWorkerPoolExhausted', 'TicketdWorkerClockSkew', 'TicketdHigh5xxRate', 'TicketdIdsLatencyBudgetBurn']));
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        'TicketdClaimsRefusedAsDuplicates',
+        'TicketdUnclaimedTickets',
+        'TicketdWorkerPoolExhausted',
+        'TicketdWorkerClockSkew',
+        'TicketdHigh5xxRate',
+        'TicketdIdsLatencyBudgetBurn',
+      ]),
+    );
   });
 
   it('a pool of 4 worker IDs asked for 6 leases: TicketdWorkerPoolExhausted, with an absolute runbook link', async () => {
@@ -188,7 +257,10 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
 
     // A holder's first renewal that measured 3 s of skew: TicketdWorkerClockSkew.
     const lease = answers[0]!.body as { workerId: number; epoch: string };
-    const renewed = await send(`${ticketd.url}/v1/worker-pools/${pool}/leases/${lease.workerId}/renew`, { epoch: lease.epoch, skewMs: 3000 });
+    const renewed = await send(`${ticketd.url}/v1/worker-pools/${pool}/leases/${lease.workerId}/renew`, {
+      epoch: lease.epoch,
+      skewMs: 3000,
+    });
     expect(renewed.status).toBe(200);
     await firing('TicketdWorkerClockSkew', { pool });
   }, 60_000);
@@ -199,7 +271,8 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
     expect(await postIds(ticketd.url, 'rewound', 10)).toHaveLength(10);
     const backup = (await takeBackup(pair.a.url)).filter((t) => t.table === 'tickets_rewound');
     expect(backup).toHaveLength(1);
-    for (let i = 0; i < 10; i++) expect((await fetch(`${taker.url}/v1/sequences/rewound/ids?count=10`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await fetch(`${taker.url}/v1/sequences/rewound/ids?count=10`, { method: 'POST' })).status).toBe(200);
     await restoreBackup(pair.a.url, backup);
     const ids = new Set<string>();
     for (let i = 0; i < 10; i++) for (const id of await postIds(ticketd.url, 'rewound', 10)) ids.add(id);
@@ -229,7 +302,9 @@ describe('every alert on increase() or rate() fires on its first episode, in a r
     const statuses = new Map<number, number>();
     const load = (async () => {
       while (running) {
-        const res = await fetch(`${ticketd.url}/v1/sequences/dry/ids?count=1`, { method: 'POST' }).catch(() => undefined);
+        const res = await fetch(`${ticketd.url}/v1/sequences/dry/ids?count=1`, { method: 'POST' }).catch(
+          () => undefined,
+        );
         if (res !== undefined) statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         await res?.arrayBuffer();
         await sleep(50);

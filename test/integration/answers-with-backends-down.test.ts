@@ -42,10 +42,15 @@ describe('answers with backends up and down', () => {
     }
   });
 
-  it('answers 400 to an ID of 23 digits, which the document\'s pattern (at most 20) also refuses', async () => {
+  it("answers 400 to an ID of 23 digits, which the document's pattern (at most 20) also refuses", async () => {
     const res = await fetch(`${server.url}/v1/sequences/answers/ids/12345678901234567890123`, { headers: admin });
     expect(res.status).toBe(400);
-    const pattern = (((await (await fetch(`${server.url}/openapi.json`)).json()) as { components: unknown; paths: Record<string, { get: { parameters: { name: string; schema: { pattern: string } }[] } }> }).paths['/v1/sequences/{name}/ids/{id}']!.get.parameters.find((p) => p.name === 'id')!.schema.pattern);
+    const pattern = (
+      (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+        components: unknown;
+        paths: Record<string, { get: { parameters: { name: string; schema: { pattern: string } }[] } }>;
+      }
+    ).paths['/v1/sequences/{name}/ids/{id}']!.get.parameters.find((p) => p.name === 'id')!.schema.pattern;
     expect(new RegExp(pattern).test('12345678901234567890123')).toBe(false);
     expect(new RegExp(pattern).test('18446744073709551615')).toBe(true);
   });
@@ -54,12 +59,31 @@ describe('answers with backends up and down', () => {
     await pair.b.stop();
     const bLabel = pair.b.url.replace(/^mysql:\/\/root@/, 'mysql://');
     const decode = await fetch(`${server.url}/v1/sequences/answers/ids/1000000020`, { headers: admin }); // ticket 100000002: B's class (2 mod 16), never issued
-    const release = await fetch(`${server.url}/v1/sequences/answers/release`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"backend":"B"}' });
+    const release = await fetch(`${server.url}/v1/sequences/answers/release`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: '{"backend":"B"}',
+    });
     const putPoolDown = await putPool(server.url, 'bpool', { workerBits: 2 });
     for (const [what, status, body, retryAfter] of [
-      ['decode', decode.status, (await decode.json()) as { code: string; detail: string }, decode.headers.get('retry-after')],
-      ['release', release.status, (await release.json()) as { code: string; detail: string }, release.headers.get('retry-after')],
-      ['PUT pool', putPoolDown.status, putPoolDown.body as { code: string; detail: string }, putPoolDown.headers.get('retry-after')],
+      [
+        'decode',
+        decode.status,
+        (await decode.json()) as { code: string; detail: string },
+        decode.headers.get('retry-after'),
+      ],
+      [
+        'release',
+        release.status,
+        (await release.json()) as { code: string; detail: string },
+        release.headers.get('retry-after'),
+      ],
+      [
+        'PUT pool',
+        putPoolDown.status,
+        putPoolDown.body as { code: string; detail: string },
+        putPoolDown.headers.get('retry-after'),
+      ],
     ] as const) {
       expect([what, status, body.code]).toEqual([what, 503, 'TICKETD_BACKENDS_UNAVAILABLE']);
       expect(body.detail).toContain(bLabel);
@@ -68,6 +92,9 @@ describe('answers with backends up and down', () => {
     await pair.a.stop();
     // No backend answered: the pools cannot be listed, which is not "there are no pools".
     const list = await fetch(`${server.url}/v1/worker-pools`);
-    expect([list.status, ((await list.json()) as { code: string }).code]).toEqual([503, 'TICKETD_BACKENDS_UNAVAILABLE']);
+    expect([list.status, ((await list.json()) as { code: string }).code]).toEqual([
+      503,
+      'TICKETD_BACKENDS_UNAVAILABLE',
+    ]);
   });
 });

@@ -6,7 +6,14 @@
  */
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { describeEachEngine } from '../support/engines.js';
-import { metricSum, putSequence, spawnTicketd, sqlOn, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
+import {
+  metricSum,
+  putSequence,
+  spawnTicketd,
+  sqlOn,
+  startPrivatePair,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'chaos';
 const BLOCK_SIZE = 100n;
@@ -46,7 +53,9 @@ describeEachEngine('chaos: faults under continuous load', (engine) => {
       try {
         const single = n % 4 === 0;
         res = single
-          ? await fetch(`${instance.url}/v1/sequences/${SEQUENCE}/next`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+          ? await fetch(`${instance.url}/v1/sequences/${SEQUENCE}/next`, {
+              signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+            })
           : await fetch(`${instance.url}/v1/sequences/${SEQUENCE}/ids?count=${1 + (n % 40)}`, {
               method: 'POST',
               signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -57,7 +66,10 @@ describeEachEngine('chaos: faults under continuous load', (engine) => {
       const body = (await res.json()) as { ids?: string[]; id?: string; type?: string; detail?: string };
       stats.longestStallMs = Math.max(stats.longestStallMs, Date.now() - started);
       if (res.status !== 200) {
-        stats.failures.push({ status: res.status, type: `${res.headers.get('content-type')?.split(';')[0]} ${body.type}` });
+        stats.failures.push({
+          status: res.status,
+          type: `${res.headers.get('content-type')?.split(';')[0]} ${body.type}`,
+        });
         if (stats.details.length < 3) stats.details.push(`${instance.url}: ${body.detail}`);
         return;
       }
@@ -150,7 +162,9 @@ describeEachEngine('chaos: faults under continuous load', (engine) => {
       await sleep(1000);
     });
     expect(failuresBeforeRestart).toBeGreaterThan(0);
-    expect(s.failures.every((f) => f.status === 503 && f.type === 'application/problem+json /problems/backends-unavailable')).toBe(true);
+    expect(
+      s.failures.every((f) => f.status === 503 && f.type === 'application/problem+json /problems/backends-unavailable'),
+    ).toBe(true);
     expect(recovered).toBe(true);
     expect(seen.size).toBe(acknowledged);
   });
@@ -182,16 +196,22 @@ describeEachEngine('chaos: faults under continuous load', (engine) => {
     expect(s.ids).toBeGreaterThan(1000);
     expect(seen.size).toBe(acknowledged);
     // The guard, not luck: a ticketd saw A's counter at or below a used ticket, and advanced it.
-    const advanced = await Promise.all(instances.map((i) => metricSum(i.url, 'ticketd_regressions_total', { action: 'advanced' })));
+    const advanced = await Promise.all(
+      instances.map((i) => metricSum(i.url, 'ticketd_regressions_total', { action: 'advanced' })),
+    );
     expect(advanced.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   });
 
   it('over all phases: no duplicate and no parity error', async () => {
     expect(seen.size).toBe(acknowledged);
     // A ticket of the wrong residue class is the one refusal that quarantines under the default policy.
-    const quarantined = await Promise.all(instances.map((i) => metricSum(i.url, 'ticketd_regressions_total', { action: 'quarantined' })));
+    const quarantined = await Promise.all(
+      instances.map((i) => metricSum(i.url, 'ticketd_regressions_total', { action: 'quarantined' })),
+    );
     expect(quarantined).toEqual(instances.map(() => 0));
     const slow = everyInstance.flatMap((i) => i.logs.filter((l) => l.includes('"slow refill"'))).slice(0, 5);
-    console.log(`chaos total: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} duplicates\n${summaries.join('\n')}\nslow refills: ${slow.join('\n')}`);
+    console.log(
+      `chaos total: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} duplicates\n${summaries.join('\n')}\nslow refills: ${slow.join('\n')}`,
+    );
   });
 });

@@ -33,14 +33,16 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
       server: 'b',
       breaks: ['SET GLOBAL auto_increment_offset = 1'],
       restores: ['SET GLOBAL auto_increment_offset = 2'],
-      expected: /backend mysql:\/\/127\.0\.0\.1:\d+\/ticketd has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/ticketd/,
+      expected:
+        /backend mysql:\/\/127\.0\.0\.1:\d+\/ticketd has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/ticketd/,
     },
     {
       name: 'different increments whose classes overlap',
       server: 'b',
       breaks: ['SET GLOBAL auto_increment_increment = 3'],
       restores: ['SET GLOBAL auto_increment_increment = 16'],
-      expected: /has auto_increment_increment=3, auto_increment_offset=2, whose tickets overlap those of mysql:\/\/\S+ \(16\/1\)/,
+      expected:
+        /has auto_increment_increment=3, auto_increment_offset=2, whose tickets overlap those of mysql:\/\/\S+ \(16\/1\)/,
     },
     {
       name: 'an offset greater than the increment',
@@ -82,7 +84,8 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
       server: 'b',
       breaks: ["UPDATE ticketd_sequences SET block_size = 7 WHERE name = 'engine_test'"],
       restores: ["UPDATE ticketd_sequences SET block_size = 10 WHERE name = 'engine_test'"],
-      expected: /sequence engine_test has blockSize=7 startAfter=0 maxId=\d+ ids=ordered on mysql:\/\/\S+ but blockSize=10/,
+      expected:
+        /sequence engine_test has blockSize=7 startAfter=0 maxId=\d+ ids=ordered on mysql:\/\/\S+ but blockSize=10/,
     },
   ];
 
@@ -106,7 +109,9 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
     await sqlOn(pair.a.url, 'SET GLOBAL innodb_flush_log_at_trx_commit = 0');
     try {
       const result = runCli(['check', '--allow-unsafe-durability'], env);
-      expect(result.stdout).toMatch(/^warning: unsafe durability allowed: backend \S+ has innodb_flush_log_at_trx_commit=0/m);
+      expect(result.stdout).toMatch(
+        /^warning: unsafe durability allowed: backend \S+ has innodb_flush_log_at_trx_commit=0/m,
+      );
       expect(result.status).toBe(0);
     } finally {
       await sqlOn(pair.a.url, 'SET GLOBAL innodb_flush_log_at_trx_commit = 1');
@@ -117,15 +122,22 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
     await sqlOn(pair.b.url, "DELETE FROM ticketd_sequences WHERE name = 'engine_test'");
     const missing = runCli(['check'], env);
     expect(missing.status).toBe(1);
-    expect(missing.stdout).toMatch(/problem: sequence engine_test is missing on backend mysql:\/\/\S+, so it is not used for it/);
-    await sqlOn(pair.b.url, "INSERT INTO ticketd_sequences (name, block_size, max_id) VALUES ('engine_test', 10, 9223372036854775807)");
+    expect(missing.stdout).toMatch(
+      /problem: sequence engine_test is missing on backend mysql:\/\/\S+, so it is not used for it/,
+    );
+    await sqlOn(
+      pair.b.url,
+      "INSERT INTO ticketd_sequences (name, block_size, max_id) VALUES ('engine_test', 10, 9223372036854775807)",
+    );
     const unreachable = runCli(['check'], { TICKETD_BACKENDS: `${pair.backendsUrl},mysql://root@127.0.0.1:1/ticketd` });
     expect(unreachable.status).toBe(1);
     expect(unreachable.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer/);
     // A server that answers with an error is not called silent.
     const wrongDb = runCli(['check'], { TICKETD_BACKENDS: pair.backendsUrl.replace(/\/ticketd,/, '/no_such_db,') });
     expect(wrongDb.status).toBe(1);
-    expect(wrongDb.stdout).toMatch(/problem: backend mysql:\/\/127\.0\.0\.1:\d+\/no_such_db has no database no_such_db: create it \(CREATE DATABASE\), then run npx ticketd init\n/);
+    expect(wrongDb.stdout).toMatch(
+      /problem: backend mysql:\/\/127\.0\.0\.1:\d+\/no_such_db has no database no_such_db: create it \(CREATE DATABASE\), then run npx ticketd init\n/,
+    );
   });
 
   it('reports a backend with the schema of ticketd 0.2 (no claim tables); init upgrades it and turns its marks into floors', async () => {
@@ -137,12 +149,16 @@ describeEachEngine('ticketd check and serve refuse misconfigured backends', (eng
     );
     const old = runCli(['check'], env);
     expect(old.status).toBe(1);
-    expect(old.stdout).toMatch(/problem: backend mysql:\/\/\S+ lacks ticketd_claims, ticketd_claim_floors \(schema of an older ticketd\); run npx ticketd init/);
+    expect(old.stdout).toMatch(
+      /problem: backend mysql:\/\/\S+ lacks ticketd_claims, ticketd_claim_floors \(schema of an older ticketd\); run npx ticketd init/,
+    );
     expect(runCli(['init'], env).status).toBe(0);
     expect(runCli(['check'], env).status).toBe(0);
     const conn = await mysql.createConnection(pair.b.url);
     try {
-      const [rows] = await conn.query<RowDataPacket[]>("SELECT MAX(floor_ticket) AS floor FROM ticketd_claim_floors WHERE sequence = 'engine_test' AND stripe_residue = 1");
+      const [rows] = await conn.query<RowDataPacket[]>(
+        "SELECT MAX(floor_ticket) AS floor FROM ticketd_claim_floors WHERE sequence = 'engine_test' AND stripe_residue = 1",
+      );
       expect(String(rows[0]?.floor)).toBe('777');
     } finally {
       await conn.end();

@@ -46,7 +46,13 @@ describeEachEngine('claims on a real server', (engine) => {
     const kept = await claim([85n]).catch((e: unknown) => e);
     expect((kept as TicketClaimedBeforeError).reason).toBe('duplicate');
     // Another class is not held to this floor; nothing to prune leaves the floor alone.
-    expect(floorUnder([6n], await peer.claimTickets({ sequence, stripe: { increment: 2n, offset: 2n }, tickets: [6n], source: 'test' }), { increment: 2n, offset: 2n })).toBeUndefined();
+    expect(
+      floorUnder(
+        [6n],
+        await peer.claimTickets({ sequence, stripe: { increment: 2n, offset: 2n }, tickets: [6n], source: 'test' }),
+        { increment: 2n, offset: 2n },
+      ),
+    ).toBeUndefined();
     expect(await peer.pruneClaims(sequence, odd, 1000)).toBeUndefined();
   });
 });

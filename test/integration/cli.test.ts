@@ -7,14 +7,18 @@ describe('the ticketd command', () => {
   it('refuses bad configuration with one line naming the setting, before touching anything', () => {
     const missing = ticketd(['serve']);
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toBe('ticketd: TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs) (TICKETD_CONFIG_INVALID)');
+    expect(missing.stderr).toBe(
+      'ticketd: TICKETD_BACKENDS is not set (comma-separated mysql://user:pass@host:port/db URLs) (TICKETD_CONFIG_INVALID)',
+    );
     const bad = ticketd(['serve', '--port', 'x'], { TICKETD_BACKENDS: 'mysql://h/db' });
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n')).toHaveLength(1);
     expect(bad.stderr).toBe('ticketd: --port must be an integer from 0 to 65535; got "x" (TICKETD_CONFIG_INVALID)');
     const source = ticketd(['migrate', 'plan', '--table', 'orders']);
     expect(source.status).toBe(2);
-    expect(source.stderr).toBe('ticketd: --source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db (TICKETD_CONFIG_INVALID)');
+    expect(source.stderr).toBe(
+      'ticketd: --source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db (TICKETD_CONFIG_INVALID)',
+    );
     const workers = ticketd(['serve', '--workers', '0'], { TICKETD_BACKENDS: 'mysql://h/db' });
     expect(workers.stderr).toBe('ticketd: --workers must be an integer from 1 to 64; got "0" (TICKETD_CONFIG_INVALID)');
   });
@@ -23,14 +27,20 @@ describe('the ticketd command', () => {
     const [a] = sharedBackends().split(',');
     const result = ticketd(['serve', '--port', '0'], { TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}` });
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql) \(TICKETD_BACKEND_MISCONFIGURED\)$/);
+    expect(result.stderr).toMatch(
+      /^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as mysql:\/\/127\.0\.0\.1:\d+\/(ticketd|mysql) \(TICKETD_BACKEND_MISCONFIGURED\)$/,
+    );
   });
 
   it('serve --workers 2 stops with the reason when its workers cannot start', () => {
     const [a] = sharedBackends().split(',');
-    const result = ticketd(['serve', '--port', '0', '--workers', '2'], { TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}` });
+    const result = ticketd(['serve', '--port', '0', '--workers', '2'], {
+      TICKETD_BACKENDS: `${a},${a!.replace('/ticketd', '/mysql')}`,
+    });
     expect(result.status).toBe(1);
-    expect(result.stderr.split('\n')[0]).toMatch(/^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as/);
+    expect(result.stderr.split('\n')[0]).toMatch(
+      /^ticketd: backend mysql:\/\/127\.0\.0\.1:\d+\/(mysql|ticketd) has auto_increment_offset=1, same as/,
+    );
   });
 
   it('init is idempotent, and sequences create/list work', () => {
@@ -48,12 +58,18 @@ describe('the ticketd command', () => {
     expect(conflict.stderr).toMatch(/^ticketd: sequence cli_made exists on mysql:\/\/.* with blockSize=50/);
     expect(ticketd(['sequences', 'create', 'Bad', '--block-size', '5'], env).stderr).toMatch(/does not match/);
     const list = ticketd(['sequences', 'list'], env);
-    expect(list.stdout).toMatch(/^cli_made\tblockSize=50\tstartAfter=0\tmaxId=9223372036854775807\tids=ordered\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m);
+    expect(list.stdout).toMatch(
+      /^cli_made\tblockSize=50\tstartAfter=0\tmaxId=9223372036854775807\tids=ordered\tbackends=mysql:\/\/.*,mysql:\/\/.*$/m,
+    );
     // With a backend that does not answer, the list still comes, and says which backend is missing and why.
-    const partial = ticketd(['sequences', 'list'], { TICKETD_BACKENDS: `${env.TICKETD_BACKENDS.split(',')[0]},mysql://root@127.0.0.1:1/ticketd` });
+    const partial = ticketd(['sequences', 'list'], {
+      TICKETD_BACKENDS: `${env.TICKETD_BACKENDS.split(',')[0]},mysql://root@127.0.0.1:1/ticketd`,
+    });
     expect(partial.status).toBe(0);
     expect(partial.stdout).toMatch(/^cli_made\t/m);
-    expect(partial.stderr).toMatch(/^ticketd: warning: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer, so its sequences are not listed: .*ECONNREFUSED/);
+    expect(partial.stderr).toMatch(
+      /^ticketd: warning: backend mysql:\/\/127\.0\.0\.1:1\/ticketd did not answer, so its sequences are not listed: .*ECONNREFUSED/,
+    );
   });
 });
 
@@ -73,7 +89,9 @@ describe('ticketd --config', () => {
       writeFileSync(file, JSON.stringify({ backends: sharedBackends(), port: 'eighty' }));
       const bad = ticketd(['--config', file, 'serve']);
       expect(bad.status).toBe(2);
-      expect(bad.stderr).toBe('ticketd: TICKETD_PORT must be an integer from 0 to 65535; got "eighty" (TICKETD_CONFIG_INVALID)');
+      expect(bad.stderr).toBe(
+        'ticketd: TICKETD_PORT must be an integer from 0 to 65535; got "eighty" (TICKETD_CONFIG_INVALID)',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -84,6 +102,8 @@ describe('ticketd --version', () => {
   it('prints the package version', () => {
     const result = ticketd(['--version']);
     expect(result.status).toBe(0);
-    expect(result.stdout.trim()).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
+    expect(result.stdout.trim()).toBe(
+      (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
+    );
   });
 });

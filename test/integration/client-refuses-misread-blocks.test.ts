@@ -25,7 +25,11 @@ describe('the client refuses block answers it would misread', () => {
       void (async () => {
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
-        const answer = await fetch(`${server.url}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? '' }, ...(chunks.length > 0 && { body: Buffer.concat(chunks) }) });
+        const answer = await fetch(`${server.url}${req.url}`, {
+          method: req.method,
+          headers: { authorization: req.headers.authorization ?? '' },
+          ...(chunks.length > 0 && { body: Buffer.concat(chunks) }),
+        });
         let text = await answer.text();
         if (answer.status === 200 && req.url?.endsWith('/blocks') === true && rewrite.kind !== 'keep') {
           const body = JSON.parse(text) as Record<string, unknown>;
@@ -52,7 +56,9 @@ describe('the client refuses block answers it would misread', () => {
     try {
       expect(await client.nextBatch(10)).toHaveLength(10);
       rewrite = { kind: 'drop' };
-      await expect(client.nextBatch(500)).rejects.toThrow(`sequence ${SEQUENCE} is opaque, but this ticketd leased it as a sequence without ids: upgrade that ticketd`);
+      await expect(client.nextBatch(500)).rejects.toThrow(
+        `sequence ${SEQUENCE} is opaque, but this ticketd leased it as a sequence without ids: upgrade that ticketd`,
+      );
     } finally {
       await client.close();
     }
@@ -62,7 +68,9 @@ describe('the client refuses block answers it would misread', () => {
     rewrite = { kind: 'set', value: 'scrambled' };
     const client = createTicketClient({ urls: [relayUrl], sequence: SEQUENCE, token: TOKEN });
     try {
-      await expect(client.next()).rejects.toThrow('block answer has ids "scrambled", unknown to this version; upgrade ticketd-client');
+      await expect(client.next()).rejects.toThrow(
+        'block answer has ids "scrambled", unknown to this version; upgrade ticketd-client',
+      );
     } finally {
       await client.close();
     }

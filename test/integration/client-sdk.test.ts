@@ -58,19 +58,28 @@ describe('client SDK', () => {
     const error = await client.next().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LeaseFailedError);
     // One URL tried: the second would say the same.
-    expect((error as Error).message).toMatch(/: http:\/\/127\.0\.0\.1:\d+: 404 Not Found: sequence no_such_sdk_seq does not exist$/);
+    expect((error as Error).message).toMatch(
+      /: http:\/\/127\.0\.0\.1:\d+: 404 Not Found: sequence no_such_sdk_seq does not exist$/,
+    );
     expect((error as Error).message.split('; ')).toHaveLength(1);
     await client.close();
   });
 
   it('names the cause when no URL answers: nothing listening, no such host', async () => {
     const port = await freePort();
-    const client = createTicketClient({ urls: [`http://127.0.0.1:${port}`, 'http://no-such-host.invalid:8080'], sequence: 'default' });
+    const client = createTicketClient({
+      urls: [`http://127.0.0.1:${port}`, 'http://no-such-host.invalid:8080'],
+      sequence: 'default',
+    });
     const error = await client.next().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LeaseFailedError);
     const [refused, unknown] = (error as Error).message.replace(/^[^:]*: /, '').split('; ');
-    expect(refused).toBe(`http://127.0.0.1:${port}: fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (nothing listens there: is ticketd running on that port?)`);
-    expect(unknown).toMatch(/^http:\/\/no-such-host\.invalid:8080: fetch failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid \((no such host|the host name could not be resolved now)\)$/);
+    expect(refused).toBe(
+      `http://127.0.0.1:${port}: fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (nothing listens there: is ticketd running on that port?)`,
+    );
+    expect(unknown).toMatch(
+      /^http:\/\/no-such-host\.invalid:8080: fetch failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid \((no such host|the host name could not be resolved now)\)$/,
+    );
     await client.close();
   });
 });

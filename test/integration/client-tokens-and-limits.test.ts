@@ -10,7 +10,10 @@ describe('client tokens, rate limit and request limits', () => {
   let limited: RunningTicketd;
 
   beforeAll(async () => {
-    server = await startInProcess(sharedBackends(), { clientTokens: `guarded:${ORDERS_TOKEN},guarded_too:${OTHER_TOKEN}`, maxCount: '50' });
+    server = await startInProcess(sharedBackends(), {
+      clientTokens: `guarded:${ORDERS_TOKEN},guarded_too:${OTHER_TOKEN}`,
+      maxCount: '50',
+    });
     limited = await startInProcess(sharedBackends(), { rateLimit: '5' });
     expect([201, 200]).toContain(await putSequence(server.url, 'guarded', { blockSize: 100 }));
   });
@@ -19,7 +22,8 @@ describe('client tokens, rate limit and request limits', () => {
     await limited?.close();
   });
 
-  const next = (base: string, sequence: string, headers: Record<string, string> = {}): Promise<Response> => fetch(`${base}/v1/sequences/${sequence}/next`, { headers });
+  const next = (base: string, sequence: string, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${base}/v1/sequences/${sequence}/next`, { headers });
 
   it('a sequence with client tokens issues only to a bearer of one, and says why not otherwise', async () => {
     const none = await next(server.url, 'guarded');
@@ -32,8 +36,17 @@ describe('client tokens, rate limit and request limits', () => {
     const ok = await next(server.url, 'guarded', { authorization: `Bearer ${ORDERS_TOKEN}` });
     expect(ok.status).toBe(200);
     // The same holds for batches and block leases; a token in the query string is not looked at.
-    expect((await fetch(`${server.url}/v1/sequences/guarded/ids?count=2&token=${ORDERS_TOKEN}`, { method: 'POST' })).status).toBe(401);
-    expect((await fetch(`${server.url}/v1/sequences/guarded/blocks`, { method: 'POST', headers: { authorization: `Bearer ${ORDERS_TOKEN}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${server.url}/v1/sequences/guarded/ids?count=2&token=${ORDERS_TOKEN}`, { method: 'POST' })).status,
+    ).toBe(401);
+    expect(
+      (
+        await fetch(`${server.url}/v1/sequences/guarded/blocks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ORDERS_TOKEN}` },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('the SDK sends its token as a bearer token; without one its lease is refused', async () => {
@@ -72,7 +85,11 @@ describe('client tokens, rate limit and request limits', () => {
     const refused = await next(limited.url, 'default');
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(await refused.json()).toMatchObject({ code: 'TICKETD_RATE_LIMITED', type: '/problems/rate-limited', status: 429 });
+    expect(await refused.json()).toMatchObject({
+      code: 'TICKETD_RATE_LIMITED',
+      type: '/problems/rate-limited',
+      status: 429,
+    });
     // Another credential has its own bucket.
     expect((await next(limited.url, 'default', { authorization: `Bearer ${'t'.repeat(20)}` })).status).toBe(200);
   });

@@ -23,7 +23,11 @@ const project = `ticketd-demo-test-${process.pid}`;
   const compose = composeCommand();
   const env: NodeJS.ProcessEnv = { ...process.env };
   let url = '';
-  const dc = (...args: string[]): string => run(compose[0]!, [...compose.slice(1), '-p', project, '-f', 'docker/compose.yml', ...args], { env, timeoutMs: 600_000 });
+  const dc = (...args: string[]): string =>
+    run(compose[0]!, [...compose.slice(1), '-p', project, '-f', 'docker/compose.yml', ...args], {
+      env,
+      timeoutMs: 600_000,
+    });
 
   beforeAll(async () => {
     const [http, a, b] = [await freePort(), await freePort(), await freePort()];
@@ -37,8 +41,14 @@ const project = `ticketd-demo-test-${process.pid}`;
     url = `http://127.0.0.1:${http}`;
     const started = Date.now();
     dc('up', '--build', '-d');
-    await waitFor(async () => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200, 60_000, 'ticketd ready');
-    console.log(`compose demo on ${env.TICKETD_MYSQL_IMAGE}: ${compose.join(' ')} up --build took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    await waitFor(
+      async () => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200,
+      60_000,
+      'ticketd ready',
+    );
+    console.log(
+      `compose demo on ${env.TICKETD_MYSQL_IMAGE}: ${compose.join(' ')} up --build took ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
   }, 660_000);
 
   afterAll(() => {
@@ -76,19 +86,29 @@ const project = `ticketd-demo-test-${process.pid}`;
     const aBefore = highest(1n);
     dc('start', 'mysql-a');
     const restarted = Date.now();
-    await waitFor(async () => {
-      await ledger.request(url, 'a-back', 'default', 5000);
-      return highest(1n) > aBefore;
-    }, 90_000, 'a new ticket of A');
-    console.log(`compose demo: ${ledger.unique} IDs, ${ledger.repeats.length} repeated; a new ticket of A ${((Date.now() - restarted) / 1000).toFixed(1)} s after start`);
+    await waitFor(
+      async () => {
+        await ledger.request(url, 'a-back', 'default', 5000);
+        return highest(1n) > aBefore;
+      },
+      90_000,
+      'a new ticket of A',
+    );
+    console.log(
+      `compose demo: ${ledger.unique} IDs, ${ledger.repeats.length} repeated; a new ticket of A ${((Date.now() - restarted) / 1000).toFixed(1)} s after start`,
+    );
     expect(ledger.repeats).toEqual([]);
     expect(ledger.unique).toBe(ledger.acknowledged);
   }, 180_000);
 
   it('leaves no container or volume after down -v', () => {
     dc('down', '-v', '--remove-orphans');
-    expect(run('docker', ['ps', '-a', '-q', '--filter', `label=com.docker.compose.project=${project}`]).trim()).toBe('');
-    expect(run('docker', ['volume', 'ls', '-q', '--filter', `label=com.docker.compose.project=${project}`]).trim()).toBe('');
+    expect(run('docker', ['ps', '-a', '-q', '--filter', `label=com.docker.compose.project=${project}`]).trim()).toBe(
+      '',
+    );
+    expect(
+      run('docker', ['volume', 'ls', '-q', '--filter', `label=com.docker.compose.project=${project}`]).trim(),
+    ).toBe('');
   }, 120_000);
 });
 
@@ -107,7 +127,12 @@ const tlsProject = `ticketd-tls-test-${process.pid}`;
   const env: NodeJS.ProcessEnv = { ...process.env, TICKETD_CERTS_DIR: certs };
   let url = '';
   let agent: Agent;
-  const dc = (...args: string[]): string => run(compose[0]!, [...compose.slice(1), '-p', tlsProject, '-f', 'docker/compose.yml', '-f', 'docker/compose.tls.yml', ...args], { env, timeoutMs: 600_000 });
+  const dc = (...args: string[]): string =>
+    run(
+      compose[0]!,
+      [...compose.slice(1), '-p', tlsProject, '-f', 'docker/compose.yml', '-f', 'docker/compose.tls.yml', ...args],
+      { env, timeoutMs: 600_000 },
+    );
 
   beforeAll(async () => {
     const made = spawnSync('bash', ['docker/make-certs.sh', certs], { encoding: 'utf8' });
@@ -115,14 +140,22 @@ const tlsProject = `ticketd-tls-test-${process.pid}`;
     agent = new Agent({ keepAlive: true, ca: readFileSync(join(certs, 'ca.pem'), 'utf8') });
     const [http, a, b] = [await freePort(), await freePort(), await freePort()];
     // The MariaDB image here, the MySQL one in the plain demo: the compose path on both engines.
-    Object.assign(env, { TICKETD_MYSQL_IMAGE: image('TICKETD_MARIADB_IMAGE'), TICKETD_NODE_IMAGE: image('TICKETD_NODE_IMAGE'), TICKETD_HTTP_PORT: String(http), TICKETD_MYSQL_A_PORT: String(a), TICKETD_MYSQL_B_PORT: String(b) });
+    Object.assign(env, {
+      TICKETD_MYSQL_IMAGE: image('TICKETD_MARIADB_IMAGE'),
+      TICKETD_NODE_IMAGE: image('TICKETD_NODE_IMAGE'),
+      TICKETD_HTTP_PORT: String(http),
+      TICKETD_MYSQL_A_PORT: String(a),
+      TICKETD_MYSQL_B_PORT: String(b),
+    });
     url = `https://localhost:${http}`;
     dc('up', '--build', '-d');
     for (let i = 0; i < 120; i++) {
       if ((await post('/readyz', 'GET').catch(() => ({ status: 0, body: '' }))).status === 200) return;
       await sleep(1000);
     }
-    throw new Error(`ticketd did not become ready over HTTPS: ${dc('logs', '--tail', '20', 'ticketd', 'ticketd-init')}`);
+    throw new Error(
+      `ticketd did not become ready over HTTPS: ${dc('logs', '--tail', '20', 'ticketd', 'ticketd-init')}`,
+    );
   }, 660_000);
 
   afterAll(() => {
@@ -153,13 +186,41 @@ const tlsProject = `ticketd-tls-test-${process.pid}`;
     }
     expect(ids.size).toBe(5000);
     const check = dc('exec', '-T', 'ticketd', 'node', 'dist/cli/main.js', 'check');
-    console.log(`compose with TLS on ${env.TICKETD_MYSQL_IMAGE}: 5000 IDs over HTTPS, 0 repeated; check: ${check.split('\n').filter((l) => l.startsWith('info:')).join(' | ')}`);
-    expect(check.match(/^info: backend mysql:\/\/mysql-[ab]:3306\/ticketd: TLSv1\.[23] \(\S+\), ssl-mode=VERIFY_IDENTITY ssl-ca=\/certs\/ca\.pem$/gm)).toHaveLength(2);
+    console.log(
+      `compose with TLS on ${env.TICKETD_MYSQL_IMAGE}: 5000 IDs over HTTPS, 0 repeated; check: ${check
+        .split('\n')
+        .filter((l) => l.startsWith('info:'))
+        .join(' | ')}`,
+    );
+    expect(
+      check.match(
+        /^info: backend mysql:\/\/mysql-[ab]:3306\/ticketd: TLSv1\.[23] \(\S+\), ssl-mode=VERIFY_IDENTITY ssl-ca=\/certs\/ca\.pem$/gm,
+      ),
+    ).toHaveLength(2);
     // The servers themselves refuse plaintext: the same check with ssl-mode=DISABLED fails, saying why.
     const files = ['-p', tlsProject, '-f', 'docker/compose.yml', '-f', 'docker/compose.tls.yml'];
-    const plain = spawnSync(compose[0]!, [...compose.slice(1), ...files, 'exec', '-T', '-e', 'TICKETD_BACKEND_SSL_MODE=DISABLED', '-e', 'TICKETD_BACKEND_SSL_CA=', 'ticketd', 'node', 'dist/cli/main.js', 'check'], { encoding: 'utf8', env });
+    const plain = spawnSync(
+      compose[0]!,
+      [
+        ...compose.slice(1),
+        ...files,
+        'exec',
+        '-T',
+        '-e',
+        'TICKETD_BACKEND_SSL_MODE=DISABLED',
+        '-e',
+        'TICKETD_BACKEND_SSL_CA=',
+        'ticketd',
+        'node',
+        'dist/cli/main.js',
+        'check',
+      ],
+      { encoding: 'utf8', env },
+    );
     expect(plain.status).toBe(1);
-    expect(plain.stdout).toMatch(/the server requires TLS \(require_secure_transport=ON\) and ssl-mode=DISABLED did not use it/);
+    expect(plain.stdout).toMatch(
+      /the server requires TLS \(require_secure_transport=ON\) and ssl-mode=DISABLED did not use it/,
+    );
   }, 120_000);
 });
 

@@ -1,5 +1,12 @@
 import { IdPermutation } from 'ticketd-client';
-import { postIds, putSequence, runCliAsync, sharedBackends, TEST_ADMIN_TOKEN, useSharedServer } from '../support/ticketd.js';
+import {
+  postIds,
+  putSequence,
+  runCliAsync,
+  sharedBackends,
+  TEST_ADMIN_TOKEN,
+  useSharedServer,
+} from '../support/ticketd.js';
 
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
@@ -16,7 +23,13 @@ describe('decoding an ID tells whether a block holding it was ever handed out', 
   };
 
   it('answers issued IDs of an ordered sequence, and 404 TICKETD_ID_NOT_ISSUED for IDs above every last ticket or outside the domain', async () => {
-    expect(await putSequence(context.server.url, 'decode_ordered', { blockSize: 100, startAfter: 5000, maxId: '1000000000000' })).toBe(201);
+    expect(
+      await putSequence(context.server.url, 'decode_ordered', {
+        blockSize: 100,
+        startAfter: 5000,
+        maxId: '1000000000000',
+      }),
+    ).toBe(201);
     const ids = (await postIds(context.server.url, 'decode_ordered', 250)).map(BigInt);
     for (const id of [ids[0]!, ids[249]!]) {
       const issued = await decode('decode_ordered', id);
@@ -29,12 +42,18 @@ describe('decoding an ID tells whether a block holding it was ever handed out', 
       const answer = await decode('decode_ordered', never);
       expect(answer.status).toBe(404);
       expect(answer.body.code).toBe('TICKETD_ID_NOT_ISSUED');
-      expect(answer.body.detail).toMatch(new RegExp(`^ID ${never} of sequence decode_ordered was never issued: its ticket \\d+ is above mysql://\\S+'s last ticket \\d+$`));
+      expect(answer.body.detail).toMatch(
+        new RegExp(
+          `^ID ${never} of sequence decode_ordered was never issued: its ticket \\d+ is above mysql://\\S+'s last ticket \\d+$`,
+        ),
+      );
     }
     for (const outside of [5000n, 1_000_000_000_001n, 0n]) {
       const answer = await decode('decode_ordered', outside);
       expect(answer.status).toBe(404);
-      expect(answer.body.detail).toBe(`ID ${outside} was never issued: it is outside sequence decode_ordered's domain (5000, 1000000000000]`);
+      expect(answer.body.detail).toBe(
+        `ID ${outside} was never issued: it is outside sequence decode_ordered's domain (5000, 1000000000000]`,
+      );
     }
   });
 
@@ -53,10 +72,20 @@ describe('decoding an ID tells whether a block holding it was ever handed out', 
     expect(answer.status).toBe(404);
     expect(answer.body.code).toBe('TICKETD_ID_NOT_ISSUED');
     // The CLI says the same in one line.
-    const cli = await runCliAsync(['ids', 'decode', 'decode_opaque', String(never)], { TICKETD_BACKENDS: sharedBackends() });
+    const cli = await runCliAsync(['ids', 'decode', 'decode_opaque', String(never)], {
+      TICKETD_BACKENDS: sharedBackends(),
+    });
     expect(cli.status).toBe(1);
-    expect(cli.stderr).toMatch(new RegExp(`^ticketd: ID ${never} of sequence decode_opaque was never issued: its ticket \\d+ is above mysql://\\S+'s last ticket \\d+ \\(TICKETD_ID_NOT_ISSUED\\)$`));
-    const issued = await runCliAsync(['ids', 'decode', 'decode_opaque', String(ids[1])], { TICKETD_BACKENDS: sharedBackends() });
-    expect(issued.stdout).toBe(`decode_opaque ${ids[1]}: ids=opaque ordered=${BigInt(ordered!) + 1n} ticket=${first.body.ticket} backend=${first.body.backend}\n`);
+    expect(cli.stderr).toMatch(
+      new RegExp(
+        `^ticketd: ID ${never} of sequence decode_opaque was never issued: its ticket \\d+ is above mysql://\\S+'s last ticket \\d+ \\(TICKETD_ID_NOT_ISSUED\\)$`,
+      ),
+    );
+    const issued = await runCliAsync(['ids', 'decode', 'decode_opaque', String(ids[1])], {
+      TICKETD_BACKENDS: sharedBackends(),
+    });
+    expect(issued.stdout).toBe(
+      `decode_opaque ${ids[1]}: ids=opaque ordered=${BigInt(ordered!) + 1n} ticket=${first.body.ticket} backend=${first.body.backend}\n`,
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('a new sequence defaults to maxId 2^63 − 1, so its IDs fit signed 64-
 
   it('an opaque sequence created without maxId hands out IDs that all fit a signed BIGINT', async () => {
     const name = `opaque_signed_${suffix}`;
-    expect(await put(context.server.url, name, { blockSize: 10_000, ids: 'opaque' })).toEqual({ status: 201, maxId: String(SIGNED_MAX) });
+    expect(await put(context.server.url, name, { blockSize: 10_000, ids: 'opaque' })).toEqual({
+      status: 201,
+      maxId: String(SIGNED_MAX),
+    });
     const ids = (await postIds(context.server.url, name, 1000)).map(BigInt);
     expect(ids).toHaveLength(1000);
     // With 2^64 − 1 about half of them were above 2^63 − 1 (issue 42: 498 of 1,000).
@@ -30,15 +33,24 @@ describe('a new sequence defaults to maxId 2^63 − 1, so its IDs fit signed 64-
   });
 
   it('an ordered sequence created without maxId has 2^63 − 1 too', async () => {
-    expect(await put(context.server.url, `ordered_signed_${suffix}`, { blockSize: 10 })).toEqual({ status: 201, maxId: String(SIGNED_MAX) });
+    expect(await put(context.server.url, `ordered_signed_${suffix}`, { blockSize: 10 })).toEqual({
+      status: 201,
+      maxId: String(SIGNED_MAX),
+    });
   });
 
   it('an explicit 2^64 − 1 stays possible, and a repeat without maxId keeps it (a sequence made with the old default)', async () => {
     for (const ids of ['opaque', 'ordered']) {
       const name = `wide_${ids}_${suffix}`;
-      expect(await put(context.server.url, name, { blockSize: 10_000, ids, maxId: UNSIGNED_MAX })).toEqual({ status: 201, maxId: UNSIGNED_MAX });
+      expect(await put(context.server.url, name, { blockSize: 10_000, ids, maxId: UNSIGNED_MAX })).toEqual({
+        status: 201,
+        maxId: UNSIGNED_MAX,
+      });
       // What ticketd 0.10 stored for a sequence created without maxId: repeating that PUT (or init) is no conflict.
-      expect(await put(context.server.url, name, { blockSize: 10_000, ids })).toEqual({ status: 200, maxId: UNSIGNED_MAX });
+      expect(await put(context.server.url, name, { blockSize: 10_000, ids })).toEqual({
+        status: 200,
+        maxId: UNSIGNED_MAX,
+      });
       const read = (await (await fetch(`${context.server.url}/v1/sequences/${name}`)).json()) as { maxId: string };
       expect(read.maxId).toBe(UNSIGNED_MAX);
     }

@@ -10,5 +10,4 @@ describe('the engines the suite runs on', () => {
       expect(flavors).toEqual(expect.arrayContaining(['mariadb', 'mysql']));
     }
   });
-
 });

@@ -7,7 +7,9 @@ describe('IDs at the edges of the number line', () => {
   const context = useSharedServer();
 
   it('returns exact string IDs above 2^53 for startAfter 9007199254740990 and blockSize 10', async () => {
-    expect(await putSequence(context.server.url, 'above_2_53', { blockSize: 10, startAfter: 9007199254740990 })).toBe(201);
+    expect(await putSequence(context.server.url, 'above_2_53', { blockSize: 10, startAfter: 9007199254740990 })).toBe(
+      201,
+    );
     const ids = (await postIds(context.server.url, 'above_2_53', 25)).map(BigInt);
     expect(ids).toHaveLength(25);
     expect(new Set(ids).size).toBe(25);
@@ -18,7 +20,9 @@ describe('IDs at the edges of the number line', () => {
   });
 
   it('stops exactly at maxId 2147483647 with the sequence-exhausted problem, never past it', async () => {
-    expect(await putSequence(context.server.url, 'legacy_int', { blockSize: 10, startAfter: 2147483600, maxId: 2147483647 })).toBe(201);
+    expect(
+      await putSequence(context.server.url, 'legacy_int', { blockSize: 10, startAfter: 2147483600, maxId: 2147483647 }),
+    ).toBe(201);
     const ids: bigint[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 20; i++) {
@@ -50,7 +54,13 @@ describe('IDs at the edges of the number line', () => {
   });
 
   it('issues tickets above 2^63 exactly (mysql2 reads them signed) up to 2^64 − 1, then reports exhaustion', async () => {
-    expect(await putSequence(context.server.url, 'top_of_u64', { blockSize: 1, startAfter: String(MAX_UINT64 - 12n), maxId: String(MAX_UINT64) })).toBe(201);
+    expect(
+      await putSequence(context.server.url, 'top_of_u64', {
+        blockSize: 1,
+        startAfter: String(MAX_UINT64 - 12n),
+        maxId: String(MAX_UINT64),
+      }),
+    ).toBe(201);
     const ids: bigint[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await fetch(`${context.server.url}/v1/sequences/top_of_u64/next`);

@@ -24,7 +24,10 @@ function random(seed: number): () => number {
 describe('fuzzing the HTTP API', () => {
   let ticketd: ChildTicketd;
   beforeAll(async () => {
-    ticketd = await spawnTicketd(sharedBackends(), { TICKETD_CLIENT_TOKENS: `fuzz_guarded:${'g'.repeat(20)}`, TICKETD_RATE_LIMIT: '1000000' });
+    ticketd = await spawnTicketd(sharedBackends(), {
+      TICKETD_CLIENT_TOKENS: `fuzz_guarded:${'g'.repeat(20)}`,
+      TICKETD_RATE_LIMIT: '1000000',
+    });
   });
   afterAll(async () => {
     await ticketd?.stop();
@@ -34,8 +37,26 @@ describe('fuzzing the HTTP API', () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
     const rnd = random(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
-    const junk = (n: number): string => Array.from({ length: n }, () => String.fromCharCode(Math.floor(rnd() * 0x2fff) + 1)).join('');
-    const names = ['default', 'fuzz_guarded', 'no_such_seq', 'Upper', 'a'.repeat(49), '', '..', '%2e%2e', '%00', 'x%2Fy', encodeURIComponent('ünïcode'), 'a b', '😀', '1abc', 'fuzz_a', '%ZZ'];
+    const junk = (n: number): string =>
+      Array.from({ length: n }, () => String.fromCharCode(Math.floor(rnd() * 0x2fff) + 1)).join('');
+    const names = [
+      'default',
+      'fuzz_guarded',
+      'no_such_seq',
+      'Upper',
+      'a'.repeat(49),
+      '',
+      '..',
+      '%2e%2e',
+      '%00',
+      'x%2Fy',
+      encodeURIComponent('ünïcode'),
+      'a b',
+      '😀',
+      '1abc',
+      'fuzz_a',
+      '%ZZ',
+    ];
     const paths = [
       (n: string) => `/v1/sequences/${n}/ids`,
       (n: string) => `/v1/sequences/${n}/next`,
@@ -51,10 +72,47 @@ describe('fuzzing the HTTP API', () => {
       () => `/v1/${'a/'.repeat(200)}`,
       () => '/v1/sequences/default/ids/extra',
     ];
-    const queries = ['', '?count=1', '?count=0', '?count=-1', '?count=10001', '?count=abc', '?count=1&count=2', '?count=1e3', `?count=${'9'.repeat(40)}`, '?count=%00', `?${junk(10)}`, '?count[]=1', '?__proto__=1'];
+    const queries = [
+      '',
+      '?count=1',
+      '?count=0',
+      '?count=-1',
+      '?count=10001',
+      '?count=abc',
+      '?count=1&count=2',
+      '?count=1e3',
+      `?count=${'9'.repeat(40)}`,
+      '?count=%00',
+      `?${junk(10)}`,
+      '?count[]=1',
+      '?__proto__=1',
+    ];
     const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
-    const bodies = ['', '{}', '{"blockSize":10}', '{"blockSize":"abc"}', '{"blockSize":-1}', '{"blockSize":1,"maxId":"1"}', '{', 'null', '[]', '"x"', '{"__proto__":{"blockSize":1}}', junk(50), 'x'.repeat(20_000), `{"blockSize":${'9'.repeat(400)}}`];
-    const auths = [undefined, undefined, `Bearer ${TEST_ADMIN_TOKEN}`, `Bearer ${'g'.repeat(20)}`, 'Bearer', 'Basic Zm9vOmJhcg==', `Bearer ${junk(30)}`];
+    const bodies = [
+      '',
+      '{}',
+      '{"blockSize":10}',
+      '{"blockSize":"abc"}',
+      '{"blockSize":-1}',
+      '{"blockSize":1,"maxId":"1"}',
+      '{',
+      'null',
+      '[]',
+      '"x"',
+      '{"__proto__":{"blockSize":1}}',
+      junk(50),
+      'x'.repeat(20_000),
+      `{"blockSize":${'9'.repeat(400)}}`,
+    ];
+    const auths = [
+      undefined,
+      undefined,
+      `Bearer ${TEST_ADMIN_TOKEN}`,
+      `Bearer ${'g'.repeat(20)}`,
+      'Bearer',
+      'Basic Zm9vOmJhcg==',
+      `Bearer ${junk(30)}`,
+    ];
     const accepts = [undefined, 'text/plain', 'application/json', '*/*', 'text/plain;q=0, application/json', junk(10)];
     const types = [undefined, 'application/json', 'text/plain', 'application/x-www-form-urlencoded', junk(8)];
 
@@ -83,36 +141,41 @@ describe('fuzzing the HTTP API', () => {
         if (type !== undefined) headers['content-type'] = type.replace(/[^\x20-\x7e]/g, '?');
         // The client refuses unescaped characters in a path; raw requests below send those.
         path = path.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
-        const req = request({ host: url.hostname, port: url.port, method, path, headers, agent, timeout: HANG_MS }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            statuses.set(status, (statuses.get(status) ?? 0) + 1);
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (status >= 500) problems.push(`${method} ${path} -> ${status} ${text.slice(0, 200)}`);
-            // Every ID handed out during the fuzzing is kept, to check for duplicates at the end.
-            if (status === 200 && method !== 'HEAD' && /\/(ids|next)/.test(path)) {
-              if (res.headers['content-type']?.startsWith('text/plain')) ids.push(...text.split('\n').filter((l) => l !== ''));
-              else {
-                try {
-                  const parsed = JSON.parse(text) as { ids?: string[]; id?: string };
-                  ids.push(...(parsed.ids ?? (parsed.id === undefined ? [] : [parsed.id])));
-                } catch {
-                  problems.push(`${method} ${path} -> 200 with a body that is not JSON: ${text.slice(0, 80)}`);
+        const req = request(
+          { host: url.hostname, port: url.port, method, path, headers, agent, timeout: HANG_MS },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const status = res.statusCode ?? 0;
+              statuses.set(status, (statuses.get(status) ?? 0) + 1);
+              const text = Buffer.concat(chunks).toString('utf8');
+              if (status >= 500) problems.push(`${method} ${path} -> ${status} ${text.slice(0, 200)}`);
+              // Every ID handed out during the fuzzing is kept, to check for duplicates at the end.
+              if (status === 200 && method !== 'HEAD' && /\/(ids|next)/.test(path)) {
+                if (res.headers['content-type']?.startsWith('text/plain'))
+                  ids.push(...text.split('\n').filter((l) => l !== ''));
+                else {
+                  try {
+                    const parsed = JSON.parse(text) as { ids?: string[]; id?: string };
+                    ids.push(...(parsed.ids ?? (parsed.id === undefined ? [] : [parsed.id])));
+                  } catch {
+                    problems.push(`${method} ${path} -> 200 with a body that is not JSON: ${text.slice(0, 80)}`);
+                  }
                 }
               }
-            }
-            done();
-          });
-        });
+              done();
+            });
+          },
+        );
         req.on('timeout', () => {
           problems.push(`${method} ${path}: no answer within ${HANG_MS} ms`);
           req.destroy();
         });
         req.on('error', (error) => {
           // Node's own parser may close on what it refuses; a reset is not a 5xx, but note hangs above.
-          if (!String(error).includes('socket hang up') && !String(error).includes('ECONNRESET')) problems.push(`${method} ${path}: ${String(error)}`);
+          if (!String(error).includes('socket hang up') && !String(error).includes('ECONNRESET'))
+            problems.push(`${method} ${path}: ${String(error)}`);
           done();
         });
         req.end(body);
@@ -140,7 +203,8 @@ describe('fuzzing the HTTP API', () => {
       () => 'GET / HTTP/9.9\r\n\r\n',
       () => 'GET /v1/sequences/a b/next HTTP/1.1\r\nHost: x\r\n\r\n',
       () => `GET /v1/sequences/${junk(5)}/next HTTP/1.1\r\nHost: x\r\n\r\n`,
-      () => 'PUT /v1/sequences/default HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"a":',
+      () =>
+        'PUT /v1/sequences/default HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"a":',
       () => Buffer.from(Array.from({ length: 64 }, () => Math.floor(rnd() * 256))).toString('latin1'),
     ];
     for (let i = 0; i < RAW_REQUESTS; i++) {
@@ -163,10 +227,13 @@ describe('fuzzing the HTTP API', () => {
         // Half-close: a request that is incomplete gets an answer or a close, never a wait forever.
         socket.end();
       });
-      if (/^HTTP\/1\.1 5/.test(reply)) problems.push(`raw ${JSON.stringify(payload.slice(0, 60))} -> ${reply.split('\r\n')[0]}`);
+      if (/^HTTP\/1\.1 5/.test(reply))
+        problems.push(`raw ${JSON.stringify(payload.slice(0, 60))} -> ${reply.split('\r\n')[0]}`);
     }
 
-    console.log(`fuzz seed ${seed}: ${HTTP_REQUESTS} HTTP requests by status ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${RAW_REQUESTS} raw`);
+    console.log(
+      `fuzz seed ${seed}: ${HTTP_REQUESTS} HTTP requests by status ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${RAW_REQUESTS} raw`,
+    );
     expect(problems).toEqual([]);
     expect(ticketd.process.exitCode).toBeNull();
     // No error-level log line at all (pino level 50 and up), whatever its wording.

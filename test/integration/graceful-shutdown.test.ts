@@ -9,7 +9,10 @@ describe('graceful shutdown on SIGTERM', () => {
       // Both backends hang, so the first request for the sequence waits on MySQL.
       pair.a.signal('SIGSTOP');
       pair.b.signal('SIGSTOP');
-      const inFlight = fetch(`${ticketd.url}/v1/sequences/in_flight/next`).then(async (r) => ({ status: r.status, body: await r.text() }));
+      const inFlight = fetch(`${ticketd.url}/v1/sequences/in_flight/next`).then(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+      }));
       await new Promise((r) => setTimeout(r, 200));
       const exit = ticketd.stop('SIGTERM');
       await new Promise((r) => setTimeout(r, 200));

@@ -4,10 +4,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
+import {
+  backendOptionFile,
+  findServerBinary,
+  startLocalServer,
+  type LocalServer,
+} from '../../src/launcher/local-mysql.js';
 import mysql from 'mysql2/promise';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
-import { killConnections, putSequence, regressionReports, runCliAsync, spawnTicketd, sqlOn, type ChildTicketd } from '../support/ticketd.js';
+import {
+  killConnections,
+  putSequence,
+  regressionReports,
+  runCliAsync,
+  spawnTicketd,
+  sqlOn,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'grown';
 const BLOCK_SIZE = 10n;
@@ -15,7 +28,9 @@ const BLOCK_SIZE = 10n;
 async function lastTicket(url: string): Promise<bigint> {
   const conn = await mysql.createConnection(url);
   try {
-    const [rows] = (await conn.query(`SELECT MAX(id) AS id FROM tickets_${SEQUENCE}`)) as unknown as [{ id: string | number | null }[]];
+    const [rows] = (await conn.query(`SELECT MAX(id) AS id FROM tickets_${SEQUENCE}`)) as unknown as [
+      { id: string | number | null }[],
+    ];
     return BigInt(String(rows[0]?.id ?? 0));
   } finally {
     await conn.end();
@@ -31,7 +46,8 @@ describe('growing from 2 to 3 backends and removing one, as docs/operating.md sa
 
   beforeAll(async () => {
     const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
-    const start = (name: string, file: string, args: string[]) => startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: args });
+    const start = (name: string, file: string, args: string[]) =>
+      startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: args });
     servers = await Promise.all([
       start('a', 'a', ['--auto-increment-increment=2']),
       start('b', 'b', ['--auto-increment-increment=2']),
@@ -83,7 +99,8 @@ describe('growing from 2 to 3 backends and removing one, as docs/operating.md sa
     expect(plan).toMatch(/4\. \[to do\] seed it/);
 
     // Step 1, on each backend (the option files too, in a real fleet); the front ends keep serving.
-    const failures = (): number => [...ledger.statuses].filter(([status]) => status !== 200).reduce((n, [, k]) => n + k, 0);
+    const failures = (): number =>
+      [...ledger.statuses].filter(([status]) => status !== 200).reduce((n, [, k]) => n + k, 0);
     const [okBefore, failedBefore] = [ledger.statuses.get(200) ?? 0, failures()];
     // Each backend's connections are cut right after, so the front ends open new ones and see the
     // new increment at once (as they would after an idle spell or a network blip).
@@ -108,29 +125,46 @@ describe('growing from 2 to 3 backends and removing one, as docs/operating.md sa
     await rollingRestart(fleet('a', 'b', 'c'));
     await sleep(3000);
     const cLabel = `mysql://127.0.0.1:${c.port}/ticketd`;
-    expect((await runCliAsync(['check'], { TICKETD_BACKENDS: fleet('a', 'b', 'c') })).stdout).toContain('ok: 3 backends checked');
+    expect((await runCliAsync(['check'], { TICKETD_BACKENDS: fleet('a', 'b', 'c') })).stdout).toContain(
+      'ok: 3 backends checked',
+    );
     const cLast = await lastTicket(c.url);
     // C issued tickets of its own class, from where it was seeded on.
     expect(cLast % 16n).toBe(3n);
     expect(cLast).toBeGreaterThanOrEqual(seededAt);
     const labels = [a, b].map((s) => `mysql://127.0.0.1:${s.port}/ticketd`).concat(cLabel);
-    for (const label of labels) expect(await regressionReports(targets.map((t) => t.url), label)).toBe(0);
+    for (const label of labels)
+      expect(
+        await regressionReports(
+          targets.map((t) => t.url),
+          label,
+        ),
+      ).toBe(0);
 
     // Removing B: a rolling restart without it, then its floors on the others.
-    const removal = (await runCliAsync(['backends', 'remove', b.url], { TICKETD_BACKENDS: fleet('a', 'b', 'c') })).stdout;
-    expect(removal).toMatch(/1\. \[not visible here\] restart every front end, one at a time, with TICKETD_BACKENDS=mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd,mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd/);
+    const removal = (await runCliAsync(['backends', 'remove', b.url], { TICKETD_BACKENDS: fleet('a', 'b', 'c') }))
+      .stdout;
+    expect(removal).toMatch(
+      /1\. \[not visible here\] restart every front end, one at a time, with TICKETD_BACKENDS=mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd,mysql:\/\/root@127\.0\.0\.1:\d+\/ticketd/,
+    );
     expect(removal).toContain(`2. [to do] floors of its class on the other backends at its counters`);
     expect(removal).toContain(`npx ticketd backends remove ${b.url} --apply (after step 1)`);
     await rollingRestart(fleet('a', 'c'));
-    const retired = await runCliAsync(['backends', 'remove', b.url, '--apply'], { TICKETD_BACKENDS: fleet('a', 'b', 'c') });
+    const retired = await runCliAsync(['backends', 'remove', b.url, '--apply'], {
+      TICKETD_BACKENDS: fleet('a', 'b', 'c'),
+    });
     expect(retired.stdout).toMatch(new RegExp(`floor of ${SEQUENCE} at ticket \\d+ on every other backend`));
     expect(retired.stdout).toContain('2. [done] floors of its class on the other backends at its counters');
     await sleep(2000);
     await load.stop();
 
-    console.log(`grew 2 → 3 and removed one under load: ${ledger.acknowledged} IDs, ${ledger.repeats.length} repeated, C's last ticket ${cLast}, seeded at ${seededAt}`);
+    console.log(
+      `grew 2 → 3 and removed one under load: ${ledger.acknowledged} IDs, ${ledger.repeats.length} repeated, C's last ticket ${cLast}, seeded at ${seededAt}`,
+    );
     expect(ledger.repeats).toEqual([]);
     expect(ledger.acknowledged).toBeGreaterThan(5000);
-    expect((await runCliAsync(['check'], { TICKETD_BACKENDS: fleet('a', 'c') })).stdout).toContain('ok: 2 backends checked');
+    expect((await runCliAsync(['check'], { TICKETD_BACKENDS: fleet('a', 'c') })).stdout).toContain(
+      'ok: 2 backends checked',
+    );
   }, 180_000);
 });

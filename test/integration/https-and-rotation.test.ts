@@ -58,7 +58,8 @@ describe('HTTPS, secrets from files and rotation on SIGHUP', () => {
     });
     base = ticketd.url.replace('http://', 'https://');
     // Both workers listening: every request below may land on either.
-    for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('ticketd listening')).length < 2; i++) await sleep(50);
+    for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('ticketd listening')).length < 2; i++)
+      await sleep(50);
   }, 60_000);
 
   afterAll(async () => {
@@ -69,21 +70,34 @@ describe('HTTPS, secrets from files and rotation on SIGHUP', () => {
   /** One request on a new connection (so both workers answer in turn), trusting the test CA. */
   function call(path: string, options: { method?: string; token?: string; agent?: Agent } = {}): Promise<Answer> {
     return new Promise((done, fail) => {
-      const req = request(`${base}${path}`, { method: options.method ?? 'GET', ca, ...(options.agent ? { agent: options.agent } : { agent: false }), headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` } }, (res) => {
-        let body = '';
-        // Read now: a connection of its own is gone by the end of the answer.
-        const peer = (res.socket as TLSSocket).getPeerCertificate();
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => done({ status: res.statusCode ?? 0, body, peer }));
-      });
+      const req = request(
+        `${base}${path}`,
+        {
+          method: options.method ?? 'GET',
+          ca,
+          ...(options.agent ? { agent: options.agent } : { agent: false }),
+          headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
+        },
+        (res) => {
+          let body = '';
+          // Read now: a connection of its own is gone by the end of the answer.
+          const peer = (res.socket as TLSSocket).getPeerCertificate();
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => done({ status: res.statusCode ?? 0, body, peer }));
+        },
+      );
       req.on('error', fail);
       req.end();
     });
   }
 
   it('serves over HTTPS to curl --cacert and to the SDK with its ca option, and to nobody in plaintext', async () => {
-    const curl = spawnSync('curl', ['-sS', '--cacert', certs.ca, '-X', 'POST', `${base}/v1/sequences/default/ids?count=3`], { encoding: 'utf8' });
+    const curl = spawnSync(
+      'curl',
+      ['-sS', '--cacert', certs.ca, '-X', 'POST', `${base}/v1/sequences/default/ids?count=3`],
+      { encoding: 'utf8' },
+    );
     expect(curl.status).toBe(0);
     expect((JSON.parse(curl.stdout) as { ids: string[] }).ids).toHaveLength(3);
     const untrusted = spawnSync('curl', ['-sS', `${base}/healthz`], { encoding: 'utf8' });
@@ -112,7 +126,10 @@ describe('HTTPS, secrets from files and rotation on SIGHUP', () => {
     const loops = Array.from({ length: 4 }, async (_, n) => {
       while (running) {
         // Half the clients keep their connections, half open a new one each time (handshakes during the swap).
-        const answer = await call('/v1/sequences/default/ids?count=5', { method: 'POST', ...(n % 2 === 0 && { agent }) }).catch((error: unknown) => ({ status: 0, body: String(error) }) as Answer);
+        const answer = await call('/v1/sequences/default/ids?count=5', {
+          method: 'POST',
+          ...(n % 2 === 0 && { agent }),
+        }).catch((error: unknown) => ({ status: 0, body: String(error) }) as Answer);
         if (answer.status === 200) served++;
         else failures.push(`${answer.status} ${answer.body.slice(0, 120)}`);
       }
@@ -153,14 +170,28 @@ describe('HTTPS, secrets from files and rotation on SIGHUP', () => {
   }, 30_000);
 
   it('asks for a client certificate with TICKETD_TLS_CLIENT_CA: curl and the SDK need one', async () => {
-    const mtls = await spawnTicketd(sharedBackends(), { TICKETD_TLS_CERT: certs.server.cert, TICKETD_TLS_KEY: certs.server.key, TICKETD_TLS_CLIENT_CA: certs.ca });
+    const mtls = await spawnTicketd(sharedBackends(), {
+      TICKETD_TLS_CERT: certs.server.cert,
+      TICKETD_TLS_KEY: certs.server.key,
+      TICKETD_TLS_CLIENT_CA: certs.ca,
+    });
     try {
       const url = mtls.url.replace('http://', 'https://');
       const without = spawnSync('curl', ['-sS', '--cacert', certs.ca, `${url}/healthz`], { encoding: 'utf8' });
       expect(without.status).not.toBe(0);
-      const withCert = spawnSync('curl', ['-sS', '--cacert', certs.ca, '--cert', certs.client.cert, '--key', certs.client.key, `${url}/healthz`], { encoding: 'utf8' });
+      const withCert = spawnSync(
+        'curl',
+        ['-sS', '--cacert', certs.ca, '--cert', certs.client.cert, '--key', certs.client.key, `${url}/healthz`],
+        { encoding: 'utf8' },
+      );
       expect([withCert.status, withCert.stdout]).toEqual([0, '{"status":"ok"}']);
-      const client = createTicketClient({ urls: [url], sequence: 'default', ca, cert: readFileSync(certs.client.cert, 'utf8'), key: readFileSync(certs.client.key, 'utf8') });
+      const client = createTicketClient({
+        urls: [url],
+        sequence: 'default',
+        ca,
+        cert: readFileSync(certs.client.cert, 'utf8'),
+        key: readFileSync(certs.client.key, 'utf8'),
+      });
       try {
         expect(typeof (await client.next())).toBe('bigint');
       } finally {
@@ -172,8 +203,14 @@ describe('HTTPS, secrets from files and rotation on SIGHUP', () => {
   }, 30_000);
 
   it('refuses a secret given both inline and as a file, in one line naming both', () => {
-    const run = runCli(['serve', '--port', '0'], { TICKETD_BACKENDS: sharedBackends(), TICKETD_ADMIN_TOKEN: OLD_TOKEN, TICKETD_ADMIN_TOKEN_FILE: files.admin });
+    const run = runCli(['serve', '--port', '0'], {
+      TICKETD_BACKENDS: sharedBackends(),
+      TICKETD_ADMIN_TOKEN: OLD_TOKEN,
+      TICKETD_ADMIN_TOKEN_FILE: files.admin,
+    });
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe('ticketd: TICKETD_ADMIN_TOKEN and TICKETD_ADMIN_TOKEN_FILE are both set: give the value or the file, not both (TICKETD_CONFIG_INVALID)');
+    expect(run.stderr).toBe(
+      'ticketd: TICKETD_ADMIN_TOKEN and TICKETD_ADMIN_TOKEN_FILE are both set: give the value or the file, not both (TICKETD_CONFIG_INVALID)',
+    );
   });
 });

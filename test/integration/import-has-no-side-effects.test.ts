@@ -11,7 +11,7 @@ describe('importing ticketd', () => {
       'const before = events.map((e) => process.listenerCount(e));',
       "import(process.cwd() + '/dist/index.js').then((lib) => {",
       '  const after = events.map((e) => process.listenerCount(e));',
-      "  console.log(JSON.stringify({ before, after, resources: process.getActiveResourcesInfo().filter((r) => /Timeout|Immediate|TCP|UDP/.test(r)), exported: typeof lib.startTicketd }));",
+      '  console.log(JSON.stringify({ before, after, resources: process.getActiveResourcesInfo().filter((r) => /Timeout|Immediate|TCP|UDP/.test(r)), exported: typeof lib.startTicketd }));',
       '});',
     ].join('\n');
     // A CommonJS -e script: an ES module one has Node's own exit listener for top-level await.

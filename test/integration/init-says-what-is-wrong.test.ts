@@ -26,10 +26,17 @@ describe('init on a running server that refuses', () => {
 
   it('says the login was refused, and names the anonymous account that shadows a new one', async () => {
     // A default MariaDB install's anonymous account: it matches a login from its host before 'app'@'%' does.
-    await sqlOn(server.url, "CREATE USER 'app'@'%' IDENTIFIED BY 'right'", "GRANT ALL ON shop.* TO 'app'@'%'", "CREATE USER ''@'127.0.0.1'");
+    await sqlOn(
+      server.url,
+      "CREATE USER 'app'@'%' IDENTIFIED BY 'right'",
+      "GRANT ALL ON shop.* TO 'app'@'%'",
+      "CREATE USER ''@'127.0.0.1'",
+    );
     const result = init(server.url.replace(/^mysql:\/\/[^@]*@/, 'mysql://app:right@'));
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/is running but refused the login: .*Access denied for user 'app'.*anonymous account \(''@'localhost'/);
+    expect(result.stderr).toMatch(
+      /is running but refused the login: .*Access denied for user 'app'.*anonymous account \(''@'localhost'/,
+    );
     expect(result.stderr).not.toMatch(/start it/);
     // Without the anonymous account, the same login goes through (init then fails on what it checks next, not the login).
     await sqlOn(server.url, "DROP USER ''@'127.0.0.1'");

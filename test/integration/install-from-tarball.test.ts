@@ -16,7 +16,9 @@ import { postIds, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 /** Every relative link target of a Markdown file that does not resolve beside it. */
 function brokenLinks(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/.test(t) && !t.startsWith('#'));
+  const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1]!)
+    .filter((t) => !/^[a-z]+:/.test(t) && !t.startsWith('#'));
   return targets.map((t) => t.replace(/#.*$/, '')).filter((t) => !existsSync(join(dirname(file), t)));
 }
 
@@ -64,7 +66,9 @@ describe('ticketd installed from its tarball', () => {
     );
     expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/') || p.endsWith('.map'))).toEqual([]);
     expect(packed.client.filename).toBe(`ticketd-client-${version}.tgz`);
-    console.log(`packed: ${packed.server.filename} ${(packed.server.size / 1024).toFixed(0)} KiB (${(packed.server.unpackedSize / 1024).toFixed(0)} KiB unpacked), ${packed.client.filename} ${(packed.client.size / 1024).toFixed(0)} KiB`);
+    console.log(
+      `packed: ${packed.server.filename} ${(packed.server.size / 1024).toFixed(0)} KiB (${(packed.server.unpackedSize / 1024).toFixed(0)} KiB unpacked), ${packed.client.filename} ${(packed.client.size / 1024).toFixed(0)} KiB`,
+    );
   });
 
   it('installs alone in an empty folder with production dependencies only, and npx ticketd --version runs there', async () => {
@@ -72,20 +76,34 @@ describe('ticketd installed from its tarball', () => {
     expect(result.stderr).not.toMatch(/ERR!/);
     expect(result.status).toBe(0);
     const modules = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
-    for (const dev of ['jest', 'typescript', 'testcontainers', 'playwright-core', 'ts-jest', '@redocly']) expect(modules).not.toContain(dev);
+    for (const dev of ['jest', 'typescript', 'testcontainers', 'playwright-core', 'ts-jest', '@redocly'])
+      expect(modules).not.toContain(dev);
     // The client came from inside the tarball, not from a registry.
     expect(existsSync(join(installed, 'node_modules', 'ticketd-client', 'dist', 'esm', 'index.js'))).toBe(true);
-    const count = readdirSync(join(app, 'node_modules'), { withFileTypes: true, recursive: true }).filter((e) => e.name === 'package.json' && /node_modules\/(@[^/]+\/)?[^/]+$/.test(e.parentPath)).length;
-    console.log(`installed from ${packed.server.filename}: ${count} packages, ${(treeBytes(join(app, 'node_modules')) / 1e6).toFixed(1)} MB in node_modules`);
+    const count = readdirSync(join(app, 'node_modules'), { withFileTypes: true, recursive: true }).filter(
+      (e) => e.name === 'package.json' && /node_modules\/(@[^/]+\/)?[^/]+$/.test(e.parentPath),
+    ).length;
+    console.log(
+      `installed from ${packed.server.filename}: ${count} packages, ${(treeBytes(join(app, 'node_modules')) / 1e6).toFixed(1)} MB in node_modules`,
+    );
 
     const versionRun = await runAsync('npx', ['--no-install', 'ticketd', '--version'], app);
     expect(versionRun.stdout.trim()).toBe(version);
-    const imported = await runAsync(process.execPath, ['--input-type=module', '-e', "const m = await import('ticketd'); console.log(typeof m.createTicketClient)"], app);
+    const imported = await runAsync(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('ticketd'); console.log(typeof m.createTicketClient)"],
+      app,
+    );
     expect(imported.stdout.trim()).toBe('function');
   }, 300_000);
 
-  it("resolves every relative link of the installed README and docs inside the package", () => {
-    const files = [join(installed, 'README.md'), ...readdirSync(join(installed, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(installed, 'docs', f))];
+  it('resolves every relative link of the installed README and docs inside the package', () => {
+    const files = [
+      join(installed, 'README.md'),
+      ...readdirSync(join(installed, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join(installed, 'docs', f)),
+    ];
     expect(files.length).toBeGreaterThan(5);
     const broken = files.flatMap((f) => brokenLinks(f).map((target) => `${f.slice(installed.length + 1)} → ${target}`));
     expect(broken).toEqual([]);
@@ -93,7 +111,12 @@ describe('ticketd installed from its tarball', () => {
 
   it('runs ticketd init and serve from the installed folder against real backends, and serves IDs', async () => {
     pair = await startLocalPair(join(dir, 'backends'));
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, TICKETD_BACKENDS: pair.backendsUrl, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? dir,
+      TICKETD_BACKENDS: pair.backendsUrl,
+      TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    };
     const init = await runAsync('npx', ['--no-install', 'ticketd', 'init'], app, env, 60_000);
     expect(init.stderr).toBe('');
     expect(init.status).toBe(0);
@@ -101,7 +124,11 @@ describe('ticketd installed from its tarball', () => {
     expect(check.status).toBe(0);
 
     // The installed bin itself, so the signal reaches ticketd and not an npx wrapper.
-    const child = spawn(join(app, 'node_modules', '.bin', 'ticketd'), ['serve', '--port', '0'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(app, 'node_modules', '.bin', 'ticketd'), ['serve', '--port', '0'], {
+      cwd: app,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     try {
       const url = await new Promise<string>((done, fail) => {

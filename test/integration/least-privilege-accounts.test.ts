@@ -1,6 +1,15 @@
 import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
-import { capturingLogger, metricSum, putSequence, runCliAsync, sqlOn, startInProcess, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+import {
+  capturingLogger,
+  metricSum,
+  putSequence,
+  runCliAsync,
+  sqlOn,
+  startInProcess,
+  startPrivatePair,
+  TEST_ADMIN_TOKEN,
+} from '../support/ticketd.js';
 import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
 
 // The GRANTs docs/operating.md documents ("Accounts and GRANTs"), on both engines: a serving
@@ -82,7 +91,9 @@ describeEachEngine('least-privilege accounts', (engine) => {
       body: JSON.stringify({ blockSize: 10 }),
     });
     expect(refused.status).toBe(503);
-    expect(((await refused.json()) as { detail: string }).detail).toMatch(/CREATE command denied to user 'tk_serve'.*set TICKETD_ADMIN_BACKENDS/);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(
+      /CREATE command denied to user 'tk_serve'.*set TICKETD_ADMIN_BACKENDS/,
+    );
     expect(await putSequence(withAdmin.url, 'least_priv', { blockSize: 10 })).toBe(201);
     const issued = await fetch(`${withAdmin.url}/v1/sequences/least_priv/ids?count=5`, { method: 'POST' });
     expect(issued.status).toBe(200);
@@ -92,21 +103,29 @@ describeEachEngine('least-privilege accounts', (engine) => {
     const denied = await runCliAsync(['init'], { TICKETD_BACKENDS: as('tk_serve', 'serve-pass') });
     expect(denied.status).toBe(1);
     expect(denied.stderr).toMatch(/^ticketd: .*denied to user 'tk_serve'/);
-    const ok = await runCliAsync(['init', '--admin-backends', as('tk_admin', 'admin-pass')], { TICKETD_BACKENDS: as('tk_serve', 'serve-pass') });
+    const ok = await runCliAsync(['init', '--admin-backends', as('tk_admin', 'admin-pass')], {
+      TICKETD_BACKENDS: as('tk_serve', 'serve-pass'),
+    });
     expect(ok.stderr).toBe('');
     expect(ok.status).toBe(0);
   });
 
   it('check proves the documented accounts for every feature in use, and names what a short account lacks', async () => {
-    const ok = await runCliAsync(['check'], { TICKETD_BACKENDS: as('tk_serve', 'serve-pass'), TICKETD_ADMIN_BACKENDS: as('tk_admin', 'admin-pass') });
+    const ok = await runCliAsync(['check'], {
+      TICKETD_BACKENDS: as('tk_serve', 'serve-pass'),
+      TICKETD_ADMIN_BACKENDS: as('tk_admin', 'admin-pass'),
+    });
     expect(`${ok.stdout}${ok.stderr}`).not.toMatch(/cannot|problem/);
     expect(ok.status).toBe(0);
     const short = await runCliAsync(['check'], { TICKETD_BACKENDS: as('tk_short', 'short-pass') });
     expect(short.status).toBe(1);
-    expect(short.stdout).toMatch(/problem: backend .*: the serving account cannot issue IDs: it lacks INSERT and DELETE \(REPLACE INTO the ticket tables\).*DELETE command denied/);
+    expect(short.stdout).toMatch(
+      /problem: backend .*: the serving account cannot issue IDs: it lacks INSERT and DELETE \(REPLACE INTO the ticket tables\).*DELETE command denied/,
+    );
     // Strict sequences exist (the test above made one): they need the locking read and REPLACE.
     expect(short.stdout).toMatch(/problem: backend .*: the serving account cannot serve strict sequences/);
-    if (engine.binary.flavor === 'mysql') expect(short.stdout).toMatch(/SELECT … FOR UPDATE on ticketd_strict_sequences/);
+    if (engine.binary.flavor === 'mysql')
+      expect(short.stdout).toMatch(/SELECT … FOR UPDATE on ticketd_strict_sequences/);
   });
 
   it('a missing privilege at run time is the state refused, not an outage: readiness holds still, no down/up lines, its own metric', async () => {
@@ -139,15 +158,22 @@ describeEachEngine('least-privilege accounts', (engine) => {
     expect(await putSequence(withAdmin.url, 'lp_behind', { blockSize: 10 })).toBe(201);
     const b = roots()[1]!;
     // A's class (offset 1 of 16) used far above A's counter, as B's claims say after A was restored.
-    const before = (await (await fetch(`${front.url}/readyz`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json()) as { backends: { identity: string }[] };
-    await sqlOn(b, `INSERT INTO ticketd_claims (sequence, ticket, stripe_increment, stripe_residue, backend_id) VALUES ('lp_behind', 16001, 16, 1, '${before.backends[0]!.identity}')`);
+    const before = (await (
+      await fetch(`${front.url}/readyz`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).json()) as { backends: { identity: string }[] };
+    await sqlOn(
+      b,
+      `INSERT INTO ticketd_claims (sequence, ticket, stripe_increment, stripe_residue, backend_id) VALUES ('lp_behind', 16001, 16, 1, '${before.backends[0]!.identity}')`,
+    );
     for (let i = 0; i < 6; i++) {
       const res = await fetch(`${front.url}/v1/sequences/lp_behind/ids?count=10`, { method: 'POST' });
       expect(res.status).toBe(200);
     }
     await new Promise((r) => setTimeout(r, 300));
     expect(await metricSum(front.url, 'ticketd_regressions_total', { action: 'advanced' })).toBe(0);
-    const status = (await (await fetch(`${front.url}/readyz`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json()) as { backends: { state: string; lastError: string }[] };
+    const status = (await (
+      await fetch(`${front.url}/readyz`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).json()) as { backends: { state: string; lastError: string }[] };
     expect(status.backends[0]!.state).toBe('refused');
     expect(status.backends[0]!.lastError).toMatch(/ALTER command denied/);
     const messages = lines.map((l) => String(l.msg));

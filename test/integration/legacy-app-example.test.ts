@@ -36,13 +36,18 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
     // The app still inserts through AUTO_INCREMENT while apply runs: the headroom covers it.
     for (let i = 0; i < 50; i++) before.push(await placeOrderLegacy(db, { customer: 'late', totalCents: 1 }));
     const reserve = /--legacy-reserve (\d+)/.exec(apply)![1]!;
-    const applied = runCli(['migrate', 'apply', ...flags(), '--block-size', '100', '--start-after', startAfter, '--legacy-reserve', reserve], env());
+    const applied = runCli(
+      ['migrate', 'apply', ...flags(), '--block-size', '100', '--start-after', startAfter, '--legacy-reserve', reserve],
+      env(),
+    );
     expect(applied.stderr).toBe('');
     expect(applied.status).toBe(0);
 
     // The switch: orders now take their IDs from ticketd through the SDK, from several callers at once.
     const ids = createTicketClient({ urls: [ticketd.url], sequence: 'order_ids' });
-    const after = await Promise.all(Array.from({ length: 1000 }, (_, i) => placeOrder(db, ids, { customer: `n${i}`, totalCents: 500 })));
+    const after = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => placeOrder(db, ids, { customer: `n${i}`, totalCents: 500 })),
+    );
     await ids.close();
     const legacyTop = before.reduce((a, b) => (a > b ? a : b));
     for (const id of after) expect(id > legacyTop && id > BigInt(startAfter)).toBe(true);
@@ -52,9 +57,16 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
     const verified = runCli(['migrate', 'verify', ...flags()], env());
     expect(verified.status).toBe(0);
     // verify warns while AUTO_INCREMENT is on, and prints the command that drops it, which runs as printed.
-    const alter = /Once no old version inserts without an ID, drop it: (npx ticketd migrate apply .* --alter)$/m.exec(verified.stdout)![1]!;
-    expect(alter).toBe(`npx ticketd migrate apply --source '${legacy.url}' --table orders --column id --sequence order_ids --block-size 100 --start-after ${startAfter} --legacy-reserve ${reserve} --alter`);
-    const altered = spawnSync('bash', ['-c', alter], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env() } });
+    const alter = /Once no old version inserts without an ID, drop it: (npx ticketd migrate apply .* --alter)$/m.exec(
+      verified.stdout,
+    )![1]!;
+    expect(alter).toBe(
+      `npx ticketd migrate apply --source '${legacy.url}' --table orders --column id --sequence order_ids --block-size 100 --start-after ${startAfter} --legacy-reserve ${reserve} --alter`,
+    );
+    const altered = spawnSync('bash', ['-c', alter], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', ...env() },
+    });
     expect(altered.stdout).toMatch(/^ran: ALTER TABLE `orders` MODIFY `id` int\(11\) NOT NULL$/m);
     expect(altered.status).toBe(0);
     const strict = runCli(['migrate', 'verify', ...flags(), '--strict'], env());
@@ -62,14 +74,26 @@ describe('examples/legacy-app: from AUTO_INCREMENT to ticketd', () => {
     expect(strict.status).toBe(0);
     // Planning again says the sequence exists and prints what is left, which runs as printed.
     const again = runCli(['migrate', 'plan', ...flags()], env());
-    expect(again.stdout).toMatch(new RegExp(`^sequence: +order_ids exists \\(blockSize=100 startAfter=\\d+ maxId=${2147483647n - BigInt(reserve)} ids=ordered\\): migrate apply has run$`, 'm'));
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `^sequence: +order_ids exists \\(blockSize=100 startAfter=\\d+ maxId=${2147483647n - BigInt(reserve)} ids=ordered\\): migrate apply has run$`,
+        'm',
+      ),
+    );
     expect(again.stdout).not.toMatch(/start-after|ALTER/);
     const verify = /^ {2}2\. (npx ticketd migrate verify .*)$/m.exec(again.stdout)![1]!;
-    expect(verify).toBe(`npx ticketd migrate verify --source '${legacy.url}' --table orders --column id --sequence order_ids --strict`);
-    const printed = spawnSync('bash', ['-c', verify], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env() } });
+    expect(verify).toBe(
+      `npx ticketd migrate verify --source '${legacy.url}' --table orders --column id --sequence order_ids --strict`,
+    );
+    const printed = spawnSync('bash', ['-c', verify], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', ...env() },
+    });
     expect(printed.stdout).toMatch(/^ok: 1000 IDs above startAfter/);
     expect(printed.status).toBe(0);
     // With AUTO_INCREMENT gone, an insert that forgot its ID fails instead of taking one of ticketd's.
-    await expect(placeOrderLegacy(db, { customer: 'old code path', totalCents: 1 })).rejects.toThrow(/doesn't have a default value/);
+    await expect(placeOrderLegacy(db, { customer: 'old code path', totalCents: 1 })).rejects.toThrow(
+      /doesn't have a default value/,
+    );
   });
 });

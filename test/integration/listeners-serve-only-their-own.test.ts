@@ -16,7 +16,13 @@ interface Listening {
 
 /** The process and its descendants. */
 function processTree(pid: number): number[] {
-  const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number));
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((x) => x !== '')
+      .map(Number),
+  );
   return [pid, ...children.flatMap(processTree)];
 }
 
@@ -54,7 +60,7 @@ function decodeAddress(hex: string): string {
   return hex === '0'.repeat(32) ? '::' : `ipv6:${hex}`;
 }
 
-describe('listeners: the public port on the operator\'s address, peer ports for peers only', () => {
+describe("listeners: the public port on the operator's address, peer ports for peers only", () => {
   let ticketd: ChildTicketd;
   const backends = sharedBackends();
 
@@ -62,7 +68,8 @@ describe('listeners: the public port on the operator\'s address, peer ports for 
     ticketd = await spawnTicketd(backends, { TICKETD_WORKERS: '2', TICKETD_HOST: '127.0.0.1' });
     // Both workers listen (each logs it) before the ports are counted.
     const until = Date.now() + 20_000;
-    while (ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    while (ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 100));
   });
   afterAll(async () => {
     await ticketd?.stop();
@@ -74,7 +81,9 @@ describe('listeners: the public port on the operator\'s address, peer ports for 
     expect(tree.length).toBeGreaterThanOrEqual(3);
     const sockets = listeningSockets();
     const ours = new Map<number, Listening>();
-    for (const pid of tree) for (const inode of socketInodes(pid)) if (sockets.has(inode)) ours.set(sockets.get(inode)!.port, sockets.get(inode)!);
+    for (const pid of tree)
+      for (const inode of socketInodes(pid))
+        if (sockets.has(inode)) ours.set(sockets.get(inode)!.port, sockets.get(inode)!);
     const listening = [...ours.values()];
     // The public port, and one peer port per worker.
     expect(listening.map((l) => l.port)).toContain(publicPort);
@@ -87,7 +96,10 @@ describe('listeners: the public port on the operator\'s address, peer ports for 
       const next = await fetch(`${base}/v1/sequences/default/next`);
       const metrics = await fetch(`${base}/metrics`);
       const strictRange = await fetch(`${base}/v1/sequences/default/strict-range?count=1`, { method: 'POST' });
-      const wrongProof = await fetch(`${base}/v1/sequences/default/strict-range?count=1`, { method: 'POST', headers: { [PEER_PROOF_HEADER]: proof.replace(/^./, (c) => (c === '0' ? '1' : '0')) } });
+      const wrongProof = await fetch(`${base}/v1/sequences/default/strict-range?count=1`, {
+        method: 'POST',
+        headers: { [PEER_PROOF_HEADER]: proof.replace(/^./, (c) => (c === '0' ? '1' : '0')) },
+      });
       if (port === publicPort) {
         expect(next.status).toBe(200);
         expect(metrics.status).toBe(200);
@@ -100,8 +112,14 @@ describe('listeners: the public port on the operator\'s address, peer ports for 
         expect(((await refused.json()) as { code: string }).code).toBe('TICKETD_FORBIDDEN');
       }
       // A peer is served the strict-range route (an ordered sequence has no strict ranges: 400), and nothing else.
-      const asPeer = await fetch(`${base}/v1/sequences/default/strict-range?count=1`, { method: 'POST', headers: { [PEER_PROOF_HEADER]: proof } });
-      expect({ port, code: ((await asPeer.json()) as { code: string }).code }).not.toEqual({ port, code: 'TICKETD_FORBIDDEN' });
+      const asPeer = await fetch(`${base}/v1/sequences/default/strict-range?count=1`, {
+        method: 'POST',
+        headers: { [PEER_PROOF_HEADER]: proof },
+      });
+      expect({ port, code: ((await asPeer.json()) as { code: string }).code }).not.toEqual({
+        port,
+        code: 'TICKETD_FORBIDDEN',
+      });
       expect(asPeer.status).not.toBe(200);
       const peerNext = await fetch(`${base}/v1/sequences/default/next`, { headers: { [PEER_PROOF_HEADER]: proof } });
       expect({ port, status: peerNext.status }).toEqual({ port, status: 404 });

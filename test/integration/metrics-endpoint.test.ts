@@ -10,7 +10,9 @@ describe('GET /metrics', () => {
   const context = useSharedServer();
 
   it('exposes issued IDs, fetch latency histograms, breaker states and capacity, in Prometheus text', async () => {
-    expect([200, 201]).toContain(await putSequence(context.server.url, 'metrics_seq', { blockSize: 10, maxId: 100_000 }));
+    expect([200, 201]).toContain(
+      await putSequence(context.server.url, 'metrics_seq', { blockSize: 10, maxId: 100_000 }),
+    );
     for (let i = 0; i < 30; i++) {
       const res = await fetch(`${context.server.url}/v1/sequences/metrics_seq/ids?count=10`, { method: 'POST' });
       expect(res.status).toBe(200);
@@ -28,11 +30,21 @@ describe('GET /metrics', () => {
     for (const backend of context.server.service.backendStatus().map((b) => b.backend)) {
       expect(sample(text, `ticketd_backend_breaker_state{backend="${backend}",state="up"}`)).toBe(1);
       expect(sample(text, `ticketd_backend_up{backend="${backend}"}`)).toBe(1);
-      expect(sample(text, `ticketd_ticket_fetches_total{backend="${backend}",sequence="metrics_seq",result="ok"}`)).toBeGreaterThan(0);
-      const count = sample(text, `ticketd_ticket_fetch_duration_seconds_count{backend="${backend}",sequence="metrics_seq"}`)!;
+      expect(
+        sample(text, `ticketd_ticket_fetches_total{backend="${backend}",sequence="metrics_seq",result="ok"}`),
+      ).toBeGreaterThan(0);
+      const count = sample(
+        text,
+        `ticketd_ticket_fetch_duration_seconds_count{backend="${backend}",sequence="metrics_seq"}`,
+      )!;
       expect(count).toBeGreaterThan(0);
       // Cumulative buckets: +Inf holds every observation.
-      expect(sample(text, `ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="${backend}",sequence="metrics_seq"}`)).toBe(count);
+      expect(
+        sample(
+          text,
+          `ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="${backend}",sequence="metrics_seq"}`,
+        ),
+      ).toBe(count);
     }
     expect(text).toMatch(/^# TYPE ticketd_failovers_total counter$/m);
     expect(text).toMatch(/^# TYPE ticketd_regressions_total counter$/m);

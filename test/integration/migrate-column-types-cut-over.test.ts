@@ -40,44 +40,56 @@ describeEachEngine('the cut-over of a legacy column', (engine) => {
     return BigInt(String(rows[0]!.id));
   };
 
-  it.each(TYPES)('%s: old-version IDs above maxId, new-version IDs below it never move AUTO_INCREMENT, verify exact', async (idType, suffix, columnMax) => {
-    const table = `cut_${suffix}`;
-    const sequence = `cut_${engine.binary.flavor}_${suffix}`;
-    const env = { TICKETD_BACKENDS: sharedBackends(), TICKETD_SOURCE: legacy.url };
-    const flags = ['--table', table, '--sequence', sequence];
-    await db.query(`CREATE TABLE ${table} (id ${idType} NOT NULL AUTO_INCREMENT, customer VARCHAR(20) NOT NULL, KEY (id))`);
-    for (let i = 0; i < 50; i++) await insertOld(table);
+  it.each(TYPES)(
+    '%s: old-version IDs above maxId, new-version IDs below it never move AUTO_INCREMENT, verify exact',
+    async (idType, suffix, columnMax) => {
+      const table = `cut_${suffix}`;
+      const sequence = `cut_${engine.binary.flavor}_${suffix}`;
+      const env = { TICKETD_BACKENDS: sharedBackends(), TICKETD_SOURCE: legacy.url };
+      const flags = ['--table', table, '--sequence', sequence];
+      await db.query(
+        `CREATE TABLE ${table} (id ${idType} NOT NULL AUTO_INCREMENT, customer VARCHAR(20) NOT NULL, KEY (id))`,
+      );
+      for (let i = 0; i < 50; i++) await insertOld(table);
 
-    const applied = await runCliAsync(['migrate', 'apply', ...flags, '--block-size', '100'], env);
-    expect(applied.stderr).toBe('');
-    const [, startAfterText, maxIdText] = /startAfter=(\d+) maxId=(\d+)/.exec(applied.stdout)!;
-    const startAfter = BigInt(startAfterText!);
-    const maxId = BigInt(maxIdText!);
-    // The larger of MAX(id) and AUTO_INCREMENT (51), plus the default headroom.
-    expect(startAfter).toBe(10_051n);
-    expect(maxId).toBe(columnMax - (columnMax - startAfter) / 16n);
-    expect(applied.stdout).toContain(`ran: ALTER TABLE \`${table}\` AUTO_INCREMENT = ${maxId + 1n}`);
+      const applied = await runCliAsync(['migrate', 'apply', ...flags, '--block-size', '100'], env);
+      expect(applied.stderr).toBe('');
+      const [, startAfterText, maxIdText] = /startAfter=(\d+) maxId=(\d+)/.exec(applied.stdout)!;
+      const startAfter = BigInt(startAfterText!);
+      const maxId = BigInt(maxIdText!);
+      // The larger of MAX(id) and AUTO_INCREMENT (51), plus the default headroom.
+      expect(startAfter).toBe(10_051n);
+      expect(maxId).toBe(columnMax - (columnMax - startAfter) / 16n);
+      expect(applied.stdout).toContain(`ran: ALTER TABLE \`${table}\` AUTO_INCREMENT = ${maxId + 1n}`);
 
-    // The two writers interleaved: the old version's counter moves by one per own insert only.
-    const first = await insertOld(table);
-    expect(first).toBe(maxId + 1n);
-    const ids = (await postIds(server.url, sequence, 300)).map(BigInt);
-    expect(ids.every((id) => id > startAfter && id <= maxId)).toBe(true);
-    await db.query(`INSERT INTO ${table} (id, customer) VALUES ${ids.map((id) => `(${id}, 'new')`).join(', ')}`);
-    expect(await insertOld(table)).toBe(first + 1n);
+      // The two writers interleaved: the old version's counter moves by one per own insert only.
+      const first = await insertOld(table);
+      expect(first).toBe(maxId + 1n);
+      const ids = (await postIds(server.url, sequence, 300)).map(BigInt);
+      expect(ids.every((id) => id > startAfter && id <= maxId)).toBe(true);
+      await db.query(`INSERT INTO ${table} (id, customer) VALUES ${ids.map((id) => `(${id}, 'new')`).join(', ')}`);
+      expect(await insertOld(table)).toBe(first + 1n);
 
-    const ok = await runCliAsync(['migrate', 'verify', ...flags], env);
-    expect(ok.stdout).toMatch(new RegExp(`^ok: 300 IDs above startAfter ${startAfter}, all in blocks ticketd has handed out$`, 'm'));
-    expect(ok.stdout).toContain(`old version: 2 IDs above maxId ${maxId}, in the reserve up to ${columnMax}`);
-    expect(ok.status).toBe(0);
+      const ok = await runCliAsync(['migrate', 'verify', ...flags], env);
+      expect(ok.stdout).toMatch(
+        new RegExp(`^ok: 300 IDs above startAfter ${startAfter}, all in blocks ticketd has handed out$`, 'm'),
+      );
+      expect(ok.stdout).toContain(`old version: 2 IDs above maxId ${maxId}, in the reserve up to ${columnMax}`);
+      expect(ok.status).toBe(0);
 
-    // Planted: an ID ticketd has not issued and could issue later (the top of its range, in no block
-    // handed out yet), and an ID held by two rows.
-    const unissued = maxId - 1n;
-    await db.query(`INSERT INTO ${table} (id, customer) VALUES (${unissued}, 'planted'), (${ids[0]}, 'planted')`);
-    const bad = await runCliAsync(['migrate', 'verify', ...flags], env);
-    expect(bad.stdout).toContain(`problem: 1 of 301 IDs above startAfter ${startAfter} were not made by ticketd, which may hand them out later: ${unissued} (written without ticketd`);
-    expect(bad.stdout).toContain(`problem: 1 IDs are held by more than one row (a collision that happened; the column has no unique key): ${ids[0]}`);
-    expect(bad.status).toBe(1);
-  }, 60_000);
+      // Planted: an ID ticketd has not issued and could issue later (the top of its range, in no block
+      // handed out yet), and an ID held by two rows.
+      const unissued = maxId - 1n;
+      await db.query(`INSERT INTO ${table} (id, customer) VALUES (${unissued}, 'planted'), (${ids[0]}, 'planted')`);
+      const bad = await runCliAsync(['migrate', 'verify', ...flags], env);
+      expect(bad.stdout).toContain(
+        `problem: 1 of 301 IDs above startAfter ${startAfter} were not made by ticketd, which may hand them out later: ${unissued} (written without ticketd`,
+      );
+      expect(bad.stdout).toContain(
+        `problem: 1 IDs are held by more than one row (a collision that happened; the column has no unique key): ${ids[0]}`,
+      );
+      expect(bad.status).toBe(1);
+    },
+    60_000,
+  );
 });

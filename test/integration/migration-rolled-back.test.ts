@@ -35,20 +35,32 @@ describe('a migration taken back to AUTO_INCREMENT', () => {
   });
 
   it('gives 0 duplicate keys while old SDK clients drain and the application inserts with AUTO_INCREMENT', async () => {
-    await db.query(`CREATE TABLE ${TABLE} (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer VARCHAR(40) NOT NULL, created_at DATETIME NOT NULL)`);
+    await db.query(
+      `CREATE TABLE ${TABLE} (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, customer VARCHAR(40) NOT NULL, created_at DATETIME NOT NULL)`,
+    );
     for (let i = 0; i < 20; i++) await db.query(`INSERT INTO ${TABLE} (customer, created_at) VALUES ('legacy', NOW())`);
     const env = { TICKETD_BACKENDS: pair.backendsUrl };
     const src = ['--source', legacy.url, '--table', TABLE];
-    const plan = JSON.parse(runCli(['migrate', 'plan', ...src, '--json'], env).stdout) as { startAfter: string; blockSize: string };
-    const applied = runCli(['migrate', 'apply', ...src, '--block-size', plan.blockSize, '--start-after', plan.startAfter, '--alter'], env);
+    const plan = JSON.parse(runCli(['migrate', 'plan', ...src, '--json'], env).stdout) as {
+      startAfter: string;
+      blockSize: string;
+    };
+    const applied = runCli(
+      ['migrate', 'apply', ...src, '--block-size', plan.blockSize, '--start-after', plan.startAfter, '--alter'],
+      env,
+    );
     expect(applied.stderr).toBe('');
 
     const counts = { http: 0, sdk: 0, drained: 0, auto: 0, duplicates: 0, other: [] as string[] };
     const insert = async (id: bigint | undefined, who: 'http' | 'sdk' | 'drained' | 'auto'): Promise<void> => {
-      const sql = id === undefined ? `INSERT INTO ${TABLE} (customer, created_at) VALUES (?, NOW())` : `INSERT INTO ${TABLE} (id, customer, created_at) VALUES (${id}, ?, NOW())`;
+      const sql =
+        id === undefined
+          ? `INSERT INTO ${TABLE} (customer, created_at) VALUES (?, NOW())`
+          : `INSERT INTO ${TABLE} (id, customer, created_at) VALUES (${id}, ?, NOW())`;
       await db.query(sql, [who]).then(
         () => void counts[who]++,
-        (error: { code?: string; message?: string }) => (error.code === 'ER_DUP_ENTRY' ? void counts.duplicates++ : void counts.other.push(`${who}: ${error.message}`)),
+        (error: { code?: string; message?: string }) =>
+          error.code === 'ER_DUP_ENTRY' ? void counts.duplicates++ : void counts.other.push(`${who}: ${error.message}`),
       );
     };
 
@@ -71,12 +83,17 @@ describe('a migration taken back to AUTO_INCREMENT', () => {
 
     // Refused until the sequence is retired: new tickets could still be taken while the app switches.
     const early = runCli(['migrate', 'rollback', ...src, '--apply'], env);
-    expect([early.status, early.stderr]).toEqual([1, expect.stringMatching(/not retired.*sequences retire orders .*\(TICKETD_MIGRATION_REFUSED\)$/)]);
+    expect([early.status, early.stderr]).toEqual([
+      1,
+      expect.stringMatching(/not retired.*sequences retire orders .*\(TICKETD_MIGRATION_REFUSED\)$/),
+    ]);
 
     expect(runCli(['sequences', 'retire', TABLE], env).status).toBe(0);
     const rolled = runCli(['migrate', 'rollback', ...src, '--apply'], env);
     expect(rolled.stderr).toBe('');
-    expect(rolled.stdout).toMatch(/^ran: ALTER TABLE `orders` MODIFY `id` int\(11\) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = \d+$/m);
+    expect(rolled.stdout).toMatch(
+      /^ran: ALTER TABLE `orders` MODIFY `id` int\(11\) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = \d+$/m,
+    );
 
     // The old SDK clients drain what they hold while new instances insert with AUTO_INCREMENT.
     const drain = clients.map(async (c) => {

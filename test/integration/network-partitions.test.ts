@@ -14,7 +14,13 @@ import { cut, dockerReady, heal, probeConnect, requireDockerInCi, run } from '..
 import { startDockerFleet, type DockerFleet, type FleetBackend, type FleetFrontEnd } from '../support/docker-fleet.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { checkLinearizable, describeVerdict } from '../support/linearizability.js';
-import { overlappingLeases, readLeaseFiles, repeatedIds, spawnHolder, type Holder } from '../support/snowflake-fleet.js';
+import {
+  overlappingLeases,
+  readLeaseFiles,
+  repeatedIds,
+  spawnHolder,
+  type Holder,
+} from '../support/snowflake-fleet.js';
 import { longestGap, strictLoad } from '../support/strict-load.js';
 import { putSequence } from '../support/ticketd.js';
 import { poolName, putPool } from '../support/worker-pools.js';
@@ -48,9 +54,20 @@ const CUT_MS = 8000;
   /** HTTP clients on both front ends and SDK clients failing over between them, into one ledger. */
   function load(sequence: string): { ledger: IdLedger; stop(): Promise<void> } {
     const ledger = new IdLedger();
-    const http = startLoad(ledger, [{ url: fe1.url, name: 'fe1' }, { url: fe2.url, name: 'fe2' }], sequence, 6);
+    const http = startLoad(
+      ledger,
+      [
+        { url: fe1.url, name: 'fe1' },
+        { url: fe2.url, name: 'fe2' },
+      ],
+      sequence,
+      6,
+    );
     let running = true;
-    const sdks = [[fe1.url, fe2.url], [fe2.url, fe1.url]].map(async (urls, i) => {
+    const sdks = [
+      [fe1.url, fe2.url],
+      [fe2.url, fe1.url],
+    ].map(async (urls, i) => {
       const client = createTicketClient({ urls, sequence, timeoutMs: 3000 });
       try {
         while (running) {
@@ -127,10 +144,16 @@ const CUT_MS = 8000;
     heal(a.container.getId());
     const back = await untilAServes(run.ledger, aDuringCut, 30_000);
     await run.stop();
-    report('(a) A cut off from fe1 and fe2', run.ledger, `proof: fe1, fe2 and fe3 → A:3306 ${proof.join('/')}; ${servedDuringCut} IDs during the ${CUT_MS / 1000} s cut; A served again ${back} ms after the heal`);
+    report(
+      '(a) A cut off from fe1 and fe2',
+      run.ledger,
+      `proof: fe1, fe2 and fe3 → A:3306 ${proof.join('/')}; ${servedDuringCut} IDs during the ${CUT_MS / 1000} s cut; A served again ${back} ms after the heal`,
+    );
     const warned = warnings(fe3).slice(warnedBefore);
     const refused = required.statuses.get(503) ?? 0;
-    console.log(`partition (a), TICKETD_CLAIMS=required front end: ${refused} answers 503 during the cut, ${warned.length} warning lines: ${JSON.stringify([...new Set(warned)])}`);
+    console.log(
+      `partition (a), TICKETD_CLAIMS=required front end: ${refused} answers 503 during the cut, ${warned.length} warning lines: ${JSON.stringify([...new Set(warned)])}`,
+    );
     expect(run.ledger.repeats).toEqual([]);
     expect(servedDuringCut).toBeGreaterThan(1000);
     expect(aDuringCut).toBeGreaterThanOrEqual(aAtCut);
@@ -144,7 +167,10 @@ const CUT_MS = 8000;
     const run = load(sequence);
     await sleep(1500);
     cut(a.container.getId(), [fe1.ip]);
-    const proof = await Promise.all([probeConnect(fe1.container.getId(), a.ip, 3306), probeConnect(fe2.container.getId(), a.ip, 3306)]);
+    const proof = await Promise.all([
+      probeConnect(fe1.container.getId(), a.ip, 3306),
+      probeConnect(fe2.container.getId(), a.ip, 3306),
+    ]);
     expect(proof).toEqual(['timeout', 'connected']);
     const aAtCut = highestOf(run.ledger, 1n);
     const fe1Before = run.ledger.servedBy('fe1');
@@ -154,7 +180,11 @@ const CUT_MS = 8000;
     heal(a.container.getId());
     await sleep(2000);
     await run.stop();
-    report('(b) fe1 cut off from A, fe2 not', run.ledger, `proof: fe1 → A:3306 ${proof[0]}, fe2 → A:3306 ${proof[1]}; fe1 served ${fe1During} IDs during the cut; A's newest ticket went from ${aAtCut} to ${aDuringCut} during it (through fe2)`);
+    report(
+      '(b) fe1 cut off from A, fe2 not',
+      run.ledger,
+      `proof: fe1 → A:3306 ${proof[0]}, fe2 → A:3306 ${proof[1]}; fe1 served ${fe1During} IDs during the cut; A's newest ticket went from ${aAtCut} to ${aDuringCut} during it (through fe2)`,
+    );
     expect(run.ledger.repeats).toEqual([]);
     expect(fe1During).toBeGreaterThan(500);
     // fe2 still took new tickets of A while fe1 could not.
@@ -178,7 +208,11 @@ const CUT_MS = 8000;
     await sleep(1500);
     await run.stop();
     const claimsAfter = await claimsOnA(sequence);
-    report("(c) A's replies dropped", run.ledger, `proof: fe1 → A:3306 ${proof}; claims of B's tickets on A: ${claimsAtCut.count} at the cut, ${claimsDuringCut.count} at the heal, ${claimsAfter.count} after (highest ${claimsAfter.highest}); A served again ${back} ms after the heal`);
+    report(
+      "(c) A's replies dropped",
+      run.ledger,
+      `proof: fe1 → A:3306 ${proof}; claims of B's tickets on A: ${claimsAtCut.count} at the cut, ${claimsDuringCut.count} at the heal, ${claimsAfter.count} after (highest ${claimsAfter.highest}); A served again ${back} ms after the heal`,
+    );
     expect(run.ledger.repeats).toEqual([]);
     expect(claimsAtCut.count).toBeGreaterThan(0);
     // Claiming B's tickets on A went on after the heal.
@@ -189,7 +223,9 @@ const CUT_MS = 8000;
     const pool = poolName('part_d');
     expect((await putPool(fe1.url, pool, { workerBits: 3, ttlMs: 3000, maxSkewMs: 1000 })).status).toBe(201);
     const dir = mkdtempSync(join(tmpdir(), 'ticketd-partition-'));
-    const holders: Holder[] = Array.from({ length: 6 }, (_, i) => spawnHolder(dir, `h${i}`, pool, [fe1.url, fe2.url], { idsPerTick: 50 }));
+    const holders: Holder[] = Array.from({ length: 6 }, (_, i) =>
+      spawnHolder(dir, `h${i}`, pool, [fe1.url, fe2.url], { idsPerTick: 50 }),
+    );
     try {
       await Promise.all(holders.map((h) => h.waitFor('leased', 20_000)));
       await sleep(1000);
@@ -210,7 +246,8 @@ const CUT_MS = 8000;
         const leased = h.events.filter((e) => e.type === 'leased' && e.at < cutAt);
         return leased.length > 0 && Number(leased[leased.length - 1]!.workerId) % 2 === 1;
       });
-      const stops = (h: Holder): string[] => h.events.filter((e) => e.type === 'error' && e.at >= cutAt && e.at <= healedAt).map((e) => String(e.code));
+      const stops = (h: Holder): string[] =>
+        h.events.filter((e) => e.type === 'error' && e.at >= cutAt && e.at <= healedAt).map((e) => String(e.code));
       const skewEvents = holders.flatMap((h) => h.events.filter((e) => e.type === 'skew'));
       console.log(
         `partition (d) A cut off from fe1 under its holders: proof fe1 → A:3306 ${proof}; ${total} Snowflake IDs over ${files.length} leases, ${repeats.length} repeated, ${overlaps.length} overlapping leases; holders of B's worker IDs: ${ownedByB.map((h) => `${h.name} stopped ${stops(h).length}×`).join(', ')}; others: ${holders
@@ -231,7 +268,9 @@ const CUT_MS = 8000;
 
   it("(e) a strict sequence's leader cut off from backend A: it stops serving, another front end leads, and every answer stays in real-time order", async () => {
     const sequence = await newStrictSequence('part_se');
-    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), { concurrency: 9 });
+    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), {
+      concurrency: 9,
+    });
     await sleep(1500);
     const leader = await strictLeader(sequence, fe1);
     cut(a.container.getId(), [leader.ip]);
@@ -245,8 +284,12 @@ const CUT_MS = 8000;
     await sleep(2000);
     await load.stop();
     const verdict = checkLinearizable(load.history);
-    const servedAfter = new Set(load.history.filter((o) => o.sentAt > cutAt + 4000 && o.answeredAt < healedAt).map((o) => o.via));
-    console.log(`partition (e), strict leader ${leader.name} cut off from A: ${describeVerdict(verdict)}; ${during.name} led during the cut; longest gap ${Math.round(longestGap(load.history, cutAt, healedAt))} ms; answered during the cut via ${[...servedAfter].join(', ')}; statuses ${JSON.stringify(load.statuses)}`);
+    const servedAfter = new Set(
+      load.history.filter((o) => o.sentAt > cutAt + 4000 && o.answeredAt < healedAt).map((o) => o.via),
+    );
+    console.log(
+      `partition (e), strict leader ${leader.name} cut off from A: ${describeVerdict(verdict)}; ${during.name} led during the cut; longest gap ${Math.round(longestGap(load.history, cutAt, healedAt))} ms; answered during the cut via ${[...servedAfter].join(', ')}; statuses ${JSON.stringify(load.statuses)}`,
+    );
     expect(verdict.outOfOrder).toBe(0);
     expect(verdict.repeated).toEqual([]);
     expect(verdict.unsorted).toBe(0);
@@ -257,11 +300,16 @@ const CUT_MS = 8000;
 
   it("(f) a strict sequence's leader cut off from the other front ends: it goes on serving, they refuse (503) rather than guess, and serve again once healed", async () => {
     const sequence = await newStrictSequence('part_sf');
-    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), { concurrency: 9 });
+    const load = strictLoad(sequence, () => new Map([fe1, fe2, fe3].map((fe) => [fe.name, fe.url])), {
+      concurrency: 9,
+    });
     await sleep(1500);
     const leader = await strictLeader(sequence, fe1);
     const followers = [fe1, fe2, fe3].filter((fe) => fe !== leader);
-    cut(leader.container.getId(), followers.map((fe) => fe.ip));
+    cut(
+      leader.container.getId(),
+      followers.map((fe) => fe.ip),
+    );
     const cutAt = performance.now();
     expect(await probeConnect(followers[0]!.container.getId(), leader.ip, 8080)).toBe('timeout');
     await sleep(CUT_MS);
@@ -270,11 +318,14 @@ const CUT_MS = 8000;
     await sleep(4000);
     await load.stop();
     const verdict = checkLinearizable(load.history);
-    const cutOff = (o: { sentAt: number; answeredAt: number }): boolean => o.sentAt > cutAt + 100 && o.answeredAt < healedAt;
+    const cutOff = (o: { sentAt: number; answeredAt: number }): boolean =>
+      o.sentAt > cutAt + 100 && o.answeredAt < healedAt;
     const leaderDuring = load.history.filter((o) => o.via === leader.name && cutOff(o)).length;
     const followersDuring = load.history.filter((o) => o.via !== leader.name && cutOff(o)).length;
     const followersAfter = load.history.filter((o) => o.via !== leader.name && o.sentAt > healedAt + 1000).length;
-    console.log(`partition (f), strict leader ${leader.name} cut off from ${followers.map((f) => f.name).join(' and ')}: ${describeVerdict(verdict)}; during the cut ${leaderDuring} answers from the leader, ${followersDuring} from followers; ${followersAfter} from followers after the heal; statuses ${JSON.stringify(load.statuses)}`);
+    console.log(
+      `partition (f), strict leader ${leader.name} cut off from ${followers.map((f) => f.name).join(' and ')}: ${describeVerdict(verdict)}; during the cut ${leaderDuring} answers from the leader, ${followersDuring} from followers; ${followersAfter} from followers after the heal; statuses ${JSON.stringify(load.statuses)}`,
+    );
     expect(verdict.outOfOrder).toBe(0);
     expect(verdict.repeated).toEqual([]);
     expect(verdict.unsorted).toBe(0);
@@ -293,10 +344,15 @@ const CUT_MS = 8000;
 
   /** The front end that leads a strict sequence, as `via` reads it from the backends. */
   async function strictLeader(sequence: string, via: FleetFrontEnd): Promise<FleetFrontEnd> {
-    const shown = (await (await fetch(`${via.url}/v1/sequences/${sequence}`)).json()) as { leader?: { url: string } | null };
+    const shown = (await (await fetch(`${via.url}/v1/sequences/${sequence}`)).json()) as {
+      leader?: { url: string } | null;
+    };
     const host = shown.leader === undefined || shown.leader === null ? undefined : new URL(shown.leader.url).hostname;
     const found = [fe1, fe2, fe3].find((fe) => fe.name === host);
-    if (found === undefined) throw new Error(`${via.name} shows no leader of ${sequence} among the front ends: ${JSON.stringify(shown.leader)}`);
+    if (found === undefined)
+      throw new Error(
+        `${via.name} shows no leader of ${sequence} among the front ends: ${JSON.stringify(shown.leader)}`,
+      );
     return found;
   }
 

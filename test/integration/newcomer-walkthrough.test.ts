@@ -27,10 +27,14 @@ interface Demo {
 
 /** Starts `ticketd dev` and waits for its whole banner. */
 async function startDemo(dir: string, port: number): Promise<Demo> {
-  const child: ChildProcess = spawn(process.execPath, ['dist/cli/main.js', 'dev', '--port', String(port), '--data-dir', dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['dist/cli/main.js', 'dev', '--port', String(port), '--data-dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    },
+  );
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const printed: string[] = [];
   let errors = '';
@@ -78,9 +82,17 @@ function readmeBlocks(section: string, language: string): string[] {
 }
 
 /** Runs a script in bash as a newcomer's shell would after pasting the export line: each curl must answer 2xx. */
-function shell(script: string, exportLine: string, cwd = process.cwd()): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function shell(
+  script: string,
+  exportLine: string,
+  cwd = process.cwd(),
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const prelude = `cd ${JSON.stringify(cwd)}\n${exportLine}\nset -eo pipefail\ncurl() { command curl -sS --fail-with-body --max-time 10 "$@"; echo; }\n`;
-  return runCliAsync([], { HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp' }, ['bash', '-c', prelude + script]);
+  return runCliAsync([], { HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp' }, [
+    'bash',
+    '-c',
+    prelude + script,
+  ]);
 }
 
 describe('a newcomer follows the README and what the programs print', () => {
@@ -99,7 +111,9 @@ describe('a newcomer follows the README and what the programs print', () => {
     if (!(await portIsFree(README_PORT))) {
       port = await freePort();
       // The demo's export line then sets TICKETD_URL, which examples/sdk reads.
-      console.log(`newcomer walkthrough: port ${README_PORT} is taken on this machine; the README's examples run with port ${port} instead`);
+      console.log(
+        `newcomer walkthrough: port ${README_PORT} is taken on this machine; the README's examples run with port ${port} instead`,
+      );
     }
     const local = (text: string): string => text.replaceAll(`localhost:${README_PORT}`, `localhost:${port}`);
     const data = join(dir, 'demo');
@@ -120,7 +134,9 @@ describe('a newcomer follows the README and what the programs print', () => {
       const demo = await startDemo(data, port);
       running = demo;
       const exportLine = linesUnder(demo.printed, 'In another shell')[0]!;
-      expect(exportLine).toMatch(/^export TICKETD_BACKENDS=mysql:\/\/\S+,mysql:\/\/\S+ TICKETD_ADMIN_TOKEN=[\w-]{16,} INVOICES_TOKEN=[\w-]{16,}( TICKETD_URL=http:\/\/localhost:\d+)?$/);
+      expect(exportLine).toMatch(
+        /^export TICKETD_BACKENDS=mysql:\/\/\S+,mysql:\/\/\S+ TICKETD_ADMIN_TOKEN=[\w-]{16,} INVOICES_TOKEN=[\w-]{16,}( TICKETD_URL=http:\/\/localhost:\d+)?$/,
+      );
       exportLines.push(exportLine);
       const tries = linesUnder(demo.printed, 'Try:');
       expect(tries.length).toBeGreaterThanOrEqual(4);
@@ -130,14 +146,20 @@ describe('a newcomer follows the README and what the programs print', () => {
       expect(printed.stderr).toBe('');
       expect(printed.status).toBe(0);
       expect(printed.stdout).toMatch(/^ok: 2 backends checked$/m);
-      expect(printed.stdout).toMatch(/^invoices\tblockSize=10000\tstartAfter=0\tmaxId=9223372036854775807\tids=opaque\t/m);
+      expect(printed.stdout).toMatch(
+        /^invoices\tblockSize=10000\tstartAfter=0\tmaxId=9223372036854775807\tids=opaque\t/m,
+      );
       const examples = await shell(`${local(api)}\n${inCheckout}`, exportLine);
       expect(examples.stderr).toBe('');
       expect(examples.status).toBe(0);
-      expect(examples.stdout).toMatch(/"ids":"opaque","ordered":"\d+","ticket":"\d+","backend":"mysql:\/\/127\.0\.0\.1:\d+\/ticketd"/);
+      expect(examples.stdout).toMatch(
+        /"ids":"opaque","ordered":"\d+","ticket":"\d+","backend":"mysql:\/\/127\.0\.0\.1:\d+\/ticketd"/,
+      );
       // "A" in the release example is the first backend the export line names.
       const backendA = /TICKETD_BACKENDS=mysql:\/\/root@([^,]+),/.exec(exportLine)![1]!;
-      expect(examples.stdout).toContain(`{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":false,"quarantineReason":null,`);
+      expect(examples.stdout).toContain(
+        `{"backend":"mysql://${backendA}","sequence":"orders","wasQuarantined":false,"quarantineReason":null,`,
+      );
       // Both example apps, ESM and CommonJS, got IDs of both sequences.
       expect(examples.stdout.match(/^default: \d+ then \d+, \d+, \d+$/gm)).toHaveLength(2);
       expect(examples.stdout.match(/^invoices: \d+$/gm)).toHaveLength(2);
@@ -175,12 +197,17 @@ describe('a newcomer follows the README and what the programs print', () => {
 async function secondDemoIsRefused(data: string, port: number): Promise<void> {
   const second = await runCliAsync(['dev', '--port', '0', '--data-dir', data]);
   expect(second.status).toBe(1);
-  expect(second.stderr).toMatch(/^ticketd: ticketd dev \(pid \d+\) is already using the data folder .*; stop it first \(Ctrl-C\), or give this one another --data-dir \(TICKETD_DEV_RUNNING\)$/);
+  expect(second.stderr).toMatch(
+    /^ticketd: ticketd dev \(pid \d+\) is already using the data folder .*; stop it first \(Ctrl-C\), or give this one another --data-dir \(TICKETD_DEV_RUNNING\)$/,
+  );
   // A taken port is said at once, in one line, before any server starts or any folder is made.
   const other = join(data, '..', 'other');
   const taken = await runCliAsync(['dev', '--port', String(port), '--data-dir', other]);
   expect(taken.status).toBe(1);
-  expect(taken.stderr).toBe(`ticketd: port ${port} is already in use (another ticketd?); choose another with --port or TICKETD_PORT (TICKETD_PORT_IN_USE)`);
+  expect(taken.stderr).toBe(
+    `ticketd: port ${port} is already in use (another ticketd?); choose another with --port or TICKETD_PORT (TICKETD_PORT_IN_USE)`,
+  );
   expect(existsSync(other)).toBe(false);
-  for (const n of ['a', 'b']) expect(existsSync(`/proc/${Number(readFileSync(join(data, n, 'mysqld.pid'), 'utf8'))}`)).toBe(true);
+  for (const n of ['a', 'b'])
+    expect(existsSync(`/proc/${Number(readFileSync(join(data, n, 'mysqld.pid'), 'utf8'))}`)).toBe(true);
 }

@@ -5,7 +5,16 @@
 import mysql from 'mysql2/promise';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { buildRelease } from '../support/old-release.js';
-import { killConnections, putSequence, runCliAsync, spawnTicketd, sqlOn, startPrivatePair, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import {
+  killConnections,
+  putSequence,
+  runCliAsync,
+  spawnTicketd,
+  sqlOn,
+  startPrivatePair,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 import { THIS_VERSION } from '../../src/core/versions.js';
 
 const OPAQUE = { blockSize: 100, maxId: '2147483647', ids: 'opaque' };
@@ -17,7 +26,9 @@ const OPAQUE = { blockSize: 100, maxId: '2147483647', ids: 'opaque' };
 async function lastTicketOf(url: string, sequence: string): Promise<bigint> {
   const conn = await mysql.createConnection(url);
   try {
-    const [rows] = await conn.query<mysql.RowDataPacket[]>(`SELECT COALESCE(MAX(id), 0) AS last FROM tickets_${sequence}`);
+    const [rows] = await conn.query<mysql.RowDataPacket[]>(
+      `SELECT COALESCE(MAX(id), 0) AS last FROM tickets_${sequence}`,
+    );
     return BigInt(String(rows[0]!.last));
   } finally {
     await conn.end();
@@ -31,7 +42,9 @@ function hammer(url: string, sequence: string): { stop(): Promise<{ statuses: Ma
   let served = 0;
   const loop = (async () => {
     while (running) {
-      const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=10`, { method: 'POST' }).catch(() => undefined);
+      const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=10`, { method: 'POST' }).catch(
+        () => undefined,
+      );
       const status = res?.status ?? 0;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (status === 200) served += ((await res!.json()) as { ids: string[] }).ids.length;
@@ -82,7 +95,15 @@ describe('an earlier release beside this one', () => {
     const [old, n1, n2] = [await spawnOld(), await spawnNew(), await spawnNew()];
     expect(await putSequence(n1.url, 'invoices', OPAQUE)).toBe(201);
     const ledger = new IdLedger();
-    const load = startLoad(ledger, [{ url: n1.url, name: 'new-1' }, { url: n2.url, name: 'new-2' }], 'invoices', 6);
+    const load = startLoad(
+      ledger,
+      [
+        { url: n1.url, name: 'new-1' },
+        { url: n2.url, name: 'new-2' },
+      ],
+      'invoices',
+      6,
+    );
     const fromOld = hammer(old.url, 'invoices');
     await sleep(5000);
     await load.stop();
@@ -106,7 +127,9 @@ describe('an earlier release beside this one', () => {
     if ('unavailable' in built) return;
     const [old, fresh] = [await spawnOld(), await spawnNew()];
     const intMax = 2_147_483_647n;
-    expect(await putSequence(fresh.url, 'narrow', { blockSize: 1000, startAfter: '2147000000', maxId: String(intMax) })).toBe(201);
+    expect(
+      await putSequence(fresh.url, 'narrow', { blockSize: 1000, startAfter: '2147000000', maxId: String(intMax) }),
+    ).toBe(201);
     const ledger = new IdLedger();
     const drain = async (url: string, who: string): Promise<number> => {
       for (let i = 0; i < 400; i++) {
@@ -118,13 +141,19 @@ describe('an earlier release beside this one', () => {
     expect(await ledger.request(old.url, 'old', 'narrow', 10)).toBe(200);
     expect(await drain(fresh.url, 'new')).not.toBe(200);
     expect(await drain(old.url, 'old')).not.toBe(200);
-    const patched = await fetch(`${fresh.url}/v1/sequences/narrow`, { method: 'PATCH', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"maxId":"9223372036854775807"}' });
+    const patched = await fetch(`${fresh.url}/v1/sequences/narrow`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"maxId":"9223372036854775807"}',
+    });
     expect(patched.status).toBe(200);
     const oldAfter = [];
     for (let i = 0; i < 20; i++) oldAfter.push(await ledger.request(old.url, 'old', 'narrow', 1000));
     for (let i = 0; i < 20; i++) expect(await ledger.request(fresh.url, 'new', 'narrow', 1000)).toBe(200);
     const ids = [...ledger.ids()].map(BigInt);
-    console.log(`old release beside a widening: 0.3.0 answered ${JSON.stringify(oldAfter.reduce<Record<number, number>>((m, st) => ({ ...m, [st]: (m[st] ?? 0) + 1 }), {}))} after it; ${ids.filter((id) => id > intMax).length} IDs past 2^31 − 1 from this version, ${ledger.repeats.length} repeated`);
+    console.log(
+      `old release beside a widening: 0.3.0 answered ${JSON.stringify(oldAfter.reduce<Record<number, number>>((m, st) => ({ ...m, [st]: (m[st] ?? 0) + 1 }), {}))} after it; ${ids.filter((id) => id > intMax).length} IDs past 2^31 − 1 from this version, ${ledger.repeats.length} repeated`,
+    );
     // 0.3.0 holds the old bound: it stopped early, and never served an ID past it.
     expect(oldAfter.every((st) => st !== 200)).toBe(true);
     expect(ledger.repeats).toEqual([]);
@@ -134,7 +163,9 @@ describe('an earlier release beside this one', () => {
   it('0.3.0 and 0.7.0 refuse a strict sequence, which is gated for 0.10.0: not one ID from them', async () => {
     const seven = buildRelease('0.7.0');
     if ('unavailable' in seven || 'unavailable' in built) {
-      console.log(`old-release test of strict sequences does not run: ${'unavailable' in seven ? seven.unavailable : 'no 0.3.0 build'}`);
+      console.log(
+        `old-release test of strict sequences does not run: ${'unavailable' in seven ? seven.unavailable : 'no 0.3.0 build'}`,
+      );
       return;
     }
     const fresh = await spawnNew();
@@ -163,9 +194,20 @@ describe('an earlier release beside this one', () => {
     const fresh = await spawnNew();
     expect(await putSequence(fresh.url, 'short_lived', { blockSize: 10 })).toBe(201);
     const ledger = new IdLedger();
-    const load = startLoad(ledger, [{ url: old.url, name: 'old' }, { url: fresh.url, name: 'new' }], 'short_lived', 4);
+    const load = startLoad(
+      ledger,
+      [
+        { url: old.url, name: 'old' },
+        { url: fresh.url, name: 'new' },
+      ],
+      'short_lived',
+      4,
+    );
     await sleep(1500);
-    const retired = await fetch(`${fresh.url}/v1/sequences/short_lived`, { method: 'DELETE', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    const retired = await fetch(`${fresh.url}/v1/sequences/short_lived`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
     expect(retired.status).toBe(200);
     const ticketsAtRetire = await Promise.all([pair.a.url, pair.b.url].map((url) => lastTicketOf(url, 'short_lived')));
     const servedAtRetire = ledger.servedBy('old');
@@ -173,7 +215,9 @@ describe('an earlier release beside this one', () => {
     await load.stop();
     const servedAfter = ledger.servedBy('old') - servedAtRetire;
     const ticketsAfter = await Promise.all([pair.a.url, pair.b.url].map((url) => lastTicketOf(url, 'short_lived')));
-    console.log(`0.7.0 beside a retirement: it served ${servedAfter} IDs after DELETE answered (what it had cached); last tickets taken at DELETE ${ticketsAtRetire.join(', ')}, 3 s later ${ticketsAfter.join(', ')}; ${ledger.unique} IDs in all, ${ledger.repeats.length} repeated`);
+    console.log(
+      `0.7.0 beside a retirement: it served ${servedAfter} IDs after DELETE answered (what it had cached); last tickets taken at DELETE ${ticketsAtRetire.join(', ')}, 3 s later ${ticketsAfter.join(', ')}; ${ledger.unique} IDs in all, ${ledger.repeats.length} repeated`,
+    );
     // No backend gave anyone a ticket after DELETE: what 0.7.0 served since was its cache (blocks of 10).
     expect(ticketsAfter).toEqual(ticketsAtRetire);
     expect(ticketsAtRetire.every((t) => t > 0n)).toBe(true);
@@ -201,10 +245,14 @@ describe('an earlier release beside this one', () => {
     expect(before.status).toBe(200);
 
     const check = await runCliAsync(['check'], { TICKETD_BACKENDS: pair.backendsUrl });
-    expect(check.stdout + check.stderr).toMatch(/sequence made_by_0_5 on backend .* is not gated: ticketd 0\.3 and older would serve its IDs unpermuted; run npx ticketd init/);
+    expect(check.stdout + check.stderr).toMatch(
+      /sequence made_by_0_5 on backend .* is not gated: ticketd 0\.3 and older would serve its IDs unpermuted; run npx ticketd init/,
+    );
     const init = await runCliAsync(['init'], { TICKETD_BACKENDS: pair.backendsUrl });
     expect(init.status).toBe(0);
-    expect(init.stdout).toMatch(/schema ready, identity [0-9a-f-]+; now out of reach of ticketd 0\.5 and older: made_by_0_5/);
+    expect(init.stdout).toMatch(
+      /schema ready, identity [0-9a-f-]+; now out of reach of ticketd 0\.5 and older: made_by_0_5/,
+    );
 
     // What 0.3.0 had cached may still go out; no new ticket does.
     let servedAfter = 0;
@@ -218,12 +266,14 @@ describe('an earlier release beside this one', () => {
     expect(servedAfter).toBeLessThan(2000);
     expect(old.logs.join('\n')).toMatch(/Unknown column 'stub'/);
     // This version serves it, gated, on and on.
-    for (let i = 0; i < 30; i++) expect((await fetch(`${n1.url}/v1/sequences/made_by_0_5/ids?count=100`, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < 30; i++)
+      expect((await fetch(`${n1.url}/v1/sequences/made_by_0_5/ids?count=100`, { method: 'POST' })).status).toBe(200);
   }, 60_000);
 
   it('a sequence or a backend that needs a later ticketd is refused, naming the version', async () => {
     if ('unavailable' in built) return;
-    for (const url of [pair.a.url, pair.b.url]) await sqlOn(url, "UPDATE ticketd_gated_sequences SET needs_version = '9.0.0' WHERE name = 'invoices'");
+    for (const url of [pair.a.url, pair.b.url])
+      await sqlOn(url, "UPDATE ticketd_gated_sequences SET needs_version = '9.0.0' WHERE name = 'invoices'");
     const fresh = await spawnNew();
     const res = await fetch(`${fresh.url}/v1/sequences/invoices/ids?count=1`, { method: 'POST' });
     expect(res.status).toBe(503);
@@ -232,19 +282,32 @@ describe('an earlier release beside this one', () => {
     expect(problem.detail).toContain(`sequence invoices needs ticketd 9.0.0 or later; this process is ${THIS_VERSION}`);
     // Nor does it create or re-key it (its key and settings may mean what this version cannot tell),
     // and the backends stay in use for every other sequence.
-    const put = await fetch(`${fresh.url}/v1/sequences/invoices`, { method: 'PUT', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(OPAQUE) });
+    const put = await fetch(`${fresh.url}/v1/sequences/invoices`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(OPAQUE),
+    });
     expect(put.status).toBe(503);
-    expect(((await put.json()) as { detail: string }).detail).toMatch(/^sequence invoices on mysql:\/\/\S+ needs ticketd 9\.0\.0 or later; this process is \d+\.\d+\.\d+ and leaves it as it is$/);
+    expect(((await put.json()) as { detail: string }).detail).toMatch(
+      /^sequence invoices on mysql:\/\/\S+ needs ticketd 9\.0\.0 or later; this process is \d+\.\d+\.\d+ and leaves it as it is$/,
+    );
     expect((await fetch(`${fresh.url}/v1/sequences/default/ids?count=5`, { method: 'POST' })).status).toBe(200);
 
     await sqlOn(pair.a.url, "UPDATE ticketd_schema SET needs_version = '9.0.0'");
     const check = await runCliAsync(['check'], { TICKETD_BACKENDS: pair.backendsUrl });
     expect(check.status).not.toBe(0);
-    expect(check.stdout + check.stderr).toMatch(new RegExp(`backend mysql://127\\.0\\.0\\.1:${pair.a.port}/ticketd needs ticketd 9\\.0\\.0 or later; this is ${THIS_VERSION}`));
+    expect(check.stdout + check.stderr).toMatch(
+      new RegExp(
+        `backend mysql://127\\.0\\.0\\.1:${pair.a.port}/ticketd needs ticketd 9\\.0\\.0 or later; this is ${THIS_VERSION}`,
+      ),
+    );
     // A running process checks every new connection: once A's are gone it refuses A and serves from B.
     await killConnections(pair.a.url);
-    for (let i = 0; i < 20; i++) expect((await fetch(`${fresh.url}/v1/sequences/default/ids?count=100`, { method: 'POST' })).status).toBe(200);
-    const status = (await (await fetch(`${fresh.url}/v1/sequences/default`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json()) as object;
+    for (let i = 0; i < 20; i++)
+      expect((await fetch(`${fresh.url}/v1/sequences/default/ids?count=100`, { method: 'POST' })).status).toBe(200);
+    const status = (await (
+      await fetch(`${fresh.url}/v1/sequences/default`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).json()) as object;
     expect(JSON.stringify(status)).toContain('needs ticketd 9.0.0 or later');
   }, 60_000);
 
@@ -253,7 +316,8 @@ describe('an earlier release beside this one', () => {
     const older = await startPrivatePair();
     try {
       // The schema of 0.5: no ticketd_gated_sequences, no ticketd_schema.
-      for (const url of [older.a.url, older.b.url]) await sqlOn(url, 'DROP TABLE ticketd_gated_sequences', 'DROP TABLE ticketd_schema');
+      for (const url of [older.a.url, older.b.url])
+        await sqlOn(url, 'DROP TABLE ticketd_gated_sequences', 'DROP TABLE ticketd_schema');
       const fresh = await spawnTicketd(older.backendsUrl);
       children.push(fresh);
       const refused = await fetch(`${fresh.url}/v1/sequences/too_early`, {
@@ -264,7 +328,9 @@ describe('an earlier release beside this one', () => {
       expect(refused.status).toBe(503);
       const problem = (await refused.json()) as { code: string; detail: string };
       expect(problem.code).toBe('TICKETD_SCHEMA_OUTDATED');
-      expect(problem.detail).toMatch(/has the schema of a ticketd older than 0\.6\.0, which cannot keep sequence too_early from it; run npx ticketd init, then repeat$/);
+      expect(problem.detail).toMatch(
+        /has the schema of a ticketd older than 0\.6\.0, which cannot keep sequence too_early from it; run npx ticketd init, then repeat$/,
+      );
       // Ordered sequences are created and served on such a backend as before.
       expect(await putSequence(fresh.url, 'still_ordered', { blockSize: 10 })).toBe(201);
       expect((await runCliAsync(['init'], { TICKETD_BACKENDS: older.backendsUrl })).status).toBe(0);

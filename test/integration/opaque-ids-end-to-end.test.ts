@@ -1,6 +1,15 @@
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { createTicketClient, IdPermutation } from 'ticketd-client';
-import { putSequence, runCliAsync, sharedBackends, spawnTicketd, sqlOn, startPrivatePair, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import {
+  putSequence,
+  runCliAsync,
+  sharedBackends,
+  spawnTicketd,
+  sqlOn,
+  startPrivatePair,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'opaque_ids';
 const LEGACY = 'opaque_legacy';
@@ -23,15 +32,24 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
   const bodies: string[] = [];
   let keyHex = '';
 
-  const call = async (url: string, init: RequestInit = {}, token: string = TOKEN): Promise<{ status: number; text: string }> => {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string> | undefined) } });
+  const call = async (
+    url: string,
+    init: RequestInit = {},
+    token: string = TOKEN,
+  ): Promise<{ status: number; text: string }> => {
+    const res = await fetch(url, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string> | undefined) },
+    });
     const text = await res.text();
     if (!url.endsWith('/id-key')) bodies.push(text);
     return { status: res.status, text };
   };
 
   beforeAll(async () => {
-    const env = { TICKETD_CLIENT_TOKENS: `${SEQUENCE}:${TOKEN},${LEGACY}:${TOKEN},${MADE_BY_0_4}:${TOKEN},*:${ANY_TOKEN}` };
+    const env = {
+      TICKETD_CLIENT_TOKENS: `${SEQUENCE}:${TOKEN},${LEGACY}:${TOKEN},${MADE_BY_0_4}:${TOKEN},*:${ANY_TOKEN}`,
+    };
     fronts = await Promise.all([spawnTicketd(sharedBackends(), env), spawnTicketd(sharedBackends(), env)]);
   }, 60_000);
 
@@ -52,7 +70,10 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
         .map(async (url) => {
           const conn = await mysql.createConnection(url);
           try {
-            const [rows] = await conn.query<RowDataPacket[]>('SELECT scheme, id_key FROM ticketd_sequence_keys WHERE name = ?', [SEQUENCE]);
+            const [rows] = await conn.query<RowDataPacket[]>(
+              'SELECT scheme, id_key FROM ticketd_sequence_keys WHERE name = ?',
+              [SEQUENCE],
+            );
             expect(rows[0]?.scheme).toBe('feistel-aes256-v2');
             return Buffer.from(rows[0]?.id_key as Buffer).toString('hex');
           } finally {
@@ -76,7 +97,9 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
       while (taken < TOTAL_IDS) {
         const at = taken;
         taken += BATCH;
-        const { status, text } = await call(`${front.url}/v1/sequences/${SEQUENCE}/ids?count=${BATCH}`, { method: 'POST' });
+        const { status, text } = await call(`${front.url}/v1/sequences/${SEQUENCE}/ids?count=${BATCH}`, {
+          method: 'POST',
+        });
         expect(status).toBe(200);
         const ids = (JSON.parse(text) as { ids: string[] }).ids;
         expect(ids.length).toBe(BATCH);
@@ -100,7 +123,10 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
       const { text } = await call(`${front.url}/v1/sequences/${SEQUENCE}/next`);
       singles.push(BigInt((JSON.parse(text) as { id: string }).id));
     }
-    const plain = await call(`${a.url}/v1/sequences/${SEQUENCE}/ids?count=500`, { method: 'POST', headers: { accept: 'text/plain' } });
+    const plain = await call(`${a.url}/v1/sequences/${SEQUENCE}/ids?count=500`, {
+      method: 'POST',
+      headers: { accept: 'text/plain' },
+    });
     singles.push(...plain.text.trim().split('\n').map(BigInt));
     const used = all.subarray(0, taken);
     const everything = new BigUint64Array(used.length + singles.length);
@@ -126,17 +152,32 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
 
   it('maps an ordered ID alike in both processes, and decodes any served ID to its ordered ID, ticket and backend', async () => {
     const [a, b] = fronts as [ChildTicketd, ChildTicketd];
-    const served = (JSON.parse((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids?count=50`, { method: 'POST' })).text) as { ids: string[] }).ids;
+    const served = (
+      JSON.parse((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids?count=50`, { method: 'POST' })).text) as {
+        ids: string[];
+      }
+    ).ids;
     const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     const orderedIds: bigint[] = [];
     for (const id of served) {
-      const [fromA, fromB] = await Promise.all([a, b].map(async (f) => JSON.parse((await call(`${f.url}/v1/sequences/${SEQUENCE}/ids/${id}`, { headers: admin }, TEST_ADMIN_TOKEN)).text) as Record<string, string>));
+      const [fromA, fromB] = await Promise.all(
+        [a, b].map(
+          async (f) =>
+            JSON.parse(
+              (await call(`${f.url}/v1/sequences/${SEQUENCE}/ids/${id}`, { headers: admin }, TEST_ADMIN_TOKEN)).text,
+            ) as Record<string, string>,
+        ),
+      );
       expect(fromB).toEqual(fromA);
       expect(fromA).toMatchObject({ sequence: SEQUENCE, id, ids: 'opaque' });
       const ordered = BigInt(fromA!.ordered!);
       expect(BigInt(fromA!.ticket!)).toBe(ordered / 100_000n);
       // Odd tickets are backend A's, even ones B's: the decode names the owner of the ticket's class.
-      expect(fromA!.backend).toBe(sharedBackends().split(',')[BigInt(fromA!.ticket!) % 2n === 1n ? 0 : 1]!.replace(/\/\/[^@]*@/, '//'));
+      expect(fromA!.backend).toBe(
+        sharedBackends()
+          .split(',')
+          [BigInt(fromA!.ticket!) % 2n === 1n ? 0 : 1]!.replace(/\/\/[^@]*@/, '//'),
+      );
       orderedIds.push(ordered);
     }
     // Consecutive requests of one process come from consecutive ordered IDs.
@@ -148,14 +189,18 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     // The client token is not the admin token.
     const denied = await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/${served[0]}`);
     expect(denied.status).toBe(403);
-    expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/0`, { headers: admin }, TEST_ADMIN_TOKEN)).status).toBe(404);
+    expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/ids/0`, { headers: admin }, TEST_ADMIN_TOKEN)).status).toBe(
+      404,
+    );
   });
 
   it('gives the SDK the key only with the sequence’s own token, and the SDK then applies the same P locally', async () => {
     const [a, b] = fronts as [ChildTicketd, ChildTicketd];
     const wrongKey = await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`, {}, ANY_TOKEN);
     expect(wrongKey.status).toBe(403);
-    expect((JSON.parse(wrongKey.text) as { detail: string }).detail).toBe(`opaque sequence ${SEQUENCE} gives the key only to holders of its own client token; this one is not among them`);
+    expect((JSON.parse(wrongKey.text) as { detail: string }).detail).toBe(
+      `opaque sequence ${SEQUENCE} gives the key only to holders of its own client token; this one is not among them`,
+    );
     expect((await call(`${a.url}/v1/sequences/${SEQUENCE}/blocks`, { method: 'POST' }, ANY_TOKEN)).status).toBe(403);
     const keyRoute = await call(`${a.url}/v1/sequences/${SEQUENCE}/id-key`);
     expect(keyRoute.status).toBe(200);
@@ -173,11 +218,19 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     const ids = await client.nextBatch(20_000);
     const codec = await client.codec();
     expect(codec.ids).toBe('opaque');
-    const permutation = new IdPermutation(Buffer.from(keyHex, 'hex'), { startAfter: 0n, maxId: DEFAULT_MAX_ID }, 'feistel-aes256-v2');
+    const permutation = new IdPermutation(
+      Buffer.from(keyHex, 'hex'),
+      { startAfter: 0n, maxId: DEFAULT_MAX_ID },
+      'feistel-aes256-v2',
+    );
     const decoded = ids.map((id) => codec.decode(id));
     expect(decoded.every((x, k) => permutation.encode(x) === ids[k])).toBe(true);
     // The client's IDs are blocks leased once: none of them is one the servers handed out.
-    const server = (JSON.parse((await call(`${b.url}/v1/sequences/${SEQUENCE}/ids?count=10000`, { method: 'POST' })).text) as { ids: string[] }).ids.map(BigInt);
+    const server = (
+      JSON.parse((await call(`${b.url}/v1/sequences/${SEQUENCE}/ids?count=10000`, { method: 'POST' })).text) as {
+        ids: string[];
+      }
+    ).ids.map(BigInt);
     expect(new Set([...ids, ...server]).size).toBe(ids.length + server.length);
     await client.close();
 
@@ -193,7 +246,14 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
 
   it('keeps a migrated 32-bit opaque sequence inside (startAfter, 2^31−1]', async () => {
     const [a] = fronts as [ChildTicketd];
-    expect(await putSequence(a.url, LEGACY, { blockSize: 100, startAfter: String(LEGACY_START_AFTER), maxId: String(INT_MAX), ids: 'opaque' })).toBe(201);
+    expect(
+      await putSequence(a.url, LEGACY, {
+        blockSize: 100,
+        startAfter: String(LEGACY_START_AFTER),
+        maxId: String(INT_MAX),
+        ids: 'opaque',
+      }),
+    ).toBe(201);
     let low = INT_MAX;
     let high = 0n;
     const seen = new Set<bigint>();
@@ -217,23 +277,53 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
     const [a, b] = fronts as [ChildTicketd, ChildTicketd];
     const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     const env = { TICKETD_BACKENDS: sharedBackends() };
-    expect((await runCliAsync(['sequences', 'create', MADE_BY_0_4, '--block-size', '1000', '--ids', 'opaque', '--max-id', String(UINT64_MAX)], env)).status).toBe(0);
+    expect(
+      (
+        await runCliAsync(
+          [
+            'sequences',
+            'create',
+            MADE_BY_0_4,
+            '--block-size',
+            '1000',
+            '--ids',
+            'opaque',
+            '--max-id',
+            String(UINT64_MAX),
+          ],
+          env,
+        )
+      ).status,
+    ).toBe(0);
     // What 0.4.0 wrote (its default maxId was 2^64 − 1): the same rows, with its scheme's name beside the key (no front end has loaded it yet).
     const urls = sharedBackends().split(',');
-    for (const url of urls) await sqlOn(url, `UPDATE ticketd_sequence_keys SET scheme = 'feistel-aes256-v1' WHERE name = '${MADE_BY_0_4}'`);
+    for (const url of urls)
+      await sqlOn(url, `UPDATE ticketd_sequence_keys SET scheme = 'feistel-aes256-v1' WHERE name = '${MADE_BY_0_4}'`);
     const conn = await mysql.createConnection(urls[0]!);
-    const [rows] = await conn.query<RowDataPacket[]>('SELECT id_key FROM ticketd_sequence_keys WHERE name = ?', [MADE_BY_0_4]);
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id_key FROM ticketd_sequence_keys WHERE name = ?', [
+      MADE_BY_0_4,
+    ]);
     await conn.end();
-    const v1 = new IdPermutation(new Uint8Array(rows[0]?.id_key as Buffer), { startAfter: 0n, maxId: UINT64_MAX }, 'feistel-aes256-v1');
+    const v1 = new IdPermutation(
+      new Uint8Array(rows[0]?.id_key as Buffer),
+      { startAfter: 0n, maxId: UINT64_MAX },
+      'feistel-aes256-v1',
+    );
     for (const front of [a, b]) {
       const { text } = await call(`${front.url}/v1/sequences/${MADE_BY_0_4}/ids?count=1000`, { method: 'POST' });
       const ids = (JSON.parse(text) as { ids: string[] }).ids.map(BigInt);
-      const decoded = JSON.parse((await call(`${front.url}/v1/sequences/${MADE_BY_0_4}/ids/${ids[999]}`, { headers: admin }, TEST_ADMIN_TOKEN)).text) as { ordered: string };
+      const decoded = JSON.parse(
+        (await call(`${front.url}/v1/sequences/${MADE_BY_0_4}/ids/${ids[999]}`, { headers: admin }, TEST_ADMIN_TOKEN))
+          .text,
+      ) as { ordered: string };
       const first = BigInt(decoded.ordered) - 999n;
       expect(ids.every((id, k) => v1.encode(first + BigInt(k)) === id)).toBe(true);
     }
     // 0.4 clients read the key from `key`: a v1 sequence still answers there.
-    const keyAnswer = JSON.parse((await call(`${a.url}/v1/sequences/${MADE_BY_0_4}/id-key`)).text) as { scheme: string; key: string };
+    const keyAnswer = JSON.parse((await call(`${a.url}/v1/sequences/${MADE_BY_0_4}/id-key`)).text) as {
+      scheme: string;
+      key: string;
+    };
     expect(keyAnswer.scheme).toBe('feistel-aes256-v1');
     expect(Buffer.from(keyAnswer.key, 'base64url').equals(Buffer.from(rows[0]?.id_key as Buffer))).toBe(true);
     const client = createTicketClient({ urls: [a.url, b.url], sequence: MADE_BY_0_4, token: TOKEN });
@@ -245,7 +335,8 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
 
   it('never shows a key in any response or log line', async () => {
     const [a] = fronts as [ChildTicketd];
-    for (const path of ['/v1/sequences', `/v1/sequences/${SEQUENCE}`, '/metrics', '/', '/readyz', '/openapi.json']) bodies.push((await call(`${a.url}${path}`)).text);
+    for (const path of ['/v1/sequences', `/v1/sequences/${SEQUENCE}`, '/metrics', '/', '/readyz', '/openapi.json'])
+      bodies.push((await call(`${a.url}${path}`)).text);
     // The status page names each served sequence's mode.
     expect((await call(`${a.url}/`)).text).toMatch(new RegExp(`<td>${SEQUENCE}</td><td>opaque</td>`));
     const list = await runCliAsync(['sequences', 'list'], { TICKETD_BACKENDS: sharedBackends() });
@@ -264,16 +355,22 @@ describe('an opaque sequence whose key differs between backends', () => {
     const pair = await startPrivatePair();
     try {
       const env = { TICKETD_BACKENDS: pair.backendsUrl };
-      expect((await runCliAsync(['sequences', 'create', 'split', '--block-size', '10', '--ids', 'opaque'], env)).stdout).toBe('sequence split created\n');
+      expect(
+        (await runCliAsync(['sequences', 'create', 'split', '--block-size', '10', '--ids', 'opaque'], env)).stdout,
+      ).toBe('sequence split created\n');
       expect((await runCliAsync(['check'], env)).status).toBe(0);
       await sqlOn(pair.b.url, "UPDATE ticketd_sequence_keys SET id_key = UNHEX(REPEAT('ab', 32)) WHERE name = 'split'");
       const check = await runCliAsync(['check'], env);
       expect(check.status).toBe(1);
-      expect(check.stdout).toMatch(/^problem: sequence split has another key on mysql:\/\/\S+ than on mysql:\/\/\S+; their opaque IDs could collide/m);
+      expect(check.stdout).toMatch(
+        /^problem: sequence split has another key on mysql:\/\/\S+ than on mysql:\/\/\S+; their opaque IDs could collide/m,
+      );
       expect(check.stdout + check.stderr).not.toMatch(/abab/i);
       const decode = await runCliAsync(['ids', 'decode', 'split', '12345'], env);
       expect(decode.status).toBe(1);
-      expect(decode.stderr).toMatch(/^ticketd: sequence split has .* on mysql:\/\/\S+ but another key on mysql:\/\/\S+ \(TICKETD_SEQUENCE_CONFLICT\)$/);
+      expect(decode.stderr).toMatch(
+        /^ticketd: sequence split has .* on mysql:\/\/\S+ but another key on mysql:\/\/\S+ \(TICKETD_SEQUENCE_CONFLICT\)$/,
+      );
     } finally {
       await pair.dispose();
     }

@@ -1,5 +1,12 @@
 import mysql, { type RowDataPacket } from 'mysql2/promise';
-import { putSequence, sharedBackends, spawnTicketd, sqlOn, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import {
+  putSequence,
+  sharedBackends,
+  spawnTicketd,
+  sqlOn,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'hidden_volume';
 const ORDERED = 'shown_volume';
@@ -29,7 +36,8 @@ describe('an opaque sequence shows its volume and order to nobody without the ad
     const url = front.url;
     expect(await putSequence(url, SEQUENCE, { blockSize: 997, ids: 'opaque' })).toBe(201);
     expect(await putSequence(url, ORDERED, { blockSize: 997 })).toBe(201);
-    for (const backend of sharedBackends().split(',')) await sqlOn(backend, `ALTER TABLE tickets_${SEQUENCE} AUTO_INCREMENT = ${FIRST_TICKET}`);
+    for (const backend of sharedBackends().split(','))
+      await sqlOn(backend, `ALTER TABLE tickets_${SEQUENCE} AUTO_INCREMENT = ${FIRST_TICKET}`);
     const served: string[] = [];
     for (const count of [4000, 3000, 919]) {
       const res = await fetch(`${url}/v1/sequences/${SEQUENCE}/ids?count=${count}`, { method: 'POST' });
@@ -50,12 +58,20 @@ describe('an opaque sequence shows its volume and order to nobody without the ad
     const tickets = detail.backends.flatMap((b) => (b.lastTicket === null ? [] : [b.lastTicket]));
     expect(tickets.length).toBeGreaterThan(0);
     const decoded = await Promise.all(
-      [served[0], served[ISSUED - 1]].map(async (id) => ((await (await fetch(`${url}/v1/sequences/${SEQUENCE}/ids/${id}`, { headers: ADMIN })).json()) as { ordered: string; ticket: string })),
+      [served[0], served[ISSUED - 1]].map(
+        async (id) =>
+          (await (await fetch(`${url}/v1/sequences/${SEQUENCE}/ids/${id}`, { headers: ADMIN })).json()) as {
+            ordered: string;
+            ticket: string;
+          },
+      ),
     );
     const adminMetrics = await (await fetch(`${url}/metrics`, { headers: ADMIN })).text();
     expect(adminMetrics).toContain(`ticketd_ids_issued_total{sequence="${SEQUENCE}"} ${ISSUED}`);
     const conn = await mysql.createConnection(sharedBackends().split(',')[0]!);
-    const [rows] = await conn.query<RowDataPacket[]>('SELECT id_key FROM ticketd_sequence_keys WHERE name = ?', [SEQUENCE]);
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id_key FROM ticketd_sequence_keys WHERE name = ?', [
+      SEQUENCE,
+    ]);
     await conn.end();
     const key = Buffer.from(rows[0]?.id_key as Buffer);
     const secrets = new Map<string, string>([
@@ -64,13 +80,29 @@ describe('an opaque sequence shows its volume and order to nobody without the ad
       ...(detail.cache.available >= 1000 ? [['cached count', String(detail.cache.available)] as [string, string]] : []),
       ['highest ordered ID', detail.capacity.highestId],
       ...tickets.map((t, i): [string, string] => [`last ticket ${i}`, t]),
-      ...decoded.flatMap((d, i): [string, string][] => [[`ordered ID ${i}`, d.ordered], [`ticket ${i}`, d.ticket]]),
+      ...decoded.flatMap((d, i): [string, string][] => [
+        [`ordered ID ${i}`, d.ordered],
+        [`ticket ${i}`, d.ticket],
+      ]),
     ]);
-    const keyForms = [key.toString('hex'), key.toString('hex').toUpperCase(), key.toString('base64'), key.toString('base64url')];
+    const keyForms = [
+      key.toString('hex'),
+      key.toString('hex').toUpperCase(),
+      key.toString('base64'),
+      key.toString('base64url'),
+    ];
 
     // Everything an outsider can read, with no token and with a wrong one.
     const outsider: Record<string, string>[] = [{}, { authorization: 'Bearer not-the-admin-token-0123' }];
-    const paths = ['/v1/sequences', `/v1/sequences/${SEQUENCE}`, '/readyz', '/healthz', '/', '/metrics', '/openapi.json'];
+    const paths = [
+      '/v1/sequences',
+      `/v1/sequences/${SEQUENCE}`,
+      '/readyz',
+      '/healthz',
+      '/',
+      '/metrics',
+      '/openapi.json',
+    ];
     const errors: [string, RequestInit][] = [
       [`/v1/sequences/${SEQUENCE}/ids?count=0`, { method: 'POST' }],
       [`/v1/sequences/${SEQUENCE}/ids/${served[0]}`, {}],
@@ -90,20 +122,33 @@ describe('an opaque sequence shows its volume and order to nobody without the ad
       }
     }
     const found = texts.flatMap(([where, text]) => [
-      ...[...secrets].filter(([, value]) => holdsNumber(text, value)).map(([what, value]) => `${where} shows the ${what} (${value})`),
+      ...[...secrets]
+        .filter(([, value]) => holdsNumber(text, value))
+        .map(([what, value]) => `${where} shows the ${what} (${value})`),
       ...keyForms.filter((form) => text.includes(form)).map(() => `${where} shows the key`),
     ]);
     expect(found).toEqual([]);
 
     // What they do see: the sequence, its settings and state, and the ordered sequence as before.
-    const shown = (await (await fetch(`${url}/v1/sequences/${SEQUENCE}`)).json()) as { ids: string; blockSize: string; redacted: boolean; cache: unknown; backends: { state: string; lastTicket: unknown }[] };
+    const shown = (await (await fetch(`${url}/v1/sequences/${SEQUENCE}`)).json()) as {
+      ids: string;
+      blockSize: string;
+      redacted: boolean;
+      cache: unknown;
+      backends: { state: string; lastTicket: unknown }[];
+    };
     expect(shown).toMatchObject({ ids: 'opaque', blockSize: '997', redacted: true, cache: null });
     expect(shown.backends.every((b) => b.lastTicket === null && b.state === 'up')).toBe(true);
-    const ordered = (await (await fetch(`${url}/v1/sequences/${ORDERED}`)).json()) as { cache: { issued: number }; redacted: boolean };
+    const ordered = (await (await fetch(`${url}/v1/sequences/${ORDERED}`)).json()) as {
+      cache: { issued: number };
+      redacted: boolean;
+    };
     expect(ordered).toMatchObject({ redacted: false, cache: { issued: 5 } });
     const metrics = texts.find(([where]) => where === '/metrics')![1];
     expect(metrics).toContain(`ticketd_ids_issued_total{sequence="${ORDERED}"} 5`);
     expect(metrics).not.toContain(`sequence="${SEQUENCE}"`);
-    expect(texts.find(([where]) => where === '/')![1]).toMatch(new RegExp(`<td>${SEQUENCE}</td><td>opaque</td><td>997</td><td>not shown</td>`));
+    expect(texts.find(([where]) => where === '/')![1]).toMatch(
+      new RegExp(`<td>${SEQUENCE}</td><td>opaque</td><td>997</td><td>not shown</td>`),
+    );
   });
 });

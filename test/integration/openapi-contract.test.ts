@@ -150,7 +150,14 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
     ],
   }),
   'PATCH /v1/sequences/{name}': () => ({
-    valid: [{ name: 'widened to 2^64 − 1', params: { name: ORDERED }, auth: 'admin', body: { maxId: '18446744073709551615' } }],
+    valid: [
+      {
+        name: 'widened to 2^64 − 1',
+        params: { name: ORDERED },
+        auth: 'admin',
+        body: { maxId: '18446744073709551615' },
+      },
+    ],
     invalid: [
       { name: 'lower', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000' } },
       { name: 'another setting', params: { name: ORDERED }, auth: 'admin', body: { maxId: '1000', blockSize: 5 } },
@@ -160,10 +167,19 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
       { name: 'wrong token', params: { name: ORDERED }, auth: 'wrong', body: { maxId: '1000' } },
     ],
   }),
-  'GET /v1/sequences': () => ({ valid: [{ name: 'all' }, { name: 'as admin', auth: 'admin' }], invalid: [{ name: 'wrong token', auth: 'wrong' }] }),
+  'GET /v1/sequences': () => ({
+    valid: [{ name: 'all' }, { name: 'as admin', auth: 'admin' }],
+    invalid: [{ name: 'wrong token', auth: 'wrong' }],
+  }),
   'GET /healthz': () => ({ valid: [{ name: 'alive' }], invalid: [] }),
-  'GET /readyz': () => ({ valid: [{ name: 'open' }, { name: 'as admin', auth: 'admin' }], invalid: [{ name: 'wrong token', auth: 'wrong' }] }),
-  'GET /metrics': () => ({ valid: [{ name: 'open' }, { name: 'as admin', auth: 'admin' }], invalid: [{ name: 'wrong token', auth: 'wrong' }] }),
+  'GET /readyz': () => ({
+    valid: [{ name: 'open' }, { name: 'as admin', auth: 'admin' }],
+    invalid: [{ name: 'wrong token', auth: 'wrong' }],
+  }),
+  'GET /metrics': () => ({
+    valid: [{ name: 'open' }, { name: 'as admin', auth: 'admin' }],
+    invalid: [{ name: 'wrong token', auth: 'wrong' }],
+  }),
   'GET /v1/worker-pools': () => ({ valid: [{ name: 'all' }], invalid: [] }),
   'GET /v1/worker-pools/{name}': () => ({
     valid: [
@@ -193,7 +209,16 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
     ],
   }),
   'POST /v1/worker-pools/{name}/leases/{worker}/renew': (ctx) => ({
-    valid: ctx.lease === undefined ? [] : [{ name: 'held', params: { name: POOL, worker: String(ctx.lease.workerId) }, body: { epoch: ctx.lease.epoch } }],
+    valid:
+      ctx.lease === undefined
+        ? []
+        : [
+            {
+              name: 'held',
+              params: { name: POOL, worker: String(ctx.lease.workerId) },
+              body: { epoch: ctx.lease.epoch },
+            },
+          ],
     invalid: [
       { name: 'other epoch', params: { name: POOL, worker: '0' }, body: { epoch: '1' } },
       { name: 'worker 70000', params: { name: POOL, worker: '70000' }, body: { epoch: '1' } },
@@ -201,7 +226,16 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
     ],
   }),
   'POST /v1/worker-pools/{name}/leases/{worker}/release': (ctx) => ({
-    valid: ctx.lease === undefined ? [] : [{ name: 'held', params: { name: POOL, worker: String(ctx.lease.workerId) }, body: { epoch: ctx.lease.epoch, lastUsedMs: Date.now() } }],
+    valid:
+      ctx.lease === undefined
+        ? []
+        : [
+            {
+              name: 'held',
+              params: { name: POOL, worker: String(ctx.lease.workerId) },
+              body: { epoch: ctx.lease.epoch, lastUsedMs: Date.now() },
+            },
+          ],
     invalid: [
       { name: 'other epoch', params: { name: POOL, worker: '1' }, body: { epoch: '1', lastUsedMs: 1 } },
       { name: 'worker -1', params: { name: POOL, worker: '-1' }, body: { epoch: '1', lastUsedMs: 1 } },
@@ -241,9 +275,14 @@ describe('every answer as /openapi.json documents it, with backends up, one down
       const res = await fetch(`${server.url}${path}`, { method: 'PUT', headers: admin, body: JSON.stringify(body) });
       expect([200, 201]).toContain(res.status);
     }
-    const issued = (await (await fetch(`${server.url}/v1/sequences/${ORDERED}/ids?count=1`, { method: 'POST' })).json()) as { ids: string[] };
+    const issued = (await (
+      await fetch(`${server.url}/v1/sequences/${ORDERED}/ids?count=1`, { method: 'POST' })
+    ).json()) as { ids: string[] };
     ctx.issuedId = issued.ids[0]!;
-    const lease = (await (await fetch(`${server.url}/v1/worker-pools/${POOL}/leases`, { method: 'POST' })).json()) as { workerId: number; epoch: string };
+    const lease = (await (await fetch(`${server.url}/v1/worker-pools/${POOL}/leases`, { method: 'POST' })).json()) as {
+      workerId: number;
+      epoch: string;
+    };
     ctx.lease = { workerId: lease.workerId, epoch: lease.epoch };
   }, 120_000);
 
@@ -253,7 +292,9 @@ describe('every answer as /openapi.json documents it, with backends up, one down
   });
 
   it('has an example for every operation the document lists, and no example of an operation it does not', () => {
-    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations.filter((op) => EXAMPLES[op] === undefined)).toEqual([]);
     expect(Object.keys(EXAMPLES).filter((op) => !operations.includes(op))).toEqual([]);
     for (const op of operations) expect([op, EXAMPLES[op]!(ctx).valid.length > 0]).toEqual([op, true]);
@@ -277,10 +318,18 @@ describe('every answer as /openapi.json documents it, with backends up, one down
     return problems;
   }
 
-  async function send(method: string, path: string, example: Example): Promise<{ status: number; type: string; text: string }> {
-    const url = server.url + path.replace(/\{(\w+)\}/g, (_, p: string) => example.params?.[p] ?? 'x') + (example.query === undefined ? '' : `?${example.query}`);
+  async function send(
+    method: string,
+    path: string,
+    example: Example,
+  ): Promise<{ status: number; type: string; text: string }> {
+    const url =
+      server.url +
+      path.replace(/\{(\w+)\}/g, (_, p: string) => example.params?.[p] ?? 'x') +
+      (example.query === undefined ? '' : `?${example.query}`);
     const headers: Record<string, string> = {};
-    if (example.auth !== undefined) headers.authorization = `Bearer ${example.auth === 'admin' ? TEST_ADMIN_TOKEN : example.auth === 'client' ? CLIENT_TOKEN : 'wrong-token-0123456789abcdef'}`;
+    if (example.auth !== undefined)
+      headers.authorization = `Bearer ${example.auth === 'admin' ? TEST_ADMIN_TOKEN : example.auth === 'client' ? CLIENT_TOKEN : 'wrong-token-0123456789abcdef'}`;
     if (example.accept !== undefined) headers.accept = example.accept;
     let body: string | undefined;
     if (example.body !== undefined || example.raw !== undefined) {
@@ -288,18 +337,32 @@ describe('every answer as /openapi.json documents it, with backends up, one down
       body = example.raw ?? JSON.stringify(example.body);
     }
     const res = await fetch(url, { method: method.toUpperCase(), headers, body, signal: AbortSignal.timeout(15_000) });
-    return { status: res.status, type: (res.headers.get('content-type') ?? '').split(';')[0]!.trim(), text: await res.text() };
+    return {
+      status: res.status,
+      type: (res.headers.get('content-type') ?? '').split(';')[0]!.trim(),
+      text: await res.text(),
+    };
   }
 
   /** Why an answer is outside the document, or undefined when it is inside. */
-  function judge(operation: Operation, answer: { status: number; type: string; text: string }, at: string): string | undefined {
+  function judge(
+    operation: Operation,
+    answer: { status: number; type: string; text: string },
+    at: string,
+  ): string | undefined {
     // An exact status first, then its range (OpenAPI's 4XX), as the document's readers match them.
-    const key = [String(answer.status), `${String(answer.status)[0]}XX`].find((k) => operation.responses[k] !== undefined);
+    const key = [String(answer.status), `${String(answer.status)[0]}XX`].find(
+      (k) => operation.responses[k] !== undefined,
+    );
     if (key === undefined) return `status ${answer.status} is not documented (${answer.text.slice(0, 160)})`;
     const response = operation.responses[key]!;
-    if (response.content === undefined) return answer.text === '' ? undefined : `status ${answer.status} documents no body, but one came (${answer.type})`;
+    if (response.content === undefined)
+      return answer.text === ''
+        ? undefined
+        : `status ${answer.status} documents no body, but one came (${answer.type})`;
     const media = response.content[answer.type];
-    if (media === undefined) return `status ${answer.status} came as ${answer.type || 'no content type'}, documented: ${Object.keys(response.content).join(', ')}`;
+    if (media === undefined)
+      return `status ${answer.status} came as ${answer.type || 'no content type'}, documented: ${Object.keys(response.content).join(', ')}`;
     if (media.schema === undefined) return `status ${answer.status} ${answer.type} has no schema`;
     let value: unknown = answer.text;
     if (answer.type.endsWith('json')) {
@@ -310,7 +373,8 @@ describe('every answer as /openapi.json documents it, with backends up, one down
       }
     }
     const ref = `openapi${at}/responses/${key}/content/${pointer(answer.type)}/schema`;
-    if (!ajv.validate({ $ref: ref }, value)) return `status ${answer.status} body does not match its schema: ${ajv.errorsText(ajv.errors)} (${answer.text.slice(0, 200)})`;
+    if (!ajv.validate({ $ref: ref }, value))
+      return `status ${answer.status} body does not match its schema: ${ajv.errorsText(ajv.errors)} (${answer.text.slice(0, 200)})`;
     return undefined;
   }
 

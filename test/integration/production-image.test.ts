@@ -16,7 +16,8 @@ import { postIds, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.
 import { makeCertificates, type TestCertificates } from '../support/tls-certs.js';
 
 requireDockerInCi('the production image');
-if (!dockerReady) console.log(`production image: not built or run: ${process.env.TICKETD_TEST_DOCKER ?? 'Docker was not settled'}`);
+if (!dockerReady)
+  console.log(`production image: not built or run: ${process.env.TICKETD_TEST_DOCKER ?? 'Docker was not settled'}`);
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const tag = `ticketd-test/production:${process.pid}`;
@@ -28,7 +29,9 @@ async function healthy(container: string): Promise<number> {
     const status = run('docker', ['inspect', '-f', '{{.State.Health.Status}}', container]).trim();
     if (status === 'healthy') return (Date.now() - started) / 1000;
     if (status === 'unhealthy' || Date.now() - started > 60_000) {
-      throw new Error(`${container} is ${status}: ${run('docker', ['inspect', '-f', '{{json .State.Health.Log}}', container])} ${run('docker', ['logs', container]).slice(-1500)}`);
+      throw new Error(
+        `${container} is ${status}: ${run('docker', ['inspect', '-f', '{{json .State.Health.Log}}', container])} ${run('docker', ['logs', container]).slice(-1500)}`,
+      );
     }
     await new Promise((done) => setTimeout(done, 500));
   }
@@ -37,11 +40,18 @@ async function healthy(container: string): Promise<number> {
 /** POST ids over HTTPS, trusting only the test CA. */
 function postIdsOverHttps(port: number, ca: string): Promise<string[]> {
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/sequences/default/ids?count=3', ca: readFileSync(ca) }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => (res.statusCode === 200 ? done((JSON.parse(body) as { ids: string[] }).ids) : fail(new Error(`${res.statusCode} ${body}`))));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/v1/sequences/default/ids?count=3', ca: readFileSync(ca) },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? done((JSON.parse(body) as { ids: string[] }).ids)
+            : fail(new Error(`${res.statusCode} ${body}`)),
+        );
+      },
+    );
     req.on('error', fail);
     req.end();
   });
@@ -57,7 +67,23 @@ function postIdsOverHttps(port: number, ca: string): Promise<string[]> {
     const started = Date.now();
     const built = await runAsync(
       'docker',
-      ['build', '-q', '-f', 'docker/Dockerfile', '--build-arg', `NODE_IMAGE=${image('TICKETD_NODE_IMAGE')}`, '--build-arg', `VERSION=${version}`, '--build-arg', `REVISION=${revision}`, '--build-arg', 'SOURCE=file://ticketd', '-t', tag, '.'],
+      [
+        'build',
+        '-q',
+        '-f',
+        'docker/Dockerfile',
+        '--build-arg',
+        `NODE_IMAGE=${image('TICKETD_NODE_IMAGE')}`,
+        '--build-arg',
+        `VERSION=${version}`,
+        '--build-arg',
+        `REVISION=${revision}`,
+        '--build-arg',
+        'SOURCE=file://ticketd',
+        '-t',
+        tag,
+        '.',
+      ],
       resolve('.'),
       process.env,
       900_000,
@@ -79,8 +105,18 @@ function postIdsOverHttps(port: number, ca: string): Promise<string[]> {
   });
 
   it('is small, labelled, and holds no shell: node, its libraries and the installed package only', () => {
-    const [size, user, labels] = run('docker', ['image', 'inspect', '-f', '{{.Size}}|{{.Config.User}}|{{json .Config.Labels}}', tag]).trim().split('|') as [string, string, string];
-    console.log(`production image: ${(Number(size) / 1e6).toFixed(0)} MB (docker/Dockerfile before this image: 313 MB)`);
+    const [size, user, labels] = run('docker', [
+      'image',
+      'inspect',
+      '-f',
+      '{{.Size}}|{{.Config.User}}|{{json .Config.Labels}}',
+      tag,
+    ])
+      .trim()
+      .split('|') as [string, string, string];
+    console.log(
+      `production image: ${(Number(size) / 1e6).toFixed(0)} MB (docker/Dockerfile before this image: 313 MB)`,
+    );
     expect(Number(size)).toBeLessThan(200e6);
     expect(user).toBe('10001:10001');
     const parsed = JSON.parse(labels) as Record<string, string>;
@@ -89,7 +125,9 @@ function postIdsOverHttps(port: number, ca: string): Promise<string[]> {
     expect(parsed['org.opencontainers.image.revision']).toMatch(/^[0-9a-f]{40}$|^unknown$/);
     expect(parsed['org.opencontainers.image.source']).toBe('file://ticketd');
     expect(run('docker', ['run', '--rm', tag, '--version']).trim()).toBe(version);
-    const shell = spawnSync('docker', ['run', '--rm', '--entrypoint', '/bin/sh', tag, '-c', 'true'], { encoding: 'utf8' });
+    const shell = spawnSync('docker', ['run', '--rm', '--entrypoint', '/bin/sh', tag, '-c', 'true'], {
+      encoding: 'utf8',
+    });
     expect(shell.status).not.toBe(0);
     const npm = spawnSync('docker', ['run', '--rm', '--entrypoint', 'npm', tag, '--version'], { encoding: 'utf8' });
     expect(npm.status).not.toBe(0);
@@ -103,19 +141,37 @@ function postIdsOverHttps(port: number, ca: string): Promise<string[]> {
     const http = run('docker', ['run', '-d', ...hardened, ...common, '-e', `TICKETD_PORT=${httpPort}`, tag]).trim();
     containers.push(http);
     const https = run('docker', [
-      'run', '-d', ...hardened, ...common, '-e', `TICKETD_PORT=${httpsPort}`,
-      '-v', `${certs!.dir}:/certs:ro`, '-e', 'TICKETD_TLS_CERT=/certs/server.pem', '-e', 'TICKETD_TLS_KEY=/certs/server.key', tag,
+      'run',
+      '-d',
+      ...hardened,
+      ...common,
+      '-e',
+      `TICKETD_PORT=${httpsPort}`,
+      '-v',
+      `${certs!.dir}:/certs:ro`,
+      '-e',
+      'TICKETD_TLS_CERT=/certs/server.pem',
+      '-e',
+      'TICKETD_TLS_KEY=/certs/server.key',
+      tag,
     ]).trim();
     containers.push(https);
 
     const httpSeconds = await healthy(http);
     const httpsSeconds = await healthy(https);
-    console.log(`production image: healthy over HTTP after ${httpSeconds.toFixed(1)} s, over HTTPS after ${httpsSeconds.toFixed(1)} s`);
+    console.log(
+      `production image: healthy over HTTP after ${httpSeconds.toFixed(1)} s, over HTTPS after ${httpsSeconds.toFixed(1)} s`,
+    );
     // The scheme matters: plain HTTP against the HTTPS listener (the old check) is unhealthy.
-    const plain = spawnSync('docker', ['exec', '-e', 'TICKETD_TLS_CERT=', https, 'node', '/opt/ticketd/healthcheck.mjs'], { encoding: 'utf8' });
+    const plain = spawnSync(
+      'docker',
+      ['exec', '-e', 'TICKETD_TLS_CERT=', https, 'node', '/opt/ticketd/healthcheck.mjs'],
+      { encoding: 'utf8' },
+    );
     expect(plain.status).toBe(1);
 
-    for (const c of [http, https]) expect(run('docker', ['exec', c, 'node', '-e', 'process.stdout.write(String(process.getuid()))'])).toBe('10001');
+    for (const c of [http, https])
+      expect(run('docker', ['exec', c, 'node', '-e', 'process.stdout.write(String(process.getuid()))'])).toBe('10001');
     expect(await postIds(`http://127.0.0.1:${httpPort}`, 'default', 3)).toHaveLength(3);
     const ids = await postIdsOverHttps(httpsPort, certs!.ca);
     expect(ids).toHaveLength(3);

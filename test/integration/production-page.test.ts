@@ -31,7 +31,11 @@ function shellBlocks(page: string): Block[] {
     if (lines[i] !== '```sh') continue;
     const end = lines.indexOf('```', i + 1);
     const above = lines[i - 1] ?? '';
-    blocks.push({ line: i + 1, marker: /<!-- production-page: (.*) -->/.exec(above)?.[1], text: lines.slice(i + 1, end).join('\n') });
+    blocks.push({
+      line: i + 1,
+      marker: /<!-- production-page: (.*) -->/.exec(above)?.[1],
+      text: lines.slice(i + 1, end).join('\n'),
+    });
     i = end;
   }
   return blocks;
@@ -65,12 +69,18 @@ describe('docs/production.md', () => {
       const named = /(test\/(?:unit|integration)\/[\w-]+\.test\.ts)/.exec(block.marker!)?.[1];
       expect([block.line, named !== undefined && existsSync(named)]).toEqual([block.line, true]);
     }
-    expect(blocks.filter((b) => b.marker !== undefined && b.marker !== 'fleet' && !b.marker.startsWith('not run'))).toEqual([]);
-    console.log(`production page: ${blocks.length} shell blocks; not run here: ${skipped.map((b) => `line ${b.line} (${/not run \(([^)]*)\)/.exec(b.marker!)?.[1]})`).join(', ')}`);
+    expect(
+      blocks.filter((b) => b.marker !== undefined && b.marker !== 'fleet' && !b.marker.startsWith('not run')),
+    ).toEqual([]);
+    console.log(
+      `production page: ${blocks.length} shell blocks; not run here: ${skipped.map((b) => `line ${b.line} (${/not run \(([^)]*)\)/.exec(b.marker!)?.[1]})`).join(', ')}`,
+    );
   });
 
   if (missing.length > 0) {
-    console.log(`production page: its commands did not run: ${missing.join(', ')} not on PATH${ci ? ', and CI is set' : ''}`);
+    console.log(
+      `production page: its commands did not run: ${missing.join(', ')} not on PATH${ci ? ', and CI is set' : ''}`,
+    );
     if (ci) it('has every tool the page uses in CI', () => expect(missing).toEqual([]));
     return;
   }
@@ -92,8 +102,14 @@ describe('docs/production.md', () => {
       pair = await startLocalPair(join(dir, 'backends'), undefined, {}, tlsServerArgs(certs));
       mkdirSync(work);
       await packRelease(work);
-      for (const [name, server] of [['a', pair.a], ['b', pair.b]] as const) {
-        writeFileSync(join(work, `root-${name}.cnf`), `[client]\nhost=127.0.0.1\nport=${server.port}\nuser=root\nssl-ca=${certs.ca}\n`);
+      for (const [name, server] of [
+        ['a', pair.a],
+        ['b', pair.b],
+      ] as const) {
+        writeFileSync(
+          join(work, `root-${name}.cnf`),
+          `[client]\nhost=127.0.0.1\nport=${server.port}\nuser=root\nssl-ca=${certs.ca}\n`,
+        );
       }
       const passwords = { ticketd: 'serve-pass-0123456789', ticketd_admin: 'admin-pass-0123456789' };
       writeFileSync(join(work, 'accounts.sql'), accountsSql(passwords));
@@ -104,15 +120,29 @@ describe('docs/production.md', () => {
         `export HTTPS_CERT=${certs.server.cert} HTTPS_KEY=${certs.server.key} HTTPS_CA=${certs.ca}`,
         `export TICKETD_PORT=${await freePort()}`,
       ].join('\n');
-      const script = ['set -euo pipefail', ...blocks.flatMap((b, i) => (b.marker?.startsWith('not run') ? [] : [`echo '### block ${i} (line ${b.line})'`, i === 0 ? fleet : b.text]))].join('\n');
+      const script = [
+        'set -euo pipefail',
+        ...blocks.flatMap((b, i) =>
+          b.marker?.startsWith('not run') ? [] : [`echo '### block ${i} (line ${b.line})'`, i === 0 ? fleet : b.text],
+        ),
+      ].join('\n');
       writeFileSync(join(dir, 'page.sh'), script);
 
       const started = Date.now();
       // The npm cache first (npm ci filled it), the registry for what it lacks: npm's own setting, the page's command unchanged.
-      const result = await runAsync('bash', [join(dir, 'page.sh')], work, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, npm_config_prefer_offline: 'true' }, 240_000);
+      const result = await runAsync(
+        'bash',
+        [join(dir, 'page.sh')],
+        work,
+        { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, npm_config_prefer_offline: 'true' },
+        240_000,
+      );
       const output = result.stdout + result.stderr;
-      if (result.status !== 0) throw new Error(`the page's commands exited with ${result.status}:\n${output.slice(-4000)}`);
-      console.log(`production page: ${blocks.filter((b) => !b.marker?.startsWith('not run')).length} blocks ran in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      if (result.status !== 0)
+        throw new Error(`the page's commands exited with ${result.status}:\n${output.slice(-4000)}`);
+      console.log(
+        `production page: ${blocks.filter((b) => !b.marker?.startsWith('not run')).length} blocks ran in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      );
 
       const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
       expect(result.stdout).toContain(`\n${version}\n`);
@@ -125,9 +155,23 @@ describe('docs/production.md', () => {
       expect(result.stdout + result.stderr).toMatch(/SUCCESS/); // promtool check rules
       expect(readFileSync(join(work, 'ticketd-a.sql'), 'utf8')).toMatch(/CREATE TABLE `ticketd_sequences`/);
       // The credentials stayed private (umask 077).
-      expect(spawnSync('stat', ['-c', '%a', join(work, 'credentials', 'admin-token')], { encoding: 'utf8' }).stdout.trim()).toBe('600');
+      expect(
+        spawnSync('stat', ['-c', '%a', join(work, 'credentials', 'admin-token')], { encoding: 'utf8' }).stdout.trim(),
+      ).toBe('600');
       // The serving account is the least-privilege one: it may not create a table.
-      const denied = spawnSync('mysql', [`--defaults-extra-file=${join(work, 'root-a.cnf')}`, '-u', 'ticketd', `-p${passwords.ticketd}`, 'ticketd', '-e', 'CREATE TABLE t (i INT)'], { encoding: 'utf8' });
+      const denied = spawnSync(
+        'mysql',
+        [
+          `--defaults-extra-file=${join(work, 'root-a.cnf')}`,
+          '-u',
+          'ticketd',
+          `-p${passwords.ticketd}`,
+          'ticketd',
+          '-e',
+          'CREATE TABLE t (i INT)',
+        ],
+        { encoding: 'utf8' },
+      );
       expect(denied.stderr).toMatch(/denied/i);
       console.log(`production page: IDs over HTTPS ${ids![0]}`);
     }, 300_000);

@@ -46,7 +46,13 @@ describe('a lagging replica promoted behind backend A’s address', () => {
     })();
     let reportedAfterMs: number | undefined;
     while (Date.now() < promotedAt + 5000 && reportedAfterMs === undefined) {
-      if ((await regressionReports(servers.map((s) => s.url), env.aLabel)) > 0) reportedAfterMs = Date.now() - promotedAt;
+      if (
+        (await regressionReports(
+          servers.map((s) => s.url),
+          env.aLabel,
+        )) > 0
+      )
+        reportedAfterMs = Date.now() - promotedAt;
       else await sleep(20);
     }
     await idleDone;
@@ -66,7 +72,9 @@ describe('a lagging replica promoted behind backend A’s address', () => {
     expect(reportedAfterMs).toBeDefined();
     expect(reportedAfterMs!).toBeLessThan(2000);
     // A structured error line names the backend and the sequence (whatever its wording).
-    const lines = logs.flatMap((l) => l.lines).filter((l) => l.level === 50 && l.backend === env.aLabel && l.sequence === SEQUENCE);
+    const lines = logs
+      .flatMap((l) => l.lines)
+      .filter((l) => l.level === 50 && l.backend === env.aLabel && l.sequence === SEQUENCE);
     expect(lines.length).toBeGreaterThan(0);
   });
 });

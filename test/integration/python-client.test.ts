@@ -9,11 +9,31 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { putSequence, spawnTicketd, startPrivatePair, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
-import { overlappingLeases, readLeaseFiles, repeatedIds, spawnHolder, timestampOf, type Holder } from '../support/snowflake-fleet.js';
+import {
+  putSequence,
+  spawnTicketd,
+  startPrivatePair,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
+import {
+  overlappingLeases,
+  readLeaseFiles,
+  repeatedIds,
+  spawnHolder,
+  timestampOf,
+  type Holder,
+} from '../support/snowflake-fleet.js';
 import { putPool } from '../support/worker-pools.js';
 import { makeCertificates } from '../support/tls-certs.js';
-import { findPython, libfaketime, PYTHON_CLIENT_DIR, pythonMissing, runPython, type PythonRun } from '../support/python.js';
+import {
+  findPython,
+  libfaketime,
+  PYTHON_CLIENT_DIR,
+  pythonMissing,
+  runPython,
+  type PythonRun,
+} from '../support/python.js';
 
 const python = findPython();
 pythonMissing(python, 'the Python client conformance scenarios');
@@ -29,7 +49,8 @@ function sleep(ms: number): Promise<void> {
 /** The summary line a conformance command printed last, or a failure naming what it printed. */
 function summary(run: PythonRun, scenario: string): Record<string, unknown> {
   const found = run.lines.find((l) => l['scenario'] === scenario);
-  if (run.status !== 0 || found === undefined) throw new Error(`python ${scenario} exited ${run.status}: ${run.stderr.slice(-3000)} ${run.stdout.slice(-1000)}`);
+  if (run.status !== 0 || found === undefined)
+    throw new Error(`python ${scenario} exited ${run.status}: ${run.stderr.slice(-3000)} ${run.stdout.slice(-1000)}`);
   return found;
 }
 
@@ -70,7 +91,13 @@ function repeatsIn(ids: readonly bigint[]): number {
   });
 
   function holder(name: string, pool: string, prefix: readonly string[] = []): Holder {
-    const h = spawnHolder(leases, name, pool, fronts.map((f) => f.url), { command: ['env', `PYTHONPATH=${PYTHON_CLIENT_DIR}src`, 'PYTHONDONTWRITEBYTECODE=1', ...prefix, py, HOLDER] });
+    const h = spawnHolder(
+      leases,
+      name,
+      pool,
+      fronts.map((f) => f.url),
+      { command: ['env', `PYTHONPATH=${PYTHON_CLIENT_DIR}src`, 'PYTHONDONTWRITEBYTECODE=1', ...prefix, py, HOLDER] },
+    );
     holders.push(h);
     return h;
   }
@@ -79,7 +106,9 @@ function repeatsIn(ids: readonly bigint[]): number {
     const sequence = 'py_blocks';
     expect(await putSequence(fronts[0]!.url, sequence, { blockSize: 100 })).toBe(201);
     const files = [join(dir, 'p1.ids'), join(dir, 'p2.ids')];
-    const runs = await Promise.all(files.map((file) => runPython(py, [RUN, 'hand-out', urls(), sequence, '4', '3', file])));
+    const runs = await Promise.all(
+      files.map((file) => runPython(py, [RUN, 'hand-out', urls(), sequence, '4', '3', file])),
+    );
     const sums = runs.map((r) => summary(r, 'hand-out'));
     const perProcess = files.map(readIds);
     const all = perProcess.flat();
@@ -90,10 +119,14 @@ function repeatsIn(ids: readonly bigint[]): number {
     const leases = sums.reduce((n, s) => n + (s['leases'] as number), 0);
     // Every ID is ticketd's: a sample decoded by the admin route came from a ticket it issued.
     for (const id of all.filter((_, i) => i % Math.floor(all.length / 10) === 0)) {
-      const res = await fetch(`${fronts[1]!.url}/v1/sequences/${sequence}/ids/${id}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const res = await fetch(`${fronts[1]!.url}/v1/sequences/${sequence}/ids/${id}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
       expect(res.status).toBe(200);
     }
-    console.log(`SCENARIO blocks-two-processes ok: ${all.length} IDs from 2 processes × 4 threads, ${repeatsIn(all)} repeated, ${leases} blocks of 100 leased, ${sums.map((s) => s['failed']).join('+')} failed calls`);
+    console.log(
+      `SCENARIO blocks-two-processes ok: ${all.length} IDs from 2 processes × 4 threads, ${repeatsIn(all)} repeated, ${leases} blocks of 100 leased, ${sums.map((s) => s['failed']).join('+')} failed calls`,
+    );
     expect(repeatsIn(all)).toBe(0);
     expect(sums.every((s) => s['failed'] === 0)).toBe(true);
     expect(leases * 100).toBeGreaterThanOrEqual(all.length);
@@ -103,7 +136,10 @@ function repeatsIn(ids: readonly bigint[]): number {
 
   it('opaque-decodes-back: opaque IDs handed out by the client decode back through the admin route, and the key needs the token', async () => {
     expect(await putSequence(fronts[0]!.url, OPAQUE, { blockSize: 1000, ids: 'opaque' })).toBe(201);
-    const result = summary(await runPython(py, [RUN, 'opaque', urls(), OPAQUE, OPAQUE_TOKEN, '2500']), 'opaque-decodes-back');
+    const result = summary(
+      await runPython(py, [RUN, 'opaque', urls(), OPAQUE, OPAQUE_TOKEN, '2500']),
+      'opaque-decodes-back',
+    );
     const pairs = result['pairs'] as [string, string, boolean][];
     expect(result['ids']).toBe('opaque');
     expect(pairs.length).toBe(2500);
@@ -115,14 +151,18 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(opaque.filter((id, i) => i > 0 && id < opaque[i - 1]!).length).toBeGreaterThan(500);
     let checked = 0;
     for (let i = 0; i < pairs.length; i += 125) {
-      const res = await fetch(`${fronts[i % 2]!.url}/v1/sequences/${OPAQUE}/ids/${opaque[i]}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+      const res = await fetch(`${fronts[i % 2]!.url}/v1/sequences/${OPAQUE}/ids/${opaque[i]}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
       const body = (await res.json()) as { ordered?: string };
       expect(res.status).toBe(200);
       expect(body.ordered).toBe(String(ordered[i]));
       checked++;
     }
     const refused = result['withoutToken'] as { code: string; codes: string[] };
-    console.log(`SCENARIO opaque-decodes-back ok: 2500 opaque IDs, 0 repeated, ${checked} decoded by the admin route as the client decoded them; without the token: ${refused.code} (${refused.codes.join(', ')})`);
+    console.log(
+      `SCENARIO opaque-decodes-back ok: 2500 opaque IDs, 0 repeated, ${checked} decoded by the admin route as the client decoded them; without the token: ${refused.code} (${refused.codes.join(', ')})`,
+    );
     expect(refused.code).toBe('TICKETD_CLIENT_LEASE_FAILED');
     expect(refused.codes).toContain('TICKETD_UNAUTHORIZED');
   }, 120_000);
@@ -131,7 +171,11 @@ function repeatsIn(ids: readonly bigint[]): number {
     const sequence = 'py_strict';
     expect(await putSequence(fronts[0]!.url, sequence, { blockSize: 1000, ids: 'strict' })).toBe(201);
     const result = summary(await runPython(py, [RUN, 'strict', urls(), sequence, '8', '40']), 'strict-coalesced');
-    const calls = (result['calls'] as [string, number, number][]).map(([id, began, ended]) => ({ id: BigInt(id), began, ended }));
+    const calls = (result['calls'] as [string, number, number][]).map(([id, began, ended]) => ({
+      id: BigInt(id),
+      began,
+      ended,
+    }));
     expect(result['failed']).toEqual([]);
     expect(result['strict']).toBe(true);
     expect(result['nowait']).toBe('TICKETD_CLIENT_STRICT');
@@ -140,13 +184,16 @@ function repeatsIn(ids: readonly bigint[]): number {
     // Real-time order: a call that began after another ended got a greater ID.
     const byEnd = [...calls].sort((a, b) => a.ended - b.ended);
     let violations = 0;
-    for (const later of calls) for (const earlier of byEnd) {
-      if (earlier.ended >= later.began) break;
-      if (earlier.id >= later.id) violations++;
-    }
+    for (const later of calls)
+      for (const earlier of byEnd) {
+        if (earlier.ended >= later.began) break;
+        if (earlier.id >= later.id) violations++;
+      }
     const batch = (result['batch'] as string[]).map(BigInt);
     const requests = result['requests'] as number;
-    console.log(`SCENARIO strict-coalesced ok: 320 calls from 8 threads, ${requests} requests to ticketd, ${violations} out of real-time order`);
+    console.log(
+      `SCENARIO strict-coalesced ok: 320 calls from 8 threads, ${requests} requests to ticketd, ${violations} out of real-time order`,
+    );
     expect(violations).toBe(0);
     expect(requests).toBeLessThan(320);
     expect(batch.every((id, i) => i === 0 || id > batch[i - 1]!)).toBe(true);
@@ -160,7 +207,10 @@ function repeatsIn(ids: readonly bigint[]): number {
     const run = await runPython(py, [RUN, 'retired', urls(), sequence, '10'], {
       onLine: (line, stdin) => {
         if (line['event'] !== 'first') return;
-        void fetch(`${fronts[0]!.url}/v1/sequences/${sequence}`, { method: 'DELETE', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }).then((res) => {
+        void fetch(`${fronts[0]!.url}/v1/sequences/${sequence}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        }).then((res) => {
           retired = res.status;
           stdin.write('retired\n');
         });
@@ -169,7 +219,9 @@ function repeatsIn(ids: readonly bigint[]): number {
     const result = summary(run, 'retired-refused');
     const refused = result['refused'] as { code: string; codes: string[] } | null;
     const after = result['after'] as string[];
-    console.log(`SCENARIO retired-refused ok: DELETE answered ${retired}; ${after.length} buffered IDs handed out after it, then ${refused?.code} (${refused?.codes.join(', ')})`);
+    console.log(
+      `SCENARIO retired-refused ok: DELETE answered ${retired}; ${after.length} buffered IDs handed out after it, then ${refused?.code} (${refused?.codes.join(', ')})`,
+    );
     expect(retired).toBe(200);
     expect(refused?.code).toBe('TICKETD_CLIENT_LEASE_FAILED');
     expect(refused?.codes).toContain('TICKETD_SEQUENCE_RETIRED');
@@ -198,9 +250,13 @@ function repeatsIn(ids: readonly bigint[]): number {
     await Promise.all([first.stop(), second.stop(), third.stop()]);
     const files = readLeaseFiles(leases).filter((f) => ['first', 'second', 'third'].includes(f.holder));
     const { total, repeats } = repeatedIds(files);
-    const firstIds = files.filter((f) => f.holder === 'first' && f.epoch === BigInt(firstLease['epoch'] as string)).flatMap((f) => [...f.ids]);
+    const firstIds = files
+      .filter((f) => f.holder === 'first' && f.epoch === BigInt(firstLease['epoch'] as string))
+      .flatMap((f) => [...f.ids]);
     const latest = Math.max(...firstIds.map(timestampOf));
-    console.log(`SCENARIO snowflake-sigstop ok: ${total} IDs from three Python holders, ${repeats.length} repeated; the paused holder's last timestamp ${latest - pausedAt} ms after the pause, resumed ${resumedAt - pausedAt} ms after it`);
+    console.log(
+      `SCENARIO snowflake-sigstop ok: ${total} IDs from three Python holders, ${repeats.length} repeated; the paused holder's last timestamp ${latest - pausedAt} ms after the pause, resumed ${resumedAt - pausedAt} ms after it`,
+    );
     expect(repeats).toEqual([]);
     expect(overlappingLeases(files)).toEqual([]);
     expect(firstIds.length).toBeGreaterThan(0);
@@ -216,20 +272,31 @@ function repeatsIn(ids: readonly bigint[]): number {
     const run = await runPython(py, ['-c', example]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^\d+ \[\d+, \d+, \d+\] \d+ \d+ SnowflakeParts\(timestamp_ms=\d+, worker_id=\d+, sequence=\d+\)\n$/);
+    expect(run.stdout).toMatch(
+      /^\d+ \[\d+, \d+, \d+\] \d+ \d+ SnowflakeParts\(timestamp_ms=\d+, worker_id=\d+, sequence=\d+\)\n$/,
+    );
   }, 30_000);
 
   it('over HTTPS with a private CA and a client certificate (ssl_context); without the certificate the lease fails', async () => {
     const certs = makeCertificates();
-    const mtls = await spawnTicketd(pair.backendsUrl, { TICKETD_TLS_CERT: certs.server.cert, TICKETD_TLS_KEY: certs.server.key, TICKETD_TLS_CLIENT_CA: certs.ca });
+    const mtls = await spawnTicketd(pair.backendsUrl, {
+      TICKETD_TLS_CERT: certs.server.cert,
+      TICKETD_TLS_KEY: certs.server.key,
+      TICKETD_TLS_CLIENT_CA: certs.ca,
+    });
     extra.push(mtls);
     try {
       expect(await putSequence(fronts[0]!.url, 'py_https', { blockSize: 50 })).toBe(201);
       const url = mtls.url.replace('http://', 'https://');
-      const result = summary(await runPython(py, [RUN, 'https', url, 'py_https', certs.ca, certs.client.cert, certs.client.key]), 'https');
+      const result = summary(
+        await runPython(py, [RUN, 'https', url, 'py_https', certs.ca, certs.client.cert, certs.client.key]),
+        'https',
+      );
       const ids = (result['ids'] as string[]).map(BigInt);
       const refused = result['withoutCertificate'] as { code: string; message: string } | null;
-      console.log(`HTTPS (mutual TLS): ${ids.length} IDs, ${repeatsIn(ids)} repeated; without a client certificate: ${refused?.code}`);
+      console.log(
+        `HTTPS (mutual TLS): ${ids.length} IDs, ${repeatsIn(ids)} repeated; without a client certificate: ${refused?.code}`,
+      );
       expect(ids.length).toBe(100);
       expect(repeatsIn(ids)).toBe(0);
       expect(refused?.code).toBe('TICKETD_CLIENT_LEASE_FAILED');
@@ -240,41 +307,54 @@ function repeatsIn(ids: readonly bigint[]): number {
   }, 60_000);
 
   const faketime = libfaketime();
-  if (faketime === undefined) console.log('snowflake-stepped-clock: libfaketime is not installed (apt-get install faketime)');
-  (faketime === undefined && process.env['CI'] === undefined ? it.skip : it)('snowflake-stepped-clock: a step back is refused with CLOCK_BACK, a step ahead with CLOCK_SKEW, and close releases with the last timestamp', async () => {
-    if (faketime === undefined) throw new Error('libfaketime is not installed (apt-get install faketime): the stepped clock cannot run');
-    const pool = 'py_steps';
-    expect((await putPool(fronts[0]!.url, pool, { workerBits: 4, ttlMs: 3000, maxSkewMs: 1000 })).status).toBe(201);
-    const offsetFile = join(dir, 'clock-offset');
-    writeFileSync(offsetFile, '+0\n');
-    const stepped = holder('stepped', pool, [`LD_PRELOAD=${faketime}`, `FAKETIME_TIMESTAMP_FILE=${offsetFile}`, 'FAKETIME_NO_CACHE=1', 'FAKETIME_DONT_FAKE_MONOTONIC=1']);
-    await stepped.waitFor('leased');
-    await sleep(500);
-    writeFileSync(offsetFile, '-0.5\n');
-    // Events carry the holder's own (stepped) clock: wait for the first of each kind, not one after a time.
-    await stepped.waitFor('clock-back', 5000);
-    await sleep(1000);
-    writeFileSync(offsetFile, '+3\n');
-    await stepped.waitFor('skew', 5000);
-    await sleep(300);
-    writeFileSync(offsetFile, '+0\n');
-    await sleep(700);
-    await stepped.stop();
-    const errors = stepped.events.filter((e) => e.type === 'error').map((e) => e['code']);
-    const released = stepped.events.find((e) => e.type === 'released');
-    const files = readLeaseFiles(leases).filter((f) => f.holder === 'stepped');
-    const { total, repeats } = repeatedIds(files);
-    // Written in the order minted: each ID above the one before, so no time went below the last one used.
-    let backwards = 0;
-    for (const f of files) for (let i = 1; i < f.ids.length; i++) if (f.ids[i]! <= f.ids[i - 1]!) backwards++;
-    const last = Math.max(...files.flatMap((f) => [...f.ids].map(timestampOf)));
-    console.log(`SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${released?.['lastUsedMs']} (last ID's time ${last})`);
-    expect(repeats).toEqual([]);
-    expect(backwards).toBe(0);
-    expect(errors).toContain('TICKETD_CLIENT_CLOCK_BACK');
-    expect(errors).toContain('TICKETD_CLIENT_CLOCK_SKEW');
-    expect(released?.['lastUsedMs']).toBe(last);
-  }, 60_000);
+  if (faketime === undefined)
+    console.log('snowflake-stepped-clock: libfaketime is not installed (apt-get install faketime)');
+  (faketime === undefined && process.env['CI'] === undefined ? it.skip : it)(
+    'snowflake-stepped-clock: a step back is refused with CLOCK_BACK, a step ahead with CLOCK_SKEW, and close releases with the last timestamp',
+    async () => {
+      if (faketime === undefined)
+        throw new Error('libfaketime is not installed (apt-get install faketime): the stepped clock cannot run');
+      const pool = 'py_steps';
+      expect((await putPool(fronts[0]!.url, pool, { workerBits: 4, ttlMs: 3000, maxSkewMs: 1000 })).status).toBe(201);
+      const offsetFile = join(dir, 'clock-offset');
+      writeFileSync(offsetFile, '+0\n');
+      const stepped = holder('stepped', pool, [
+        `LD_PRELOAD=${faketime}`,
+        `FAKETIME_TIMESTAMP_FILE=${offsetFile}`,
+        'FAKETIME_NO_CACHE=1',
+        'FAKETIME_DONT_FAKE_MONOTONIC=1',
+      ]);
+      await stepped.waitFor('leased');
+      await sleep(500);
+      writeFileSync(offsetFile, '-0.5\n');
+      // Events carry the holder's own (stepped) clock: wait for the first of each kind, not one after a time.
+      await stepped.waitFor('clock-back', 5000);
+      await sleep(1000);
+      writeFileSync(offsetFile, '+3\n');
+      await stepped.waitFor('skew', 5000);
+      await sleep(300);
+      writeFileSync(offsetFile, '+0\n');
+      await sleep(700);
+      await stepped.stop();
+      const errors = stepped.events.filter((e) => e.type === 'error').map((e) => e['code']);
+      const released = stepped.events.find((e) => e.type === 'released');
+      const files = readLeaseFiles(leases).filter((f) => f.holder === 'stepped');
+      const { total, repeats } = repeatedIds(files);
+      // Written in the order minted: each ID above the one before, so no time went below the last one used.
+      let backwards = 0;
+      for (const f of files) for (let i = 1; i < f.ids.length; i++) if (f.ids[i]! <= f.ids[i - 1]!) backwards++;
+      const last = Math.max(...files.flatMap((f) => [...f.ids].map(timestampOf)));
+      console.log(
+        `SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${released?.['lastUsedMs']} (last ID's time ${last})`,
+      );
+      expect(repeats).toEqual([]);
+      expect(backwards).toBe(0);
+      expect(errors).toContain('TICKETD_CLIENT_CLOCK_BACK');
+      expect(errors).toContain('TICKETD_CLIENT_CLOCK_SKEW');
+      expect(released?.['lastUsedMs']).toBe(last);
+    },
+    60_000,
+  );
 
   it('failover-frontend-killed: kill -9 of the first front end while a Python process hands IDs out: no call fails, 0 repeats', async () => {
     const sequence = 'py_fe_killed';
@@ -288,7 +368,9 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(doomed.process.signalCode).toBe('SIGKILL');
     const result = summary(await running, 'hand-out');
     const ids = readIds(file);
-    console.log(`SCENARIO failover-frontend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; the first front end killed 1.5 s in`);
+    console.log(
+      `SCENARIO failover-frontend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; the first front end killed 1.5 s in`,
+    );
     expect(repeatsIn(ids)).toBe(0);
     expect(result['failed']).toBe(0);
     expect(ids.length).toBeGreaterThan(1000);
@@ -305,7 +387,9 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(pair.a.pid).toBeUndefined();
     const result = summary(await running, 'hand-out');
     const ids = readIds(file);
-    console.log(`SCENARIO failover-backend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; backend A killed 1.5 s in`);
+    console.log(
+      `SCENARIO failover-backend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; backend A killed 1.5 s in`,
+    );
     expect(repeatsIn(ids)).toBe(0);
     expect(result['failed']).toBe(0);
     expect(ids.length).toBeGreaterThan(1000);

@@ -2,7 +2,15 @@ import { loadConfig } from '../../src/config.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
-import { killConnections, postIds, putSequence, runCliAsync, sqlOn, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
+import {
+  killConnections,
+  postIds,
+  putSequence,
+  runCliAsync,
+  sqlOn,
+  startPrivatePair,
+  TEST_ADMIN_TOKEN,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'restore_me';
 
@@ -21,7 +29,11 @@ describe('regression guard: a backend whose counter goes back', () => {
   let issued = 0;
 
   const start = (onRegression = 'advance'): Promise<RunningTicketd> =>
-    startTicketd({ config: loadConfig({ backends: pair.backendsUrl, port: '0', adminToken: TEST_ADMIN_TOKEN, onRegression }), logger: silentLogger, host: '127.0.0.1' });
+    startTicketd({
+      config: loadConfig({ backends: pair.backendsUrl, port: '0', adminToken: TEST_ADMIN_TOKEN, onRegression }),
+      logger: silentLogger,
+      host: '127.0.0.1',
+    });
 
   const issue = async (server: RunningTicketd, requests: number): Promise<string[]> => {
     const fresh: string[] = [];
@@ -85,17 +97,25 @@ describe('regression guard: a backend whose counter goes back', () => {
 
       // Lifted without a restart: the CLI asks the running server, which re-checks A against the
       // claims on B, advances it past them, and uses it again.
-      const released = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
-      expect(released.stdout).toMatch(/released .* \(was quarantined; next ticket \d+, highest claimed \d+; counter advanced to \d+\)/);
+      const released = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], {
+        TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      });
+      expect(released.stdout).toMatch(
+        /released .* \(was quarantined; next ticket \d+, highest claimed \d+; counter advanced to \d+\)/,
+      );
       expect(released.status).toBe(0);
       expect(server.service.backendsFor(SEQUENCE)[0]!.quarantined).toBeNull();
       const after = await issue(server, 20);
       expect(seen.size).toBe(issued);
       expect(after.some((id) => (BigInt(id) / 10n) % 2n === 1n)).toBe(true);
       // A second release finds nothing to do, and an unknown backend is a 404 problem.
-      const again = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      const again = await runCliAsync(['release', SEQUENCE, a.backend, '--server', server.url], {
+        TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      });
       expect(again.stdout).toMatch(/was not quarantined; .*counter already past every claim/);
-      const unknown = await runCliAsync(['release', SEQUENCE, 'mysql://nowhere:1/x', '--server', server.url], { TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+      const unknown = await runCliAsync(['release', SEQUENCE, 'mysql://nowhere:1/x', '--server', server.url], {
+        TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      });
       expect(unknown.status).toBe(1);
       expect(unknown.stdout).toMatch(/TICKETD_UNKNOWN_BACKEND: backend mysql:\/\/nowhere:1\/x is not configured/);
     } finally {

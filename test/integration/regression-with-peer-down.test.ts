@@ -8,7 +8,14 @@ import type { RunningTicketd } from '../../src/server.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { IdLedger, sleep, startFleet, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, startReplicatedBackends, takeBackup, type ReplicatedBackends } from '../support/regressions.js';
-import { capturingLogger, metricSum, putSequence, regressionReports, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import {
+  capturingLogger,
+  metricSum,
+  putSequence,
+  regressionReports,
+  startInProcess,
+  startPrivatePair,
+} from '../support/ticketd.js';
 
 const BLOCK_SIZE = 10n;
 
@@ -38,7 +45,10 @@ describe('a regression while the peer is down', () => {
       await sleep(4000);
       await after.stop();
 
-      const reported = await regressionReports(servers.map((s) => s.url), env.aLabel);
+      const reported = await regressionReports(
+        servers.map((s) => s.url),
+        env.aLabel,
+      );
       const unclaimed = await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_unclaimed_tickets_total')));
       console.log(
         `required, peer down: A went back from ticket ${servedBefore} to ${replicaLast}; during the outage ${outage.ok} answered from cache, ${outage.unavailable} 503; ` +
@@ -78,15 +88,24 @@ describe('a regression while the peer is down', () => {
       await sleep(3000);
       await during.stop();
       const unclaimed = await metricSum(server.url, 'ticketd_unclaimed_tickets_total', { backend: aLabel });
-      const advanced = await metricSum(server.url, 'ticketd_regressions_total', { backend: aLabel, action: 'advanced' });
-      const duringOutage = ((await (await fetch(`${server.url}/v1/sequences/${sequence}`)).json()) as { backends: { unclaimed: boolean }[] }).backends[0]!.unclaimed;
+      const advanced = await metricSum(server.url, 'ticketd_regressions_total', {
+        backend: aLabel,
+        action: 'advanced',
+      });
+      const duringOutage = (
+        (await (await fetch(`${server.url}/v1/sequences/${sequence}`)).json()) as { backends: { unclaimed: boolean }[] }
+      ).backends[0]!.unclaimed;
       await pair.b.restart();
       const after = startLoad(ledger, one, sequence, 3);
       await sleep(3000);
       await after.stop();
 
-      const episodes = log.lines.filter((l) => l.backend === aLabel && l.sequence === sequence && l.unclaimedEpisode !== undefined);
-      console.log(`preferred, peer down: ${ledger.acknowledged} IDs, ${ledger.repeats.length} repeated, ${unclaimed} unclaimed tickets, ${advanced} advances, episodes ${episodes.map((e) => e.unclaimedEpisode).join(',')}`);
+      const episodes = log.lines.filter(
+        (l) => l.backend === aLabel && l.sequence === sequence && l.unclaimedEpisode !== undefined,
+      );
+      console.log(
+        `preferred, peer down: ${ledger.acknowledged} IDs, ${ledger.repeats.length} repeated, ${unclaimed} unclaimed tickets, ${advanced} advances, episodes ${episodes.map((e) => e.unclaimedEpisode).join(',')}`,
+      );
       expect(ledger.repeats).toEqual([]);
       expect(unclaimed).toBeGreaterThan(0);
       expect(duringOutage).toBe(true);

@@ -18,14 +18,23 @@ const SEQUENCE = 'restored_by_docs';
 function dumpArgs(binary: ServerBinary, port: number, gtidOff = true): { command: string; args: string[] } {
   const mysql = binary.flavor === 'mysql';
   const { command, args } = commandFor(binary, mysql ? 'mysqldump' : 'mariadb-dump');
-  const options = ['--single-transaction', ...(mysql && gtidOff ? ['--set-gtid-purged=OFF'] : []), '--databases', 'ticketd'];
+  const options = [
+    '--single-transaction',
+    ...(mysql && gtidOff ? ['--set-gtid-purged=OFF'] : []),
+    '--databases',
+    'ticketd',
+  ];
   return { command, args: [...args, `--host=127.0.0.1`, `--port=${port}`, '--user=root', ...options] };
 }
 
 /** The docs' reload: the engine's client reading the dump. */
 function reload(binary: ServerBinary, port: number, dump: string): { status: number | null; stderr: string } {
   const { command, args } = commandFor(binary, binary.flavor === 'mysql' ? 'mysql' : 'mariadb');
-  const run = spawnSync(command, [...args, '--host=127.0.0.1', `--port=${port}`, '--user=root'], { input: dump, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(command, [...args, '--host=127.0.0.1', `--port=${port}`, '--user=root'], {
+    input: dump,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: run.status, stderr: run.stderr };
 }
 
@@ -74,7 +83,9 @@ describeEachEngine('a backend restored by the docs', (engine) => {
     await take(80);
     const aLabel = server.service.backendStatus()[0]!.backend;
     const reports = await regressionReports([server.url], aLabel);
-    console.log(`restore by the docs [${engine.name}]: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} repeated, ${reports} regression reports for A`);
+    console.log(
+      `restore by the docs [${engine.name}]: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} repeated, ${reports} regression reports for A`,
+    );
     expect(seen.size).toBe(acknowledged);
     expect(reports).toBeGreaterThan(0);
   });

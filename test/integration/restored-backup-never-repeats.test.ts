@@ -43,18 +43,27 @@ describe('backend A restored from a backup taken seconds before', () => {
 
     const backupTickets = backup.find((t) => t.table === `tickets_${SEQUENCE}`)!.rows.map((r) => BigInt(String(r.id)));
     const restoredTo = backupTickets.reduce((m, t) => (t > m ? t : m), 0n);
-    const reported = await regressionReports(servers.map((s) => s.url), aLabel);
-    console.log(`restored backup: A's counter went back from ticket ${servedBefore} to ${restoredTo}; ${ledger.acknowledged} IDs acknowledged, ${ledger.repeats.length} repeated, ${reported} reports`);
+    const reported = await regressionReports(
+      servers.map((s) => s.url),
+      aLabel,
+    );
+    console.log(
+      `restored backup: A's counter went back from ticket ${servedBefore} to ${restoredTo}; ${ledger.acknowledged} IDs acknowledged, ${ledger.repeats.length} repeated, ${reported} reports`,
+    );
     expect(restoredTo).toBeGreaterThan(0n);
     expect(restoredTo).toBeLessThan(servedBefore);
     expect(ledger.repeats).toEqual([]);
     expect(ledger.statuses.get(200) ?? 0).toBeGreaterThan(100);
     expect(reported).toBeGreaterThan(0);
-    const lines = logs.flatMap((l) => l.lines).filter((l) => l.level === 50 && l.backend === aLabel && l.sequence === SEQUENCE);
+    const lines = logs
+      .flatMap((l) => l.lines)
+      .filter((l) => l.level === 50 && l.backend === aLabel && l.sequence === SEQUENCE);
     expect(lines.length).toBeGreaterThan(0);
     // Reported once per episode, not once per refused ticket (a flood of ~1,000 lines per front end was seen).
     const warnings = logs.map((l) => l.lines.filter((line) => Number(line.level) >= 40));
-    console.log(`restored backup: warning and error lines per front end ${warnings.map((w) => w.length).join(', ')}: ${JSON.stringify([...new Set(warnings.flat().map((w) => w.msg))])}`);
+    console.log(
+      `restored backup: warning and error lines per front end ${warnings.map((w) => w.length).join(', ')}: ${JSON.stringify([...new Set(warnings.flat().map((w) => w.msg))])}`,
+    );
     for (const w of warnings) expect(w.length).toBeLessThanOrEqual(12);
   });
 });

@@ -4,7 +4,14 @@
 // fence --apply moves the counters, the front ends start, and nothing repeats.
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, takeBackup, type LogicalBackup } from '../support/regressions.js';
-import { putSequence, runCliAsync, spawnTicketd, sqlOn, startPrivatePair, type ChildTicketd } from '../support/ticketd.js';
+import {
+  putSequence,
+  runCliAsync,
+  spawnTicketd,
+  sqlOn,
+  startPrivatePair,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const SEQUENCE = 'everywhere';
 const BLOCK_SIZE = 10;
@@ -66,16 +73,25 @@ describe('every backend restored from backups', () => {
 
     // The runbook, on the same backups, as if they were two hours old.
     await restoreBoth(backups);
-    for (const url of [pair.a.url, pair.b.url]) await sqlOn(url, 'UPDATE ticketd_claims SET claimed_at = claimed_at - INTERVAL 2 HOUR');
+    for (const url of [pair.a.url, pair.b.url])
+      await sqlOn(url, 'UPDATE ticketd_claims SET claimed_at = claimed_at - INTERVAL 2 HOUR');
     const env = { TICKETD_BACKENDS: pair.backendsUrl };
     const check = await runCliAsync(['check'], env);
-    expect(check.stdout).toMatch(/warning: the newest claim on any backend is 2\.0 h old: if every backend was restored from backups, run npx ticketd fence before serving/);
+    expect(check.stdout).toMatch(
+      /warning: the newest claim on any backend is 2\.0 h old: if every backend was restored from backups, run npx ticketd fence before serving/,
+    );
     const plan = await runCliAsync(['fence'], env);
     expect(plan.status).toBe(0);
-    expect(plan.stdout).toMatch(new RegExp(`sequence ${SEQUENCE}: highest ticket \\d+; next ticket ≥ (\\d+) \\(\\+\\d+, newest claim 2\\.0 h ago, [\\d.]+ counter steps/s over the claims kept\\)`));
+    expect(plan.stdout).toMatch(
+      new RegExp(
+        `sequence ${SEQUENCE}: highest ticket \\d+; next ticket ≥ (\\d+) \\(\\+\\d+, newest claim 2\\.0 h ago, [\\d.]+ counter steps/s over the claims kept\\)`,
+      ),
+    );
     expect(plan.stdout).toContain('nothing changed: run npx ticketd fence --apply to move the counters');
     const applied = await runCliAsync(['fence', '--apply'], env);
-    expect(applied.stdout).toMatch(/fenced \d+ sequences and 0 worker pools: every backend's counter is at or past the next ticket above/);
+    expect(applied.stdout).toMatch(
+      /fenced \d+ sequences and 0 worker pools: every backend's counter is at or past the next ticket above/,
+    );
     const fencedAt = BigInt(new RegExp(`sequence ${SEQUENCE}: .*next ticket ≥ (\\d+)`).exec(applied.stdout)![1]!);
     // Past every ticket served before, by either backend, before or after the backup.
     expect(fencedAt).toBeGreaterThan(ledger.highestTicket(BigInt(BLOCK_SIZE), 0n));
@@ -84,7 +100,9 @@ describe('every backend restored from backups', () => {
     servers = await startFrontEnds();
     const acknowledgedBefore = ledger.acknowledged;
     await underLoad(ledger, servers, 2000);
-    console.log(`after the fence: ${ledger.acknowledged - acknowledgedBefore} IDs, ${ledger.repeats.length - unfenced} repeated`);
+    console.log(
+      `after the fence: ${ledger.acknowledged - acknowledgedBefore} IDs, ${ledger.repeats.length - unfenced} repeated`,
+    );
     expect(ledger.acknowledged - acknowledgedBefore).toBeGreaterThan(500);
     expect(ledger.repeats.length).toBe(unfenced);
   }, 120_000);

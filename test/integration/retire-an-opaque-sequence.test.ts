@@ -9,7 +9,14 @@ import { request } from 'node:http';
 import type { RunningTicketd } from '../../src/server.js';
 import { RETIRE_BOUND_MS as BOUND_MS } from '../../src/service/sequence-entry.js';
 import { sleep } from '../support/id-ledger.js';
-import { putSequence, sharedBackends, spawnTicketd, startInProcess, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import {
+  putSequence,
+  sharedBackends,
+  spawnTicketd,
+  startInProcess,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const TOKEN = 'opaque-retire-client-token-0123';
 
@@ -21,12 +28,18 @@ interface Answer {
 /** One request on a connection of its own, so a front end with worker processes answers from each in turn. */
 function call(base: string, method: string, path: string, token: string = TOKEN): Promise<Answer> {
   return new Promise((done, fail) => {
-    const req = request(`${base}${path}`, { method, agent: false, headers: { authorization: `Bearer ${token}` }, timeout: 5000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Answer['body']) }));
-    });
+    const req = request(
+      `${base}${path}`,
+      { method, agent: false, headers: { authorization: `Bearer ${token}` }, timeout: 5000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, body: text === '' ? {} : (JSON.parse(text) as Answer['body']) }),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', fail);
     req.end();
@@ -70,7 +83,9 @@ describe('retiring an opaque sequence', () => {
       { name: 'c', url: c.url },
     ];
     // Every front end (both of c's workers) holds cached blocks before the retirement.
-    for (const f of fronts) for (let i = 0; i < 4; i++) expect((await call(f.url, 'POST', `/v1/sequences/${name}/ids?count=10`)).status).toBe(200);
+    for (const f of fronts)
+      for (let i = 0; i < 4; i++)
+        expect((await call(f.url, 'POST', `/v1/sequences/${name}/ids?count=10`)).status).toBe(200);
 
     const owner = new Map<string, string>();
     const repeats: string[] = [];
@@ -81,12 +96,15 @@ describe('retiring an opaque sequence', () => {
       for (let n = client; running; n += 4) {
         const front = fronts[n % fronts.length]!;
         const sentAt = Date.now();
-        const answer = await call(front.url, 'POST', `/v1/sequences/${name}/ids?count=${1 + (n % 40)}`).catch(() => ({ status: 0, body: {} }) as Answer);
+        const answer = await call(front.url, 'POST', `/v1/sequences/${name}/ids?count=${1 + (n % 40)}`).catch(
+          () => ({ status: 0, body: {} }) as Answer,
+        );
         if (answer.status !== 200) {
           await sleep(20);
           continue;
         }
-        if (sentAt > retiredAt + BOUND_MS) late.push(`${front.name} served ${answer.body.ids?.length} IDs ${sentAt - retiredAt} ms after DELETE`);
+        if (sentAt > retiredAt + BOUND_MS)
+          late.push(`${front.name} served ${answer.body.ids?.length} IDs ${sentAt - retiredAt} ms after DELETE`);
         for (const id of answer.body.ids ?? []) {
           const before = owner.get(id);
           if (before !== undefined) repeats.push(`${id} by ${before} and ${front.name}`);
@@ -118,7 +136,9 @@ describe('retiring an opaque sequence', () => {
     }
     running = false;
     await Promise.all(loops);
-    console.log(`opaque retired under load: ${owner.size} IDs, ${repeats.length} repeated; every route 410 after ${JSON.stringify(Object.fromEntries(stoppedAfter))} ms (bound ${BOUND_MS} ms)`);
+    console.log(
+      `opaque retired under load: ${owner.size} IDs, ${repeats.length} repeated; every route 410 after ${JSON.stringify(Object.fromEntries(stoppedAfter))} ms (bound ${BOUND_MS} ms)`,
+    );
     expect([...stoppedAfter.keys()].sort()).toEqual(['a', 'b', 'c']);
     for (const ms of stoppedAfter.values()) expect(ms).toBeLessThanOrEqual(BOUND_MS);
     expect(late).toEqual([]);
@@ -126,12 +146,16 @@ describe('retiring an opaque sequence', () => {
     expect(owner.size).toBeGreaterThan(0);
     // It is retired, not exhausted: every 410 carries the retired code, and it stays so past the memo of refused names.
     await sleep(1500);
-    for (const f of fronts) for (const r of await Promise.all(routes(f.url))) expect([r.status, r.body.code]).toEqual([410, 'TICKETD_SEQUENCE_RETIRED']);
+    for (const f of fronts)
+      for (const r of await Promise.all(routes(f.url)))
+        expect([r.status, r.body.code]).toEqual([410, 'TICKETD_SEQUENCE_RETIRED']);
   }, 60_000);
 
   it('is refused at once by a front end started after the retirement', async () => {
     await a.close();
     a = await startInProcess(sharedBackends(), settings);
-    expect((await Promise.all(routes(a.url))).map((r) => [r.status, r.body.code])).toEqual(Array(6).fill([410, 'TICKETD_SEQUENCE_RETIRED']));
+    expect((await Promise.all(routes(a.url))).map((r) => [r.status, r.body.code])).toEqual(
+      Array(6).fill([410, 'TICKETD_SEQUENCE_RETIRED']),
+    );
   });
 });

@@ -9,7 +9,14 @@ import { request } from 'node:http';
 import { loadConfig } from '../../src/config.js';
 import { RETIRE_BOUND_MS } from '../../src/service/sequence-entry.js';
 import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
-import { putSequence, runCliAsync, sharedBackends, spawnTicketd, TEST_ADMIN_TOKEN, type ChildTicketd } from '../support/ticketd.js';
+import {
+  putSequence,
+  runCliAsync,
+  sharedBackends,
+  spawnTicketd,
+  TEST_ADMIN_TOKEN,
+  type ChildTicketd,
+} from '../support/ticketd.js';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 /** The opaque sequence's own client token: its blocks and key go only to holders of it. */
@@ -19,7 +26,11 @@ const asPeer = { [PEER_PROOF_HEADER]: peerProof(undefined, loadConfig({ backends
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One request on a connection of its own, so that the cluster hands successive ones to the workers in turn. */
-function fresh(method: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function fresh(
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((done, fail) => {
     const req = request(url, { method, agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -38,7 +49,12 @@ function workersThatAnswered(logs: readonly string[], sequence: string, status: 
   for (const line of logs.slice(from)) {
     if (!line.includes(`/v1/sequences/${sequence}/`)) continue;
     const entry = JSON.parse(line) as { pid?: number; req?: { url?: string }; res?: { statusCode?: number } };
-    if (entry.req?.url?.startsWith(`/v1/sequences/${sequence}/`) && entry.res?.statusCode === status && entry.pid !== undefined) pids.add(entry.pid);
+    if (
+      entry.req?.url?.startsWith(`/v1/sequences/${sequence}/`) &&
+      entry.res?.statusCode === status &&
+      entry.pid !== undefined
+    )
+      pids.add(entry.pid);
   }
   return pids;
 }
@@ -62,8 +78,13 @@ describe('the retire bound, for an idle process', () => {
 
   beforeAll(async () => {
     // Request lines are logged at debug, with the pid of the worker that answered.
-    ticketd = await spawnTicketd(sharedBackends(), { TICKETD_WORKERS: '2', TICKETD_CLIENT_TOKENS: `${opaque}:${OWN_TOKEN}`, TICKETD_LOG_LEVEL: 'debug' });
-    for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2; i++) await sleep(100);
+    ticketd = await spawnTicketd(sharedBackends(), {
+      TICKETD_WORKERS: '2',
+      TICKETD_CLIENT_TOKENS: `${opaque}:${OWN_TOKEN}`,
+      TICKETD_LOG_LEVEL: 'debug',
+    });
+    for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2; i++)
+      await sleep(100);
   });
 
   afterAll(async () => {
@@ -71,20 +92,31 @@ describe('the retire bound, for an idle process', () => {
   });
 
   it('refuses every route in every worker within RETIRE_BOUND_MS, though no request came meanwhile', async () => {
-    const listening = new Set(ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid));
+    const listening = new Set(
+      ticketd.logs
+        .filter((l) => l.includes('"msg":"ticketd listening"'))
+        .map((l) => (JSON.parse(l) as { pid: number }).pid),
+    );
     expect(listening.size).toBe(2);
     expect(await putSequence(ticketd.url, ordered, { blockSize: 100_000 })).toBe(201);
     expect(await putSequence(ticketd.url, opaque, { blockSize: 100_000, ids: 'opaque' })).toBe(201);
     expect(await putSequence(ticketd.url, strict, { blockSize: 1, ids: 'strict' })).toBe(201);
     for (const name of [ordered, opaque, strict]) {
-      const first = JSON.parse((await fresh('GET', `${ticketd.url}/v1/sequences/${name}/next`, name === opaque ? own : {})).body) as { id: string };
+      const first = JSON.parse(
+        (await fresh('GET', `${ticketd.url}/v1/sequences/${name}/next`, name === opaque ? own : {})).body,
+      ) as { id: string };
       issued.set(name, first.id);
     }
-    const shown = JSON.parse((await fresh('GET', `${ticketd.url}/v1/sequences/${strict}`)).body) as { leader: { url: string } | null };
+    const shown = JSON.parse((await fresh('GET', `${ticketd.url}/v1/sequences/${strict}`)).body) as {
+      leader: { url: string } | null;
+    };
     leaderUrl = shown.leader?.url ?? '';
     expect(leaderUrl).not.toBe('');
 
-    const on = (name: string, path: string): (() => string) => () => `${ticketd.url}/v1/sequences/${name}${path}`;
+    const on =
+      (name: string, path: string): (() => string) =>
+      () =>
+        `${ticketd.url}/v1/sequences/${name}${path}`;
     const probes: Probe[] = [
       ...[ordered, opaque, strict].flatMap((name): Probe[] => [
         { label: `${name} ids`, method: 'POST', url: on(name, '/ids?count=3'), headers: name === opaque ? own : {} },
@@ -97,7 +129,12 @@ describe('the retire bound, for an idle process', () => {
       { label: `${opaque} id-key`, method: 'GET', url: on(opaque, '/id-key'), headers: own },
       // Forwarded calls go to the leader's own listener (a follower answers 421 whatever happens),
       // which serves only callers with the fleet's peer proof (derived here from TICKETD_BACKENDS).
-      { label: `${strict} strict-range`, method: 'POST', url: () => `${leaderUrl}/v1/sequences/${strict}/strict-range?count=2`, headers: asPeer },
+      {
+        label: `${strict} strict-range`,
+        method: 'POST',
+        url: () => `${leaderUrl}/v1/sequences/${strict}/strict-range?count=2`,
+        headers: asPeer,
+      },
     ];
 
     // Each route, four times on fresh connections: both workers serve each sequence from memory.
@@ -129,8 +166,11 @@ describe('the retire bound, for an idle process', () => {
         else expect((JSON.parse(answer.body) as { code: string }).code).toBe('TICKETD_SEQUENCE_RETIRED');
       }
     }
-    console.log(`retired while idle: ${probes.length} routes × 4 fresh connections over 2 workers asked ${Date.now() - retiredAt} ms after the CLI's retire; answered other than 410: ${served.length === 0 ? 'none' : served.join('; ')}`);
+    console.log(
+      `retired while idle: ${probes.length} routes × 4 fresh connections over 2 workers asked ${Date.now() - retiredAt} ms after the CLI's retire; answered other than 410: ${served.length === 0 ? 'none' : served.join('; ')}`,
+    );
     expect(served).toEqual([]);
-    for (const name of [ordered, opaque, strict]) expect(workersThatAnswered(ticketd.logs, name, 410, probedFrom).size).toBe(2);
+    for (const name of [ordered, opaque, strict])
+      expect(workersThatAnswered(ticketd.logs, name, 410, probedFrom).size).toBe(2);
   }, 60_000);
 });

@@ -13,12 +13,19 @@ describe('creating and listing sequences', () => {
 
   it('GET lists every sequence with the backends that have it, and describes one', async () => {
     const admin = { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } };
-    const list = (await (await fetch(`${context.server.url}/v1/sequences`, admin)).json()) as { sequences: { name: string; blockSize: string; backends: string[] }[] };
+    const list = (await (await fetch(`${context.server.url}/v1/sequences`, admin)).json()) as {
+      sequences: { name: string; blockSize: string; backends: string[] }[];
+    };
     const orders = list.sequences.find((s) => s.name === 'orders');
     expect(orders).toMatchObject({ blockSize: '100', maxId: '2147483647', startAfter: '0' });
-    expect(orders!.backends).toEqual([context.pair.a.url.replace('root@', ''), context.pair.b.url.replace('root@', '')]);
+    expect(orders!.backends).toEqual([
+      context.pair.a.url.replace('root@', ''),
+      context.pair.b.url.replace('root@', ''),
+    ]);
     // Without the admin token, by letter (A is the first in TICKETD_BACKENDS).
-    const open = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as { sequences: { name: string; backends: string[] }[] };
+    const open = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as {
+      sequences: { name: string; backends: string[] }[];
+    };
     expect(open.sequences.find((s) => s.name === 'orders')!.backends).toEqual(['A', 'B']);
     expect(list.sequences.map((s) => s.name)).toContain('default');
 
@@ -38,7 +45,9 @@ describe('creating and listing sequences', () => {
     await context.pair.b.restart();
     expect(await putSequence(context.server.url, 'half_made', { blockSize: 10 })).toBe(201);
     expect(await putSequence(context.server.url, 'half_made', { blockSize: 10 })).toBe(200);
-    const list = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as { sequences: { name: string; backends: string[] }[] };
+    const list = (await (await fetch(`${context.server.url}/v1/sequences`)).json()) as {
+      sequences: { name: string; backends: string[] }[];
+    };
     expect(list.sequences.find((s) => s.name === 'half_made')!.backends).toHaveLength(2);
   });
 });

@@ -5,8 +5,13 @@ describe('ticketd serve --workers 2', () => {
     const ticketd = await spawnTicketd(sharedBackends(), { TICKETD_WORKERS: '2' });
     try {
       // Both workers log their start; cluster shares one port between them.
-      for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
-      const pids = new Set(ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).map((l) => (JSON.parse(l) as { pid: number }).pid));
+      for (let i = 0; i < 100 && ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      const pids = new Set(
+        ticketd.logs
+          .filter((l) => l.includes('"msg":"ticketd listening"'))
+          .map((l) => (JSON.parse(l) as { pid: number }).pid),
+      );
       expect(pids.size).toBe(2);
 
       const seen = new Set<string>();

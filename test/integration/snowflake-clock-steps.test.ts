@@ -3,7 +3,15 @@
  * are waited out, large ones halt it until the clock passes the last timestamp, skew past the pool's
  * bound stops it, a lease that ran out on the monotonic clock issues nothing more, and close releases.
  */
-import { ClockMovedBackError, ClockSkewError, createSnowflake, NoLeaseError, SnowflakeLayoutError, type Snowflake, type SnowflakeEvent } from 'ticketd-client';
+import {
+  ClockMovedBackError,
+  ClockSkewError,
+  createSnowflake,
+  NoLeaseError,
+  SnowflakeLayoutError,
+  type Snowflake,
+  type SnowflakeEvent,
+} from 'ticketd-client';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RunningTicketd } from '../../src/server.js';
@@ -99,7 +107,9 @@ describe('Snowflake generator under clock steps', () => {
     expect([during.length, refused]).toEqual([0, 70]);
     await expect(s.next()).rejects.toBeInstanceOf(ClockMovedBackError);
     // One event for the step, when it was seen, not one per refused call.
-    expect(events.filter((e) => e.type === 'clock-back').map((e) => e.type === 'clock-back' && e.behindMs >= 390)).toEqual([true]);
+    expect(
+      events.filter((e) => e.type === 'clock-back').map((e) => e.type === 'clock-back' && e.behindMs >= 390),
+    ).toEqual([true]);
     clock.wallOffset = 0;
     await new Promise((done) => setTimeout(done, 5));
     const resumed = s.nextSync();
@@ -189,10 +199,14 @@ describe('Snowflake generator under clock steps', () => {
     const leased = events.find((e): e is Extract<SnowflakeEvent, { type: 'leased' }> => e.type === 'leased')!;
     await alone.close();
     const cutAt = performance.now();
-    while (!events.some((e) => e.type === 'lease-ended') && performance.now() - cutAt < 3000) await new Promise((done) => setTimeout(done, 20));
+    while (!events.some((e) => e.type === 'lease-ended') && performance.now() - cutAt < 3000)
+      await new Promise((done) => setTimeout(done, 20));
     const ended = performance.now() - cutAt;
     expect(events.some((e) => e.type === 'renew-failed')).toBe(true);
-    expect(events.find((e) => e.type === 'lease-ended')).toMatchObject({ workerId: leased.workerId, reason: expect.stringMatching(/ran out unrenewed/) });
+    expect(events.find((e) => e.type === 'lease-ended')).toMatchObject({
+      workerId: leased.workerId,
+      reason: expect.stringMatching(/ran out unrenewed/),
+    });
     // Within the TTL of the last renewal (every third of it), and no earlier than the lease could end.
     expect(ended).toBeLessThan(1000 + 200);
     expect(s.workerId).toBeUndefined();
@@ -224,9 +238,16 @@ describe('Snowflake generator under clock steps', () => {
     const narrow = createSnowflake({ urls: [server.url], pool: wide });
     await expect(narrow.ready()).rejects.toBeInstanceOf(SnowflakeLayoutError);
     await narrow.close();
-    expect(() => createSnowflake({ urls: [server.url], pool: wide, layout: { timeBits: 41, workerBits: 12, sequenceBits: 12 } })).toThrow(SnowflakeLayoutError);
+    expect(() =>
+      createSnowflake({ urls: [server.url], pool: wide, layout: { timeBits: 41, workerBits: 12, sequenceBits: 12 } }),
+    ).toThrow(SnowflakeLayoutError);
     const epoch = Date.UTC(2025, 0, 1);
-    const custom = createSnowflake({ urls: [server.url], pool: wide, epoch, layout: { timeBits: 39, workerBits: 12, sequenceBits: 12 } });
+    const custom = createSnowflake({
+      urls: [server.url],
+      pool: wide,
+      epoch,
+      layout: { timeBits: 39, workerBits: 12, sequenceBits: 12 },
+    });
     open.push(custom);
     await custom.ready();
     const before = Date.now();
@@ -246,7 +267,11 @@ async function startDelayingRelay(target: string, delayMs: number): Promise<{ ur
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       setTimeout(() => {
-        const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host' && e[0] !== 'content-length'));
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host' && e[0] !== 'content-length',
+          ),
+        );
         const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
         fetch(`${target}${req.url}`, { method: req.method, headers, body })
           .then(async (answer) => {

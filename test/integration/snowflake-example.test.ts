@@ -25,7 +25,11 @@ describe('the README Snowflake example', () => {
     // The pool the demo makes, with the settings the README's create command gives it.
     expect([200, 201]).toContain((await putPool(server.url, 'web', { workerBits: 10, ttlMs: 30000 })).status);
     // Asynchronously: the server answering it runs in this process.
-    const ran = await promisify(execFile)(process.execPath, ['examples/sdk/snowflake.mjs'], { env: { ...process.env, TICKETD_URL: server.url }, encoding: 'utf8', timeout: 20_000 });
+    const ran = await promisify(execFile)(process.execPath, ['examples/sdk/snowflake.mjs'], {
+      env: { ...process.env, TICKETD_URL: server.url },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(ran.stderr).toBe('');
     const match = /^web: (\d+) then (\d+) \(worker (\d+), (\S+), sequence (\d+)\)\n$/.exec(ran.stdout);
     expect(match).not.toBeNull();

@@ -12,12 +12,22 @@ import { join } from 'node:path';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
-import { overlappingLeases, readLeaseFiles, repeatedIds, spawnHolder, timestampOf, type Holder } from '../support/snowflake-fleet.js';
+import {
+  overlappingLeases,
+  readLeaseFiles,
+  repeatedIds,
+  spawnHolder,
+  timestampOf,
+  type Holder,
+} from '../support/snowflake-fleet.js';
 import { startInProcess, startPrivatePair } from '../support/ticketd.js';
 import { putPool, send } from '../support/worker-pools.js';
 
 const FAKETIME = spawnSync('faketime', ['-f', '+0', 'true']).status === 0;
-if (!FAKETIME) console.log('snowflake processes: faketime is not installed (apt-get install faketime); the fleet test runs its clock-offset holders without it and says so');
+if (!FAKETIME)
+  console.log(
+    'snowflake processes: faketime is not installed (apt-get install faketime); the fleet test runs its clock-offset holders without it and says so',
+  );
 
 describe('Snowflake generators in real processes', () => {
   let pair: LocalPair & { dispose(): Promise<void> };
@@ -79,7 +89,9 @@ describe('Snowflake generators in real processes', () => {
     const { total, repeats } = repeatedIds(files);
     const firstIds = files.filter((f) => f.holder === 'first').flatMap((f) => [...f.ids]);
     const latest = Math.max(...firstIds.map(timestampOf));
-    console.log(`SIGSTOP: ${total} IDs from three holders, ${repeats.length} repeated; the paused holder's last timestamp was ${latest - pausedAt} ms after the pause, ${resumedAt - pausedAt} ms before it resumed`);
+    console.log(
+      `SIGSTOP: ${total} IDs from three holders, ${repeats.length} repeated; the paused holder's last timestamp was ${latest - pausedAt} ms after the pause, ${resumedAt - pausedAt} ms before it resumed`,
+    );
     expect(repeats).toEqual([]);
     expect(overlappingLeases(files)).toEqual([]);
     expect(firstIds.length).toBeGreaterThan(0);
@@ -111,7 +123,9 @@ describe('Snowflake generators in real processes', () => {
       most = Math.max(most, (state.body.leased as number) + (state.body.cooling as number));
       await sleep(Math.max(0, intervalMs - (Date.now() - started)));
     }
-    console.log(`crash loop: ${crashes} holders killed, at most ${most} of 8 worker IDs tied up at once (bound ${bound})`);
+    console.log(
+      `crash loop: ${crashes} holders killed, at most ${most} of 8 worker IDs tied up at once (bound ${bound})`,
+    );
     expect(crashes).toBeGreaterThanOrEqual(10);
     expect(most).toBeLessThanOrEqual(Math.min(8, bound));
     await sleep(ttlMs + reuseDelayMs + 300);

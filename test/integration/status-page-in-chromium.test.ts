@@ -7,7 +7,10 @@ import { poolName, putPool, takeLease } from '../support/worker-pools.js';
 const CHROMIUM = process.env.TICKETD_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACT_DIR = 'test-artifacts';
 const available = existsSync(CHROMIUM);
-if (!available) console.log(`status page browser test not run: no Chromium at ${CHROMIUM} (apt-get install chromium, or set TICKETD_CHROMIUM)`);
+if (!available)
+  console.log(
+    `status page browser test not run: no Chromium at ${CHROMIUM} (apt-get install chromium, or set TICKETD_CHROMIUM)`,
+  );
 
 // CI installs Chromium (.ci/run): there, a missing browser is a failure, not a quiet skip.
 if (!available && process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false') {
@@ -24,7 +27,15 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -49,13 +60,18 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
     const backends = await page.locator('#backends tr').allInnerTexts();
     // Open to all: backends by letter, never their address.
     for (const letter of ['A', 'B']) expect(backends.find((r) => r.startsWith(`${letter}\t`))).toMatch(/\bup\b/);
-    for (const b of server.service.backendStatus()) expect(await page.content()).not.toContain(b.backend.replace('mysql://', ''));
+    for (const b of server.service.backendStatus())
+      expect(await page.content()).not.toContain(b.backend.replace('mysql://', ''));
     expect(backends.some((r) => r.includes('odd tickets'))).toBe(true);
     expect(backends.some((r) => r.includes('even tickets'))).toBe(true);
     expect(await page.locator('#overall').innerText()).toBe('OK: all 2 backends answer; IDs are issued.');
     expect(await page.locator('#overall').getAttribute('class')).toBe('ok');
     expect(await page.locator('h1').innerText()).toMatch(/^ticketd \d+\.\d+\.\d+$/);
-    expect(await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(['/metrics', '/readyz', '/openapi.json']);
+    expect(await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual([
+      '/metrics',
+      '/readyz',
+      '/openapi.json',
+    ]);
     const sequences = await page.locator('#sequences tr').allInnerTexts();
     // Numbers with thousands separators.
     expect(sequences.some((r) => /^default\tordered\t10,000\t\d{1,3}(,\d{3})*\t/.test(r))).toBe(true);
@@ -78,17 +94,23 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
       pair.b.signal('SIGKILL');
       await pair.b.exited();
       // Refills find B gone; its breaker opens, and A keeps issuing.
-      for (let i = 0; i < 30 && server.service.backendStatus()[1]!.state !== 'open'; i++) await postIds(server.url, 'default', 10_000);
+      for (let i = 0; i < 30 && server.service.backendStatus()[1]!.state !== 'open'; i++)
+        await postIds(server.url, 'default', 10_000);
       const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
       await page.goto(`${server.url}/`);
       const overall = page.locator('#overall');
       expect(await overall.getAttribute('class')).toBe('degraded');
       // B is down, and A's tickets have no peer left to claim them (served on the marks: the default).
-      expect(await overall.innerText()).toBe("Degraded: no other backend can record backend A's tickets for 1 sequence and backend B is down; IDs are still issued.");
+      expect(await overall.innerText()).toBe(
+        "Degraded: no other backend can record backend A's tickets for 1 sequence and backend B is down; IDs are still issued.",
+      );
       await page.screenshot({ path: `${ARTIFACT_DIR}/status-page-degraded.png`, fullPage: true });
       // B's last error, with its time, and no address or driver text in it (the admin's /readyz has those).
-      const rowOfB = async (): Promise<string> => (await page.locator('#backends tr').allInnerTexts()).find((r) => r.startsWith('B\t'))!;
-      expect(await rowOfB()).toMatch(/\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: failed \(the error is shown with the admin token\)$/);
+      const rowOfB = async (): Promise<string> =>
+        (await page.locator('#backends tr').allInnerTexts()).find((r) => r.startsWith('B\t'))!;
+      expect(await rowOfB()).toMatch(
+        /\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: failed \(the error is shown with the admin token\)$/,
+      );
       expect(await page.content()).not.toMatch(/ECONNREFUSED|127\.0\.0\.1:\d+/);
       // Once B is back, its row shows no error: an error of the past is not its state.
       await pair.b.restart();

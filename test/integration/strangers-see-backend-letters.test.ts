@@ -8,7 +8,14 @@ import { postIds, putSequence, TEST_ADMIN_TOKEN, usePrivatePairAndServer } from 
 import { putPool } from '../support/worker-pools.js';
 
 const POOL = `pool_${Math.random().toString(36).slice(2, 8)}`;
-const ROUTES = ['/readyz', '/v1/sequences', '/v1/sequences/visible', '/v1/sequences/sealed', `/v1/worker-pools/${POOL}`, '/'];
+const ROUTES = [
+  '/readyz',
+  '/v1/sequences',
+  '/v1/sequences/visible',
+  '/v1/sequences/sealed',
+  `/v1/worker-pools/${POOL}`,
+  '/',
+];
 
 describe('clients without the admin token see backends by letter only', () => {
   const context = usePrivatePairAndServer();
@@ -16,11 +23,21 @@ describe('clients without the admin token see backends by letter only', () => {
   /** Everything that would tell a stranger where the backends are, or who ticketd is on them. */
   function secrets(): string[] {
     const ports = [context.pair.a.port, context.pair.b.port];
-    return ['mysql://', 'root@', "'root'", 'ECONNREFUSED', 'connect ', ...ports.flatMap((p) => [`127.0.0.1:${p}`, `:${p}`, String(p)])];
+    return [
+      'mysql://',
+      'root@',
+      "'root'",
+      'ECONNREFUSED',
+      'connect ',
+      ...ports.flatMap((p) => [`127.0.0.1:${p}`, `:${p}`, String(p)]),
+    ];
   }
 
   async function read(path: string, admin: boolean, init: RequestInit = {}): Promise<{ status: number; text: string }> {
-    const res = await fetch(`${context.server.url}${path}`, { ...init, headers: { ...(admin ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : {}), ...(init.headers ?? {}) } });
+    const res = await fetch(`${context.server.url}${path}`, {
+      ...init,
+      headers: { ...(admin ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : {}), ...(init.headers ?? {}) },
+    });
     return { status: res.status, text: await res.text() };
   }
 
@@ -40,7 +57,9 @@ describe('clients without the admin token see backends by letter only', () => {
     }
     const ready = JSON.parse((await read('/readyz', false)).text) as { backends: { backend: string }[] };
     expect(ready.backends.map((b) => b.backend)).toEqual(['A', 'B']);
-    const list = JSON.parse((await read('/v1/sequences', false)).text) as { sequences: { name: string; backends: string[] }[] };
+    const list = JSON.parse((await read('/v1/sequences', false)).text) as {
+      sequences: { name: string; backends: string[] }[];
+    };
     expect(list.sequences.find((s) => s.name === 'visible')?.backends).toEqual(['A', 'B']);
     const one = JSON.parse((await read('/v1/sequences/visible', false)).text) as { backends: { backend: string }[] };
     expect(one.backends.map((b) => b.backend)).toEqual(['A', 'B']);
@@ -71,7 +90,10 @@ describe('clients without the admin token see backends by letter only', () => {
     for (const [path, init] of issuing) {
       const stranger = await read(path, false, init);
       expect([path, stranger.status, leaks(stranger.text)]).toEqual([path, 503, []]);
-      expect(JSON.parse(stranger.text)).toMatchObject({ code: 'TICKETD_BACKENDS_UNAVAILABLE', detail: expect.stringMatching(/backends: A \w+, B \w+/) });
+      expect(JSON.parse(stranger.text)).toMatchObject({
+        code: 'TICKETD_BACKENDS_UNAVAILABLE',
+        detail: expect.stringMatching(/backends: A \w+, B \w+/),
+      });
       const admin = await read(path, true, init);
       expect(admin.status).toBe(503);
       expect(admin.text).toContain(`127.0.0.1:${context.pair.b.port}`);
@@ -80,17 +102,27 @@ describe('clients without the admin token see backends by letter only', () => {
       const stranger = await read(path, false);
       expect([path, leaks(stranger.text)]).toEqual([path, []]);
     }
-    const ready = JSON.parse((await read('/readyz', false)).text) as { backends: { backend: string; lastError?: string }[] };
+    const ready = JSON.parse((await read('/readyz', false)).text) as {
+      backends: { backend: string; lastError?: string }[];
+    };
     expect(ready.backends.map((b) => [b.backend, b.lastError])).toEqual([
       ['A', 'failed (the error is shown with the admin token)'],
       ['B', 'failed (the error is shown with the admin token)'],
     ]);
-    const adminReady = JSON.parse((await read('/readyz', true)).text) as { backends: { lastError?: string; lastErrorAt?: string }[] };
-    expect(adminReady.backends.every((b) => b.lastError !== undefined && leaks(b.lastError).length > 0 && b.lastErrorAt !== undefined)).toBe(true);
+    const adminReady = JSON.parse((await read('/readyz', true)).text) as {
+      backends: { lastError?: string; lastErrorAt?: string }[];
+    };
+    expect(
+      adminReady.backends.every(
+        (b) => b.lastError !== undefined && leaks(b.lastError).length > 0 && b.lastErrorAt !== undefined,
+      ),
+    ).toBe(true);
   });
 
   it("with both dead, the admin's 503 names B's own error, not that no peer takes its claims", async () => {
-    const admin = JSON.parse((await read('/v1/sequences/visible/ids?count=1000', true, { method: 'POST' })).text) as { detail: string };
+    const admin = JSON.parse((await read('/v1/sequences/visible/ids?count=1000', true, { method: 'POST' })).text) as {
+      detail: string;
+    };
     const partOfB = admin.detail.split(';').find((part) => part.includes(`127.0.0.1:${context.pair.b.port}`));
     expect(partOfB).toBeDefined();
     expect(partOfB).not.toContain('no peer can take its claims');

@@ -15,7 +15,11 @@ describeEachEngine('a strict bound on the server', (engine) => {
 
   beforeAll(async () => {
     pair = await startPrivatePair(engine.binary);
-    backend = new Backend(loadConfig({ backends: pair.backendsUrl }).backends[0]!, () => undefined, DEFAULT_BACKEND_OPTIONS);
+    backend = new Backend(
+      loadConfig({ backends: pair.backendsUrl }).backends[0]!,
+      () => undefined,
+      DEFAULT_BACKEND_OPTIONS,
+    );
   }, 120_000);
   afterAll(async () => {
     await backend?.close();

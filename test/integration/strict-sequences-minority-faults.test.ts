@@ -19,11 +19,25 @@ import { metricSum, putSequence, spawnTicketd, startThreeBackends, type ChildTic
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Quantiles of the latencies (ms) of the answers to requests sent within [from, to). */
-function latency(history: readonly Operation[], from: number, to: number): { p50: number; p90: number; p99: number; max: number; answers: number; text: string } {
-  const times = history.filter((o) => o.sentAt >= from && o.sentAt < to).map((o) => o.answeredAt - o.sentAt).sort((a, b) => a - b);
+function latency(
+  history: readonly Operation[],
+  from: number,
+  to: number,
+): { p50: number; p90: number; p99: number; max: number; answers: number; text: string } {
+  const times = history
+    .filter((o) => o.sentAt >= from && o.sentAt < to)
+    .map((o) => o.answeredAt - o.sentAt)
+    .sort((a, b) => a - b);
   const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Infinity;
   const [p50, p90, p99, max] = [at(0.5), at(0.9), at(0.99), times.at(-1) ?? Infinity];
-  return { p50, p90, p99, max, answers: times.length, text: `p50 ${p50.toFixed(0)} / p90 ${p90.toFixed(0)} / p99 ${p99.toFixed(0)} / max ${max.toFixed(0)} ms over ${times.length} answers` };
+  return {
+    p50,
+    p90,
+    p99,
+    max,
+    answers: times.length,
+    text: `p50 ${p50.toFixed(0)} / p90 ${p90.toFixed(0)} / p99 ${p99.toFixed(0)} / max ${max.toFixed(0)} ms over ${times.length} answers`,
+  };
 }
 
 /** A loopback port on which nothing listens: connections to it are refused. */
@@ -75,7 +89,12 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     return child;
   };
 
-  const judged = (label: string, history: readonly Operation[], statuses: Record<string, number>, extra: string): Verdict => {
+  const judged = (
+    label: string,
+    history: readonly Operation[],
+    statuses: Record<string, number>,
+    extra: string,
+  ): Verdict => {
     const verdict = checkLinearizable([...history]);
     console.log(`strict, ${label}: ${describeVerdict(verdict)}; statuses ${JSON.stringify(statuses)}; ${extra}`);
     expect(verdict.outOfOrder).toBe(0);
@@ -111,7 +130,12 @@ describe('strict sequences with a minority of the backends hung or out of reach'
 
     const healthy = latency(load.history, before, stoppedAt);
     const hung = latency(load.history, stoppedAt, resumedAt);
-    judged('one backend of three SIGSTOPped', load.history, load.statuses, `before the stop ${healthy.text}; while backend c was stopped ${hung.text}`);
+    judged(
+      'one backend of three SIGSTOPped',
+      load.history,
+      load.statuses,
+      `before the stop ${healthy.text}; while backend c was stopped ${hung.text}`,
+    );
     expect(Object.keys(load.statuses)).toEqual(['200']);
     expect(hung.answers).toBeGreaterThan(100);
     // Waiting for the hung backend cost each lease write its 0.5 s query timeout, or stalled them all
@@ -126,19 +150,27 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     const other = await spawn(backends);
     // The third front end reaches backends B and C only through proxies of its own, cut below.
     for (const s of servers.slice(1)) proxies.push(await startTcpProxy(s.port));
-    const viaProxies = [servers[0]!.url, ...servers.slice(1).map((s, i) => s.url.replace(`:${s.port}/`, `:${proxies[i]!.port}/`))].join(',');
+    const viaProxies = [
+      servers[0]!.url,
+      ...servers.slice(1).map((s, i) => s.url.replace(`:${s.port}/`, `:${proxies[i]!.port}/`)),
+    ].join(',');
     const cutOff = await spawn(viaProxies);
     const name = `strict_cut_${process.pid}`;
     expect(await putSequence(leader.url, name, { blockSize: 1, ids: 'strict' })).toBe(201);
     // The first front end leads (the first to be asked); the third has not been asked yet, so it knows no leader.
     for (let i = 0; i < 5; i++) expect((await fetch(`${leader.url}/v1/sequences/${name}/next`)).status).toBe(200);
-    const shown = (await (await fetch(`${leader.url}/v1/sequences/${name}`)).json()) as { leader: { self: boolean } | null };
+    const shown = (await (await fetch(`${leader.url}/v1/sequences/${name}`)).json()) as {
+      leader: { self: boolean } | null;
+    };
     expect(shown.leader?.self).toBe(true);
 
     const nowhere = await deadPort();
     for (const p of proxies) p.retarget(nowhere);
     // The cut took hold: through its proxies, no backend answers.
-    for (let i = 1; i <= 2; i++) expect(await answersWithin(servers[i]!.url.replace(`:${servers[i]!.port}/`, `:${proxies[i - 1]!.port}/`), 1000)).toBe(false);
+    for (let i = 1; i <= 2; i++)
+      expect(
+        await answersWithin(servers[i]!.url.replace(`:${servers[i]!.port}/`, `:${proxies[i - 1]!.port}/`), 1000),
+      ).toBe(false);
 
     const fronts = new Map([
       ['leader', leader.url],
@@ -150,7 +182,12 @@ describe('strict sequences with a minority of the backends hung or out of reach'
     await load.stop();
     const viaCutOff = load.history.filter((o) => o.via === 'cut-off').length;
     const forwarded = await metricSum(cutOff.url, 'ticketd_strict_forwarded_requests_total', { sequence: name });
-    judged('a front end cut off from a majority', load.history, load.statuses, `${viaCutOff} answers through the cut-off front end, ${forwarded} requests it forwarded`);
+    judged(
+      'a front end cut off from a majority',
+      load.history,
+      load.statuses,
+      `${viaCutOff} answers through the cut-off front end, ${forwarded} requests it forwarded`,
+    );
     expect(Object.keys(load.statuses)).toEqual(['200']);
     expect(viaCutOff).toBeGreaterThan(50);
     expect(forwarded).toBeGreaterThanOrEqual(viaCutOff);

@@ -36,7 +36,10 @@ describe('strict sequences under faults', () => {
   });
 
   /** Three front ends and a new strict sequence; the load runs over them all. */
-  const fleet = async (label: string, env: Record<string, string> = {}): Promise<{ name: string; fronts: Map<string, ChildTicketd>; load: StrictLoad }> => {
+  const fleet = async (
+    label: string,
+    env: Record<string, string> = {},
+  ): Promise<{ name: string; fronts: Map<string, ChildTicketd>; load: StrictLoad }> => {
     const fronts = new Map<string, ChildTicketd>();
     for (let i = 1; i <= 3; i++) {
       const child = await spawnTicketd(backends, env);
@@ -52,7 +55,9 @@ describe('strict sequences under faults', () => {
 
   const leaderOf = async (name: string, fronts: Map<string, ChildTicketd>): Promise<[string, ChildTicketd]> => {
     for (const [via, child] of fronts) {
-      const shown = (await (await fetch(`${child.url}/v1/sequences/${name}`)).json()) as { leader: { self: boolean } | null };
+      const shown = (await (await fetch(`${child.url}/v1/sequences/${name}`)).json()) as {
+        leader: { self: boolean } | null;
+      };
       if (shown.leader?.self === true) return [via, child];
     }
     throw new Error(`no front end leads ${name}`);
@@ -81,7 +86,11 @@ describe('strict sequences under faults', () => {
     const stall = longestGap(load.history, killedAt, performance.now());
     await load.stop();
     const [newVia] = await leaderOf(name, fronts);
-    const verdict = verdictOf('leader killed', load, `${via} killed; ${newVia} leads now; longest time without an answer after the kill ${stall.toFixed(0)} ms`);
+    const verdict = verdictOf(
+      'leader killed',
+      load,
+      `${via} killed; ${newVia} leads now; longest time without an answer after the kill ${stall.toFixed(0)} ms`,
+    );
     expectLinearizable(verdict);
     expect(stall).toBeLessThan(3000);
   }, 60_000);
@@ -103,7 +112,11 @@ describe('strict sequences under faults', () => {
     await sleep(1000);
     await load.stop();
     const [newVia] = await leaderOf(name, fronts).catch(() => ['none']);
-    return verdictOf(label, load, `${via} stopped for ${2 * STRICT_LEASE_MS} ms (lease ${STRICT_LEASE_MS} ms), ${probes.length} requests sent to it meanwhile; ${newVia} leads after`);
+    return verdictOf(
+      label,
+      load,
+      `${via} stopped for ${2 * STRICT_LEASE_MS} ms (lease ${STRICT_LEASE_MS} ms), ${probes.length} requests sent to it meanwhile; ${newVia} leads after`,
+    );
   };
 
   it('SIGSTOP of the leader past its lease, then SIGCONT: it serves nothing stale when it wakes', async () => {
@@ -126,7 +139,11 @@ describe('strict sequences under faults', () => {
     await c.restart();
     await sleep(2000);
     await load.stop();
-    const verdict = verdictOf('backend killed', load, `${during} answers while backend c was down; ${fronts.size} front ends`);
+    const verdict = verdictOf(
+      'backend killed',
+      load,
+      `${during} answers while backend c was down; ${fronts.size} front ends`,
+    );
     expectLinearizable(verdict);
     expect(during).toBeGreaterThan(100);
   }, 60_000);
@@ -140,9 +157,12 @@ describe('strict sequences under faults', () => {
     const before = await counterOf('default');
     const refused = await runCliAsync(['fence', '--apply'], { TICKETD_BACKENDS: backends });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/fence does not raise strict bounds, and .*strict_backend_\d+.* would start on restored ones.*retire each first \(npx ticketd sequences retire <name>\).*\(TICKETD_FENCE_REFUSED\)/);
+    expect(refused.stderr).toMatch(
+      /fence does not raise strict bounds, and .*strict_backend_\d+.* would start on restored ones.*retire each first \(npx ticketd sequences retire <name>\).*\(TICKETD_FENCE_REFUSED\)/,
+    );
     expect(await counterOf('default')).toBe(before);
-    for (const name of strict) expect((await runCliAsync(['sequences', 'retire', name], { TICKETD_BACKENDS: backends })).status).toBe(0);
+    for (const name of strict)
+      expect((await runCliAsync(['sequences', 'retire', name], { TICKETD_BACKENDS: backends })).status).toBe(0);
     const applied = await runCliAsync(['fence', '--apply'], { TICKETD_BACKENDS: backends });
     expect(applied.status).toBe(0);
     expect(await counterOf('default')).toBeGreaterThan(before);
@@ -153,7 +173,10 @@ describe('strict sequences under faults', () => {
     const mysql = await import('mysql2/promise');
     const conn = await mysql.createConnection(servers[0]!.url);
     try {
-      const [rows] = await conn.query<import('mysql2').RowDataPacket[]>("SELECT AUTO_INCREMENT AS next FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'ticketd' AND TABLE_NAME = ?", [`tickets_${sequence}`]);
+      const [rows] = await conn.query<import('mysql2').RowDataPacket[]>(
+        "SELECT AUTO_INCREMENT AS next FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'ticketd' AND TABLE_NAME = ?",
+        [`tickets_${sequence}`],
+      );
       return BigInt(String(rows[0]!.next));
     } finally {
       await conn.end();

@@ -28,7 +28,9 @@ describe('strict sequences', () => {
     await new Promise((r) => setTimeout(r, 4000));
     await load.stop();
     const verdict = checkLinearizable(load.history);
-    console.log(`strict, three front ends on one process: ${describeVerdict(verdict)}; statuses ${JSON.stringify(load.statuses)}`);
+    console.log(
+      `strict, three front ends on one process: ${describeVerdict(verdict)}; statuses ${JSON.stringify(load.statuses)}`,
+    );
     expect(verdict.outOfOrder).toBe(0);
     expect(verdict.repeated).toEqual([]);
     expect(verdict.unsorted).toBe(0);
@@ -36,11 +38,21 @@ describe('strict sequences', () => {
     expect(verdict.operations).toBeGreaterThan(200);
     expect(Object.keys(load.statuses)).toEqual(['200']);
     // One leads; the other two forwarded.
-    const shown = await Promise.all(fronts.map(async (f) => (await (await fetch(`${f.url}/v1/sequences/${name}`)).json()) as { ids: string; leader: { epoch: string; url: string; self: boolean } | null }));
+    const shown = await Promise.all(
+      fronts.map(
+        async (f) =>
+          (await (await fetch(`${f.url}/v1/sequences/${name}`)).json()) as {
+            ids: string;
+            leader: { epoch: string; url: string; self: boolean } | null;
+          },
+      ),
+    );
     expect(shown.every((s) => s.ids === 'strict')).toBe(true);
     expect(shown.filter((s) => s.leader?.self === true)).toHaveLength(1);
     expect(new Set(shown.map((s) => s.leader?.epoch)).size).toBe(1);
-    const forwarded = await Promise.all(fronts.map((f) => metricSum(f.url, 'ticketd_strict_forwarded_requests_total', { sequence: name })));
+    const forwarded = await Promise.all(
+      fronts.map((f) => metricSum(f.url, 'ticketd_strict_forwarded_requests_total', { sequence: name })),
+    );
     expect(forwarded.filter((n) => n > 0)).toHaveLength(2);
   }, 30_000);
 
@@ -48,16 +60,28 @@ describe('strict sequences', () => {
     const blocks = await fetch(`${fronts[1]!.url}/v1/sequences/${name}/blocks`, { method: 'POST' });
     expect(blocks.status).toBe(409);
     expect(((await blocks.json()) as { code: string }).code).toBe('TICKETD_STRICT_NO_BLOCKS');
-    const widened = await fetch(`${fronts[0]!.url}/v1/sequences/${name}`, { method: 'PATCH', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ maxId: '99999999999' }) });
+    const widened = await fetch(`${fronts[0]!.url}/v1/sequences/${name}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ maxId: '99999999999' }),
+    });
     expect(widened.status).toBe(409);
-    const leaderUrl = ((await (await fetch(`${fronts[0]!.url}/v1/sequences/${name}`)).json()) as { leader: { url: string } }).leader.url;
+    const leaderUrl = (
+      (await (await fetch(`${fronts[0]!.url}/v1/sequences/${name}`)).json()) as { leader: { url: string } }
+    ).leader.url;
     const follower = fronts.find((f) => f.peerUrl !== leaderUrl)!;
     // Peer ports serve peers only: the call shows the fleet's peer proof, as a follower's does.
     const asPeer = { [PEER_PROOF_HEADER]: peerProof(undefined, loadConfig({ backends: sharedBackends() }).backends) };
-    const misdirected = await fetch(`${follower.peerUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST', headers: asPeer });
+    const misdirected = await fetch(`${follower.peerUrl}/v1/sequences/${name}/strict-range?count=2`, {
+      method: 'POST',
+      headers: asPeer,
+    });
     expect(misdirected.status).toBe(421);
     expect(((await misdirected.json()) as { code: string }).code).toBe('TICKETD_NOT_LEADER');
-    const direct = await fetch(`${leaderUrl}/v1/sequences/${name}/strict-range?count=2`, { method: 'POST', headers: asPeer });
+    const direct = await fetch(`${leaderUrl}/v1/sequences/${name}/strict-range?count=2`, {
+      method: 'POST',
+      headers: asPeer,
+    });
     expect(direct.status).toBe(200);
     const range = (await direct.json()) as { first: string; last: string };
     expect(BigInt(range.last) - BigInt(range.first)).toBe(1n);
@@ -67,7 +91,9 @@ describe('strict sequences', () => {
     const sdk = `${name}_sdk`;
     expect(await putSequence(fronts[0]!.url, sdk, { blockSize: 1000, ids: 'strict' })).toBe(201);
     // A client per front end, each failing over to the others, as three application processes would.
-    const clients = fronts.map((f, i) => createTicketClient({ urls: [f.url, ...fronts.filter((_, j) => j !== i).map((o) => o.url)], sequence: sdk }));
+    const clients = fronts.map((f, i) =>
+      createTicketClient({ urls: [f.url, ...fronts.filter((_, j) => j !== i).map((o) => o.url)], sequence: sdk }),
+    );
     expect(() => clients[0]!.nextSync()).toThrow(NoBufferedIdsError);
     const requestsBefore = await idsRequests();
     const history: Operation[] = [];
@@ -82,7 +108,9 @@ describe('strict sequences', () => {
     await Promise.all(clients.flatMap((_, c) => Array.from({ length: 8 }, (_, w) => loop(c, w))));
     const verdict = checkLinearizable(history);
     const requests = (await idsRequests()) - requestsBefore;
-    console.log(`strict through the SDK, three clients of 8 concurrent callers: ${describeVerdict(verdict)}; ${requests} requests to ticketd for ${history.length} calls`);
+    console.log(
+      `strict through the SDK, three clients of 8 concurrent callers: ${describeVerdict(verdict)}; ${requests} requests to ticketd for ${history.length} calls`,
+    );
     expect(verdict.outOfOrder).toBe(0);
     expect(verdict.repeated).toEqual([]);
     expect(verdict.unsorted).toBe(0);
@@ -103,7 +131,11 @@ describe('strict sequences', () => {
 
   /** `POST …/ids` answers of every front end so far. */
   async function idsRequests(): Promise<number> {
-    const counts = await Promise.all(fronts.map((f) => metricSum(f.url, 'ticketd_http_requests_total', { route: '/v1/sequences/:name/ids', method: 'POST' })));
+    const counts = await Promise.all(
+      fronts.map((f) =>
+        metricSum(f.url, 'ticketd_http_requests_total', { route: '/v1/sequences/:name/ids', method: 'POST' }),
+      ),
+    );
     return counts.reduce((a, b) => a + b, 0);
   }
 });

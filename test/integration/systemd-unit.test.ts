@@ -22,7 +22,15 @@ function values(key: string): string[] {
 describe('the systemd unit', () => {
   it('asks for what the issue and docs promise: a dedicated user, the sandbox, credentials through _FILE settings, restart, graceful stop, SIGHUP reload', () => {
     expect(values('DynamicUser')).toEqual(['yes']);
-    for (const [key, value] of Object.entries({ NoNewPrivileges: 'yes', ProtectSystem: 'strict', PrivateTmp: 'yes', CapabilityBoundingSet: '', RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX', KillSignal: 'SIGTERM', Restart: 'on-failure' })) {
+    for (const [key, value] of Object.entries({
+      NoNewPrivileges: 'yes',
+      ProtectSystem: 'strict',
+      PrivateTmp: 'yes',
+      CapabilityBoundingSet: '',
+      RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
+      KillSignal: 'SIGTERM',
+      Restart: 'on-failure',
+    })) {
       expect([key, values(key)]).toEqual([key, [value]]);
     }
     expect(values('SystemCallFilter')).toEqual(['@system-service', '~@privileged']);
@@ -33,13 +41,19 @@ describe('the systemd unit', () => {
     const credentials = values('LoadCredential').map((v) => v.split(':')[0]!);
     const fileSettings = values('Environment').filter((v) => v.includes('=%d/'));
     expect(fileSettings.map((v) => v.slice(v.indexOf('%d/') + 3)).sort()).toEqual([...credentials].sort());
-    expect(fileSettings.map((v) => v.split('=')[0])).toEqual(expect.arrayContaining(['TICKETD_BACKENDS_FILE', 'TICKETD_ADMIN_TOKEN_FILE', 'TICKETD_CLIENT_TOKENS_FILE']));
+    expect(fileSettings.map((v) => v.split('=')[0])).toEqual(
+      expect.arrayContaining(['TICKETD_BACKENDS_FILE', 'TICKETD_ADMIN_TOKEN_FILE', 'TICKETD_CLIENT_TOKENS_FILE']),
+    );
     // The example environment file holds no secret setting.
-    expect(readFileSync('deploy/systemd/ticketd.env.example', 'utf8')).not.toMatch(/^(TICKETD_BACKENDS|TICKETD_ADMIN_TOKEN|TICKETD_CLIENT_TOKENS|TICKETD_TLS_KEY)=/m);
+    expect(readFileSync('deploy/systemd/ticketd.env.example', 'utf8')).not.toMatch(
+      /^(TICKETD_BACKENDS|TICKETD_ADMIN_TOKEN|TICKETD_CLIENT_TOKENS|TICKETD_TLS_KEY)=/m,
+    );
   });
 
   if (!available) {
-    console.log(`systemd-unit: no systemd-analyze (apt-get install systemd); verify and security did not run${ci ? ', and CI is set' : ''}`);
+    console.log(
+      `systemd-unit: no systemd-analyze (apt-get install systemd); verify and security did not run${ci ? ', and CI is set' : ''}`,
+    );
     if (ci) it('has systemd-analyze in CI', () => expect(available).toBe(true));
     return;
   }
@@ -48,7 +62,7 @@ describe('the systemd unit', () => {
   const unit = join(dir, 'ticketd.service');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('passes systemd-analyze verify (a copy whose ExecStart is this checkout\'s built CLI)', () => {
+  it("passes systemd-analyze verify (a copy whose ExecStart is this checkout's built CLI)", () => {
     const cli = resolve('dist/cli/main.js');
     accessSync(cli, constants.X_OK);
     expect(values('ExecStart')).toEqual(['/opt/ticketd/node_modules/.bin/ticketd serve']);
@@ -59,11 +73,16 @@ describe('the systemd unit', () => {
   });
 
   it('has a low exposure score in systemd-analyze security', () => {
-    const result = spawnSync('systemd-analyze', ['security', '--offline=yes', '--no-pager', unit], { encoding: 'utf8', cwd: dir });
+    const result = spawnSync('systemd-analyze', ['security', '--offline=yes', '--no-pager', unit], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
     expect(result.status).toBe(0);
     const score = /Overall exposure level for ticketd\.service: ([\d.]+) (\w+)/.exec(result.stdout);
     expect(score).not.toBeNull();
-    console.log(`systemd-analyze security: ticketd.service exposure ${score![1]} ${score![2]} (0 is the least exposed, 10 the most)`);
+    console.log(
+      `systemd-analyze security: ticketd.service exposure ${score![1]} ${score![2]} (0 is the least exposed, 10 the most)`,
+    );
     expect(Number(score![1])).toBeLessThan(2.5);
   });
 });

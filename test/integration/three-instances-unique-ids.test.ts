@@ -28,7 +28,10 @@ describe('three ticketd instances on the same two backends', () => {
     const client = async (server: RunningTicketd, seed: number): Promise<void> => {
       while (issued < TARGET_IDS) {
         round++;
-        const ids = (round + seed) % 3 === 0 ? [await nextId(server.url, SEQUENCE)] : await postIds(server.url, SEQUENCE, 1 + ((round * 7919 + seed) % 1000));
+        const ids =
+          (round + seed) % 3 === 0
+            ? [await nextId(server.url, SEQUENCE)]
+            : await postIds(server.url, SEQUENCE, 1 + ((round * 7919 + seed) % 1000));
         for (const id of ids) seen.add(id);
         issued += ids.length;
       }
@@ -39,7 +42,10 @@ describe('three ticketd instances on the same two backends', () => {
 
     // Every ID's ticket must be one its backend really issued: odd tickets from A, even from B,
     // none beyond the backend's counter. Both backends must have been used.
-    const allocator = new Allocator({ backends: loadConfig({ backends: sharedBackends() }).backends, logger: silentLogger });
+    const allocator = new Allocator({
+      backends: loadConfig({ backends: sharedBackends() }).backends,
+      logger: silentLogger,
+    });
     try {
       const [lastA, lastB] = (await allocator.fleet.lastTickets(SEQUENCE)) as [bigint, bigint];
       expect(lastA % 2n).toBe(1n);

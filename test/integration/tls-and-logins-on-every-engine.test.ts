@@ -29,12 +29,26 @@ describeEachEngine('TLS and logins', (engine) => {
     dir = mkdtempSync(join(tmpdir(), 'ticketd-engine-tls-'));
     const tlsArgs = mysqlEngine ? ['--require-secure-transport=ON'] : tlsServerArgs(certs);
     [strict, open] = await Promise.all([
-      startLocalServer({ name: 'a', optionFile: backendOptionFile('a'), dir: join(dir, 'a'), binary: engine.binary, extraArgs: tlsArgs }),
+      startLocalServer({
+        name: 'a',
+        optionFile: backendOptionFile('a'),
+        dir: join(dir, 'a'),
+        binary: engine.binary,
+        extraArgs: tlsArgs,
+      }),
       startLocalServer({ name: 'b', optionFile: backendOptionFile('b'), dir: join(dir, 'b'), binary: engine.binary }),
     ]);
     ca = mysqlEngine ? join(strict.dir, 'data', 'ca.pem') : certs.ca;
-    const account = ["CREATE USER 'tk'@'%' IDENTIFIED BY 'tk-pass'", "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON ticketd.* TO 'tk'@'%'"];
-    const root = await mysql.createConnection({ host: '127.0.0.1', port: strict.port, user: 'root', ssl: { rejectUnauthorized: false } });
+    const account = [
+      "CREATE USER 'tk'@'%' IDENTIFIED BY 'tk-pass'",
+      "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON ticketd.* TO 'tk'@'%'",
+    ];
+    const root = await mysql.createConnection({
+      host: '127.0.0.1',
+      port: strict.port,
+      user: 'root',
+      ssl: { rejectUnauthorized: false },
+    });
     for (const statement of account) await root.query(statement);
     await root.end();
     await sqlOn(open.url, ...account);
@@ -45,9 +59,11 @@ describeEachEngine('TLS and logins', (engine) => {
     certs?.dispose();
   });
 
-  const url = (s: LocalServer, query: string): string => `mysql://tk:tk-pass@127.0.0.1:${s.port}/ticketd${query === '' ? '' : `?${query}`}`;
+  const url = (s: LocalServer, query: string): string =>
+    `mysql://tk:tk-pass@127.0.0.1:${s.port}/ticketd${query === '' ? '' : `?${query}`}`;
   /** What the docs give for this engine: VERIFY_CA with MySQL's own ca.pem; VERIFY_IDENTITY with a certificate for the name. */
-  const documented = (): string => (mysqlEngine ? `ssl-mode=VERIFY_CA&ssl-ca=${ca}` : `ssl-mode=VERIFY_IDENTITY&ssl-ca=${ca}`);
+  const documented = (): string =>
+    mysqlEngine ? `ssl-mode=VERIFY_CA&ssl-ca=${ca}` : `ssl-mode=VERIFY_IDENTITY&ssl-ca=${ca}`;
 
   it('serves IDs over the documented ssl-mode, and check reports the TLS version', async () => {
     const backends = url(strict, documented());
@@ -67,7 +83,9 @@ describeEachEngine('TLS and logins', (engine) => {
     const plain = await runCliAsync(['check'], { TICKETD_BACKENDS: url(strict, 'ssl-mode=DISABLED') });
     expect(plain.status).toBe(1);
     const line = plain.stdout.split('\n').find((l) => l.startsWith('problem:')) ?? '';
-    expect(line).toMatch(/the server requires TLS \(require_secure_transport=ON\) and ssl-mode=DISABLED did not use it/);
+    expect(line).toMatch(
+      /the server requires TLS \(require_secure_transport=ON\) and ssl-mode=DISABLED did not use it/,
+    );
     if (mysqlEngine) {
       expect(line).toMatch(/set ssl-mode=VERIFY_CA&ssl-ca=<the server's ca\.pem>.*name no host/);
     } else {
@@ -77,9 +95,13 @@ describeEachEngine('TLS and logins', (engine) => {
 
   if (mysqlEngine) {
     it("says that MySQL's own certificate can never pass VERIFY_IDENTITY, and what to use instead", async () => {
-      const identity = await runCliAsync(['check'], { TICKETD_BACKENDS: url(strict, `ssl-mode=VERIFY_IDENTITY&ssl-ca=${ca}`) });
+      const identity = await runCliAsync(['check'], {
+        TICKETD_BACKENDS: url(strict, `ssl-mode=VERIFY_IDENTITY&ssl-ca=${ca}`),
+      });
       expect(identity.status).toBe(1);
-      expect(identity.stdout).toMatch(/^problem: backend \S+: certificate is for CN=MySQL_Server_[\d.]+_Auto_Generated_Server_Certificate, not 127\.0\.0\.1 .*this is MySQL's own certificate, which names no host: use ssl-mode=VERIFY_CA/m);
+      expect(identity.stdout).toMatch(
+        /^problem: backend \S+: certificate is for CN=MySQL_Server_[\d.]+_Auto_Generated_Server_Certificate, not 127\.0\.0\.1 .*this is MySQL's own certificate, which names no host: use ssl-mode=VERIFY_CA/m,
+      );
     });
   }
 

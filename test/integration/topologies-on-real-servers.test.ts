@@ -5,10 +5,21 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backendOptionFile, findServerBinary, freePort, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
+import {
+  backendOptionFile,
+  findServerBinary,
+  freePort,
+  startLocalServer,
+  type LocalServer,
+} from '../../src/launcher/local-mysql.js';
 import { runCliAsync, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
 
-const GALERA_LIBRARIES = ['/usr/lib/galera/libgalera_smm.so', '/usr/lib/libgalera_smm.so', '/usr/lib64/galera-4/libgalera_smm.so', '/usr/lib/galera-4/libgalera_smm.so'];
+const GALERA_LIBRARIES = [
+  '/usr/lib/galera/libgalera_smm.so',
+  '/usr/lib/libgalera_smm.so',
+  '/usr/lib64/galera-4/libgalera_smm.so',
+  '/usr/lib/galera-4/libgalera_smm.so',
+];
 
 describe('topologies on real servers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-topology-'));
@@ -18,7 +29,8 @@ describe('topologies on real servers', () => {
   let child: ChildTicketd | undefined;
 
   beforeAll(() => {
-    if (galera === undefined) console.log(`the Galera cases do not run: no galera-4 library (${GALERA_LIBRARIES[0]}) for MariaDB here`);
+    if (galera === undefined)
+      console.log(`the Galera cases do not run: no galera-4 library (${GALERA_LIBRARIES[0]}) for MariaDB here`);
   });
 
   afterAll(async () => {
@@ -28,7 +40,13 @@ describe('topologies on real servers', () => {
   });
 
   const start = async (name: string, file: string, extraArgs: string[]): Promise<LocalServer> => {
-    const server = await startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs });
+    const server = await startLocalServer({
+      name,
+      optionFile: backendOptionFile(file),
+      dir: join(dir, name),
+      binary,
+      extraArgs,
+    });
     servers.push(server);
     return server;
   };
@@ -49,7 +67,9 @@ describe('topologies on real servers', () => {
     const [node, b] = [await galeraNode('galera-control', 'ON'), await start('b-control', 'b', [])];
     const check = await runCliAsync(['check'], { TICKETD_BACKENDS: `${node.url},${b.url}` });
     expect(check.status).toBe(1);
-    expect(check.stdout).toContain(`problem: backend mysql://127.0.0.1:${node.port}/ticketd has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`);
+    expect(check.stdout).toContain(
+      `problem: backend mysql://127.0.0.1:${node.port}/ticketd has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node`,
+    );
   }, 120_000);
 
   it('serves from one Galera node as one backend when it keeps the offsets', async () => {
@@ -72,6 +92,8 @@ describe('topologies on real servers', () => {
     const [a, b] = [await start('a-ro', 'a', ['--read-only=ON']), await start('b-ro', 'b', [])];
     const check = await runCliAsync(['check'], { TICKETD_BACKENDS: `${a.url},${b.url}` });
     expect(check.status).toBe(1);
-    expect(check.stdout).toContain(`problem: backend mysql://127.0.0.1:${a.port}/ticketd has read_only=ON (a replica?); name the writable server`);
+    expect(check.stdout).toContain(
+      `problem: backend mysql://127.0.0.1:${a.port}/ticketd has read_only=ON (a replica?); name the writable server`,
+    );
   }, 120_000);
 });

@@ -31,8 +31,16 @@ describe('widening a sequence when its column grows', () => {
     await pair?.dispose();
   });
 
-  const patch = async (base: string, body: object, token = TEST_ADMIN_TOKEN): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const res = await fetch(`${base}/v1/sequences/${SEQUENCE}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const patch = async (
+    base: string,
+    body: object,
+    token = TEST_ADMIN_TOKEN,
+  ): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await fetch(`${base}/v1/sequences/${SEQUENCE}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
@@ -47,7 +55,9 @@ describe('widening a sequence when its column grows', () => {
 
   it('serves past 2^31 − 1 after the widening, in both processes, with no ID twice', async () => {
     // Near the top of a signed INT: a few hundred thousand IDs are left, then nothing.
-    expect(await putSequence(told.url, SEQUENCE, { blockSize: 1000, startAfter: '2147000000', maxId: String(INT_MAX) })).toBe(201);
+    expect(
+      await putSequence(told.url, SEQUENCE, { blockSize: 1000, startAfter: '2147000000', maxId: String(INT_MAX) }),
+    ).toBe(201);
     const ledger = new IdLedger();
     expect(await drain(ledger, told, 'told')).toBe(409);
     expect(await drain(ledger, other, 'other')).toBe(409);
@@ -56,12 +66,21 @@ describe('widening a sequence when its column grows', () => {
     expect(ledger.unique).toBeGreaterThan(1000);
 
     // Refused: lower, another setting, no admin token.
-    expect(await patch(told.url, { maxId: String(INT_MAX - 1n) })).toMatchObject({ status: 409, body: { code: 'TICKETD_SEQUENCE_CONFLICT' } });
-    expect(await patch(told.url, { maxId: String(BIGINT_MAX), blockSize: 10 })).toMatchObject({ status: 400, body: { code: 'TICKETD_BAD_REQUEST' } });
+    expect(await patch(told.url, { maxId: String(INT_MAX - 1n) })).toMatchObject({
+      status: 409,
+      body: { code: 'TICKETD_SEQUENCE_CONFLICT' },
+    });
+    expect(await patch(told.url, { maxId: String(BIGINT_MAX), blockSize: 10 })).toMatchObject({
+      status: 400,
+      body: { code: 'TICKETD_BAD_REQUEST' },
+    });
     expect((await patch(told.url, { maxId: String(BIGINT_MAX) }, 'wrong-token-0123456789abcdef')).status).toBe(403);
 
     const widened = await patch(told.url, { maxId: String(BIGINT_MAX) });
-    expect(widened).toMatchObject({ status: 200, body: { name: SEQUENCE, maxId: String(BIGINT_MAX), blockSize: '1000' } });
+    expect(widened).toMatchObject({
+      status: 200,
+      body: { name: SEQUENCE, maxId: String(BIGINT_MAX), blockSize: '1000' },
+    });
     // The same again completes nothing more, and says so with 200.
     expect((await patch(told.url, { maxId: String(BIGINT_MAX) })).status).toBe(200);
 
@@ -76,19 +95,31 @@ describe('widening a sequence when its column grows', () => {
       await sleep(250);
     }
     expect(otherStatus).toBe(200);
-    for (let i = 0; i < 50; i++) for (const s of [told, other]) expect(await ledger.request(s.url, 'after', SEQUENCE, 1000)).toBe(200);
+    for (let i = 0; i < 50; i++)
+      for (const s of [told, other]) expect(await ledger.request(s.url, 'after', SEQUENCE, 1000)).toBe(200);
     const after = [...ledger.ids()].map(BigInt).filter((id) => id > INT_MAX);
-    console.log(`widened: ${ledger.unique} IDs, ${before.length} up to 2^31 − 1 and ${after.length} past it, ${ledger.repeats.length} repeated; the untold process served again ${Date.now() - started} ms after the widening`);
+    console.log(
+      `widened: ${ledger.unique} IDs, ${before.length} up to 2^31 − 1 and ${after.length} past it, ${ledger.repeats.length} repeated; the untold process served again ${Date.now() - started} ms after the widening`,
+    );
     expect(after.length).toBeGreaterThan(50_000);
     expect(ledger.repeats).toEqual([]);
     // The capacity view follows the new bound.
-    const detail = (await (await fetch(`${told.url}/v1/sequences/${SEQUENCE}`)).json()) as { maxId: string; capacity: { level: string } };
+    const detail = (await (await fetch(`${told.url}/v1/sequences/${SEQUENCE}`)).json()) as {
+      maxId: string;
+      capacity: { level: string };
+    };
     expect(detail).toMatchObject({ maxId: String(BIGINT_MAX), capacity: { level: 'ok' } });
   }, 60_000);
 
   it("refuses to widen an opaque sequence, since its domain is its key's", async () => {
-    expect(await putSequence(told.url, 'widen_opaque', { blockSize: 100, ids: 'opaque', maxId: '100000000' })).toBe(201);
-    const res = await fetch(`${told.url}/v1/sequences/widen_opaque`, { method: 'PATCH', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"maxId":"200000000"}' });
+    expect(await putSequence(told.url, 'widen_opaque', { blockSize: 100, ids: 'opaque', maxId: '100000000' })).toBe(
+      201,
+    );
+    const res = await fetch(`${told.url}/v1/sequences/widen_opaque`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"maxId":"200000000"}',
+    });
     expect(res.status).toBe(409);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/opaque.*IDs would repeat/);
   });
@@ -130,6 +161,9 @@ describe('widening a sequence when its column grows', () => {
     const list = runCli(['sequences', 'list'], env);
     expect(list.stdout).toMatch(/^widen_later\tblockSize=10\tstartAfter=0\tmaxId=5000000\t/m);
     const lower = runCli(['sequences', 'set', 'widen_later', '--max-id', '10'], env);
-    expect([lower.status, lower.stderr]).toEqual([1, expect.stringMatching(/can only grow .*\(TICKETD_SEQUENCE_CONFLICT\)$/)]);
+    expect([lower.status, lower.stderr]).toEqual([
+      1,
+      expect.stringMatching(/can only grow .*\(TICKETD_SEQUENCE_CONFLICT\)$/),
+    ]);
   }, 60_000);
 });

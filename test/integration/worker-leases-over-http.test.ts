@@ -26,18 +26,38 @@ describe('worker leases over HTTP', () => {
     const name = poolName('create');
     const created = await putPool(server.url, name, { workerBits: 4, ttlMs: 5000 });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name, workerBits: 4, size: 16, ttlMs: 5000, maxSkewMs: 1000, reuseDelayMs: 6000 });
+    expect(created.body).toMatchObject({
+      name,
+      workerBits: 4,
+      size: 16,
+      ttlMs: 5000,
+      maxSkewMs: 1000,
+      reuseDelayMs: 6000,
+    });
     expect((created.body.owners as string[]).length).toBe(2);
     expect((await putPool(server.url, name, { workerBits: 4, ttlMs: 5000 })).status).toBe(200);
     const conflict = await putPool(server.url, name, { workerBits: 5, ttlMs: 5000 });
     expect(conflict.status).toBe(409);
     expect(conflict.body.code).toBe('TICKETD_POOL_CONFLICT');
-    const bad = await putPool(server.url, poolName('bad'), { workerBits: 17, ttlMs: 10, reuseDelayMs: 5, color: 'red' });
+    const bad = await putPool(server.url, poolName('bad'), {
+      workerBits: 17,
+      ttlMs: 10,
+      reuseDelayMs: 5,
+      color: 'red',
+    });
     expect(bad.status).toBe(400);
-    expect(String(bad.body.detail)).toMatch(/unknown field "color".*workerBits must be an integer from 1 to 16; got 17; ttlMs must be an integer from 1000 to 600000; got 10$/);
-    const unauthorised = await send(`${server.url}/v1/worker-pools/${poolName('nope')}`, { workerBits: 4 }, { method: 'PUT' });
+    expect(String(bad.body.detail)).toMatch(
+      /unknown field "color".*workerBits must be an integer from 1 to 16; got 17; ttlMs must be an integer from 1000 to 600000; got 10$/,
+    );
+    const unauthorised = await send(
+      `${server.url}/v1/worker-pools/${poolName('nope')}`,
+      { workerBits: 4 },
+      { method: 'PUT' },
+    );
     expect(unauthorised.status).toBe(401);
-    expect((await send(`${server.url}/v1/worker-pools/${poolName('missing')}/leases`, {})).body.code).toBe('TICKETD_POOL_NOT_FOUND');
+    expect((await send(`${server.url}/v1/worker-pools/${poolName('missing')}/leases`, {})).body.code).toBe(
+      'TICKETD_POOL_NOT_FOUND',
+    );
     const listed = (await (await fetch(`${server.url}/v1/worker-pools`)).json()) as { pools: { name: string }[] };
     expect(listed.pools.map((p) => p.name)).toContain(name);
   });
@@ -60,7 +80,9 @@ describe('worker leases over HTTP', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const state = await send(`${server.url}/v1/worker-pools/${name}`, undefined, { method: 'GET', admin: true });
     expect(state.body).toMatchObject({ leased: 8, cooling: 0, free: 0, redacted: false });
-    expect((state.body.leases as { holder: string }[]).map((l) => l.holder).sort()).toEqual(workers.map((_, i) => `holder-${i}`).sort());
+    expect((state.body.leases as { holder: string }[]).map((l) => l.holder).sort()).toEqual(
+      workers.map((_, i) => `holder-${i}`).sort(),
+    );
     const open = await send(`${server.url}/v1/worker-pools/${name}`, undefined, { method: 'GET' });
     expect(open.body).toMatchObject({ leased: 8, leases: null, redacted: true });
   });
@@ -83,7 +105,10 @@ describe('worker leases over HTTP', () => {
     expect(other.workerId).toBe(1 - w);
     expect((await takeLease(server.url, name, 'c')).status).toBe(503);
     const lastUsedMs = Date.now() + 40;
-    const released = await send(`${server.url}/v1/worker-pools/${name}/leases/${w}/release`, { epoch: first.epoch, lastUsedMs });
+    const released = await send(`${server.url}/v1/worker-pools/${name}/leases/${w}/release`, {
+      epoch: first.epoch,
+      lastUsedMs,
+    });
     expect(released.status).toBe(200);
     expect((await send(renewUrl, { epoch: first.epoch })).body.code).toBe('TICKETD_LEASE_LOST');
     const again = (await takeLease(server.url, name, 'c')).body;
@@ -98,7 +123,11 @@ describe('worker leases over HTTP', () => {
     const lease = (await takeLease(server.url, name, 'a')).body;
     const w = lease.workerId as number;
     // Another session holds the worker's row on every backend (as a cut-off front end's transaction does).
-    const sessions = await Promise.all(sharedBackends().split(',').map((url) => mysql.createConnection(url)));
+    const sessions = await Promise.all(
+      sharedBackends()
+        .split(',')
+        .map((url) => mysql.createConnection(url)),
+    );
     try {
       for (const s of sessions) {
         await s.query('START TRANSACTION');
@@ -124,7 +153,10 @@ describe('worker leases over HTTP', () => {
     const a = (await takeLease(server.url, name, 'a')).body;
     const b = (await takeLease(server.url, name, 'b')).body;
     expect(new Set([a.workerId, b.workerId]).size).toBe(2);
-    const renewB = setInterval(() => void send(`${server.url}/v1/worker-pools/${name}/leases/${b.workerId}/renew`, { epoch: b.epoch }), 300);
+    const renewB = setInterval(
+      () => void send(`${server.url}/v1/worker-pools/${name}/leases/${b.workerId}/renew`, { epoch: b.epoch }),
+      300,
+    );
     try {
       const expiresAt = Date.parse(a.expiresAt as string);
       // Expired (after 1 s) but inside the reuse delay: still refused.
@@ -144,11 +176,22 @@ describe('worker leases over HTTP', () => {
   it('issues a pool with client tokens only to a bearer of one', async () => {
     await putPool(server.url, guardedPool, { workerBits: 2 });
     expect((await takeLease(server.url, guardedPool)).status).toBe(401);
-    expect((await send(`${server.url}/v1/worker-pools/${guardedPool}/leases`, {}, { token: 'wrong-token-0123456789' })).status).toBe(403);
-    const lease = await send(`${server.url}/v1/worker-pools/${guardedPool}/leases`, { holder: 'pod-7' }, { token: POOL_TOKEN });
+    expect(
+      (await send(`${server.url}/v1/worker-pools/${guardedPool}/leases`, {}, { token: 'wrong-token-0123456789' }))
+        .status,
+    ).toBe(403);
+    const lease = await send(
+      `${server.url}/v1/worker-pools/${guardedPool}/leases`,
+      { holder: 'pod-7' },
+      { token: POOL_TOKEN },
+    );
     expect(lease.status).toBe(200);
     expect(lease.body.holder).toBe('pod-7');
-    const badHolder = await send(`${server.url}/v1/worker-pools/${guardedPool}/leases`, { holder: 'x'.repeat(200) }, { token: POOL_TOKEN });
+    const badHolder = await send(
+      `${server.url}/v1/worker-pools/${guardedPool}/leases`,
+      { holder: 'x'.repeat(200) },
+      { token: POOL_TOKEN },
+    );
     expect(badHolder.status).toBe(400);
   });
 });

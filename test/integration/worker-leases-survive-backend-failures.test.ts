@@ -32,7 +32,10 @@ describe('worker leases when a backend fails', () => {
   it('never grants a worker ID held when its owner was restored from a backup taken seconds before', async () => {
     const pool = 'restored_pool';
     expect((await putPool(servers[0]!.url, pool, { workerBits: 3, ttlMs: TTL_MS, maxSkewMs: 200 })).status).toBe(201);
-    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    const ledger = new LeaseLedger(
+      pool,
+      servers.map((s) => s.url),
+    );
     try {
       const backup = await takeBackup(pair.a.url);
       // Six of the eight worker IDs leased after the backup, and kept renewed.
@@ -43,11 +46,20 @@ describe('worker leases when a backend fails', () => {
       for (let i = 0; i < 12; i++) after.push(await ledger.take(`after-${i}`, RENEW_EVERY_MS));
       await sleep(1000);
       const granted = after.filter((a) => a.status === 200).length;
-      const refusedByClaims = (await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_refused_total', { pool, reason: 'claimed' })))).reduce((a, b) => a + b, 0);
-      console.log(`owner restored: ${ledger.taken} leases taken (${granted} after the restore), ${refusedByClaims} worker IDs refused by a claim, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
+      const refusedByClaims = (
+        await Promise.all(
+          servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_refused_total', { pool, reason: 'claimed' })),
+        )
+      ).reduce((a, b) => a + b, 0);
+      console.log(
+        `owner restored: ${ledger.taken} leases taken (${granted} after the restore), ${refusedByClaims} worker IDs refused by a claim, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`,
+      );
       expect(ledger.overlaps()).toEqual([]);
       // One warning per episode, not one per worker ID a claim refused.
-      const claimWarnings = logs.map((l) => l.lines.filter((line) => Number(line.level) === 40 && String(line.msg).includes('held by a claim')).length);
+      const claimWarnings = logs.map(
+        (l) =>
+          l.lines.filter((line) => Number(line.level) === 40 && String(line.msg).includes('held by a claim')).length,
+      );
       console.log(`owner restored: warnings of worker IDs held by a claim per front end: ${claimWarnings.join(', ')}`);
       expect(refusedByClaims).toBeGreaterThan(10);
       for (const n of claimWarnings) expect(n).toBeLessThanOrEqual(1);
@@ -70,7 +82,10 @@ describe('worker leases when a backend fails', () => {
     const owners = created.body.owners as string[];
     const ownedByA = (w: number): boolean => owners[w % owners.length] === '1';
     const aOwns = [...Array(8).keys()].filter(ownedByA).length;
-    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    const ledger = new LeaseLedger(
+      pool,
+      servers.map((s) => s.url),
+    );
     try {
       // Three leases before the kill, so that A owns at least one free worker ID whichever owners they came from.
       const before: number[] = [];
@@ -92,13 +107,17 @@ describe('worker leases when a backend fails', () => {
       }
       // While B is down, exactly A's free worker IDs are granted (A keeps renewing its own), and no more.
       expect(during.filter((s) => s === 200).length).toBe(freeOnA);
-      const unclaimed = (await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_unclaimed_total', { pool })))).reduce((a, b) => a + b, 0);
+      const unclaimed = (
+        await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_worker_leases_unclaimed_total', { pool })))
+      ).reduce((a, b) => a + b, 0);
       expect(unclaimed).toBeGreaterThan(0);
       await pair.b.restart();
       await sleep(TTL_MS + 2500);
       for (let j = 0; j < 4; j++) await ledger.take(`restarted-${j}`, RENEW_EVERY_MS);
       await sleep(1000);
-      console.log(`backend B killed: ${ledger.taken} leases (${freeOnA} of A's free at the kill, all granted while B was down), ${unclaimed} unclaimed grants or renewals, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`);
+      console.log(
+        `backend B killed: ${ledger.taken} leases (${freeOnA} of A's free at the kill, all granted while B was down), ${unclaimed} unclaimed grants or renewals, statuses ${JSON.stringify(Object.fromEntries(ledger.statuses))}`,
+      );
       expect(ledger.overlaps()).toEqual([]);
       // A backend failing under a call is a 503 to retry, never a 500.
       expect([...ledger.statuses.keys()].filter((k) => / 500 /.test(k))).toEqual([]);
@@ -115,7 +134,10 @@ describe('worker leases when a backend fails', () => {
   it('holds every worker ID after every backend was restored, once fence --apply ran, and the next holders start above it', async () => {
     const pool = 'everywhere_pool';
     expect((await putPool(servers[0]!.url, pool, { workerBits: 2, ttlMs: TTL_MS, maxSkewMs: 200 })).status).toBe(201);
-    const ledger = new LeaseLedger(pool, servers.map((s) => s.url));
+    const ledger = new LeaseLedger(
+      pool,
+      servers.map((s) => s.url),
+    );
     try {
       const backups = [await takeBackup(pair.a.url), await takeBackup(pair.b.url)];
       for (let i = 0; i < 4; i++) expect((await ledger.take(`before-${i}`, RENEW_EVERY_MS)).status).toBe(200);
@@ -128,7 +150,9 @@ describe('worker leases when a backend fails', () => {
       expect(hazard.every((o) => o.includes('unfenced'))).toBe(true);
       const env = { TICKETD_BACKENDS: pair.backendsUrl };
       const plan = await runCliAsync(['fence'], env);
-      expect(plan.stdout).toContain(`worker pool ${pool}: every worker ID held ${(TTL_MS + TTL_MS + 200) / 1000} s from the fence, its next holders above the fence's time + ${(TTL_MS + 200) / 1000} s`);
+      expect(plan.stdout).toContain(
+        `worker pool ${pool}: every worker ID held ${(TTL_MS + TTL_MS + 200) / 1000} s from the fence, its next holders above the fence's time + ${(TTL_MS + 200) / 1000} s`,
+      );
       const fencedAt = Date.now();
       const applied = await runCliAsync(['fence', '--apply'], env);
       expect(applied.stderr).toBe('');

@@ -56,7 +56,9 @@ export async function startDockerFleet(frontEnds: readonly Record<string, string
     const service = new TicketService({ allocator, logger: silentLogger });
     await initBackends(allocator, service).finally(() => service.close());
     const inside = backends.map((b) => `mysql://root:${ROOT_PASSWORD}@mysql-${b.name}:3306/ticketd`).join(',');
-    const fronts = await Promise.all(frontEnds.map((env, i) => startFrontEnd(network, `fe${i + 1}`, inside, env, started)));
+    const fronts = await Promise.all(
+      frontEnds.map((env, i) => startFrontEnd(network, `fe${i + 1}`, inside, env, started)),
+    );
     return { backends, frontEnds: fronts, close };
   } catch (error) {
     await close();
@@ -64,7 +66,11 @@ export async function startDockerFleet(frontEnds: readonly Record<string, string
   }
 }
 
-async function startBackend(network: StartedNetwork, name: string, started: StartedTestContainer[]): Promise<FleetBackend> {
+async function startBackend(
+  network: StartedNetwork,
+  name: string,
+  started: StartedTestContainer[],
+): Promise<FleetBackend> {
   const container = await new MySqlContainer(image('TICKETD_MYSQL_IMAGE'))
     .withNetwork(network)
     .withNetworkAliases(`mysql-${name}`)
@@ -73,10 +79,21 @@ async function startBackend(network: StartedNetwork, name: string, started: Star
     .withCopyFilesToContainer([{ source: backendOptionFile(name), target: '/etc/mysql/conf.d/ticketd.cnf' }])
     .start();
   started.push(container);
-  return { name, container, ip: container.getIpAddress(network.getName()), hostUrl: `mysql://root:${ROOT_PASSWORD}@${container.getHost()}:${container.getPort()}/ticketd` };
+  return {
+    name,
+    container,
+    ip: container.getIpAddress(network.getName()),
+    hostUrl: `mysql://root:${ROOT_PASSWORD}@${container.getHost()}:${container.getPort()}/ticketd`,
+  };
 }
 
-async function startFrontEnd(network: StartedNetwork, name: string, backends: string, env: Record<string, string>, started: StartedTestContainer[]): Promise<FleetFrontEnd> {
+async function startFrontEnd(
+  network: StartedNetwork,
+  name: string,
+  backends: string,
+  env: Record<string, string>,
+  started: StartedTestContainer[],
+): Promise<FleetFrontEnd> {
   const container = await new GenericContainer(image('TICKETD_NODE_IMAGE'))
     .withNetwork(network)
     .withNetworkAliases(name)
@@ -84,11 +101,23 @@ async function startFrontEnd(network: StartedNetwork, name: string, backends: st
     .withBindMounts([{ source: resolve('.'), target: '/app', mode: 'ro' }])
     .withWorkingDir('/app')
     // Strict sequences' followers reach the leader at its network alias (TICKETD_ADVERTISE_HOST).
-    .withEnvironment({ TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, TICKETD_PORT: '8080', TICKETD_LOG_LEVEL: 'warn', TICKETD_ADVERTISE_HOST: name, ...env })
+    .withEnvironment({
+      TICKETD_BACKENDS: backends,
+      TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      TICKETD_PORT: '8080',
+      TICKETD_LOG_LEVEL: 'warn',
+      TICKETD_ADVERTISE_HOST: name,
+      ...env,
+    })
     .withCommand(['node', 'dist/cli/main.js', 'serve'])
     .withExposedPorts(8080)
     .withWaitStrategy(Wait.forHttp('/readyz', 8080).forStatusCode(200))
     .start();
   started.push(container);
-  return { name, container, ip: container.getIpAddress(network.getName()), url: `http://${container.getHost()}:${container.getMappedPort(8080)}` };
+  return {
+    name,
+    container,
+    ip: container.getIpAddress(network.getName()),
+    url: `http://${container.getHost()}:${container.getMappedPort(8080)}`,
+  };
 }

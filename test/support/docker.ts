@@ -13,7 +13,9 @@ export function requireDockerInCi(what: string): void {
   const ci = process.env.CI;
   if (dockerReady || ci === undefined || ci === '' || ci === 'false') return;
   it(`has a Docker engine in CI (${what})`, () => {
-    throw new Error(`CI is set but ${process.env.TICKETD_TEST_DOCKER ?? 'Docker was not settled'}: .ci/run should have started an engine`);
+    throw new Error(
+      `CI is set but ${process.env.TICKETD_TEST_DOCKER ?? 'Docker was not settled'}: .ci/run should have started an engine`,
+    );
   });
 }
 
@@ -25,17 +27,30 @@ export function image(variable: 'TICKETD_MYSQL_IMAGE' | 'TICKETD_MARIADB_IMAGE' 
 }
 
 /** Runs a command to completion; its stdout, or an error with its stderr. */
-export function run(command: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): string {
-  const result = spawnSync(command, args, { encoding: 'utf8', env: options.env ?? process.env, timeout: options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 });
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): string {
+  const result = spawnSync(command, args, {
+    encoding: 'utf8',
+    env: options.env ?? process.env,
+    timeout: options.timeoutMs ?? 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}: ${(result.stderr || String(result.error ?? '')).trim().slice(-2000)}`);
+    throw new Error(
+      `${command} ${args.join(' ')} exited with ${result.status ?? result.signal}: ${(result.stderr || String(result.error ?? '')).trim().slice(-2000)}`,
+    );
   }
   return result.stdout;
 }
 
 /** `docker compose` (v2) where the plugin answers, otherwise Debian's `docker-compose` 1.29. */
 export function composeCommand(): readonly string[] {
-  return spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0 ? ['docker', 'compose'] : ['docker-compose'];
+  return spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0
+    ? ['docker', 'compose']
+    : ['docker-compose'];
 }
 
 /** The PID of a running container's first process, whose network namespace is the container's. */
@@ -76,10 +91,19 @@ export function heal(containerId: string): void {
  * connects nor is refused within `ms`: it times out. Returns 'timeout', 'connected' or 'refused'
  * (bash's /dev/tcp, which the MySQL, MariaDB and Node images all have).
  */
-export function probeConnect(fromContainer: string, host: string, port: number, ms = 1500): Promise<'timeout' | 'connected' | 'refused'> {
+export function probeConnect(
+  fromContainer: string,
+  host: string,
+  port: number,
+  ms = 1500,
+): Promise<'timeout' | 'connected' | 'refused'> {
   const seconds = (ms / 1000).toFixed(1);
   // Not spawnSync: the load a test runs meanwhile lives on this process's event loop.
-  const child = spawn('docker', ['exec', fromContainer, 'timeout', seconds, 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`], { stdio: 'ignore' });
+  const child = spawn(
+    'docker',
+    ['exec', fromContainer, 'timeout', seconds, 'bash', '-c', `exec 3<>/dev/tcp/${host}/${port}`],
+    { stdio: 'ignore' },
+  );
   return new Promise((done, fail) => {
     child.once('error', fail);
     child.once('exit', (status) => done(status === 124 ? 'timeout' : status === 0 ? 'connected' : 'refused'));

@@ -96,7 +96,17 @@ export class FakeServer {
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
       inspect: async () => {
         server.#enter();
-        return { settings: server.#serverSettings(), sequences: await server.readSequences(), engines: new Map(), missingTables: [], newestClaimAgeMs: undefined, transport: { tls: false }, tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' }, privileges: [], workerPools: 0 };
+        return {
+          settings: server.#serverSettings(),
+          sequences: await server.readSequences(),
+          engines: new Map(),
+          missingTables: [],
+          newestClaimAgeMs: undefined,
+          transport: { tls: false },
+          tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' },
+          privileges: [],
+          workerPools: 0,
+        };
       },
       // The allocator's fakes serve tickets only: worker pools are tested on real servers.
       workers: {
@@ -130,7 +140,14 @@ export class FakeServer {
   }
 
   #serverSettings(): ServerSettings {
-    return { ...this.stripe, flushLogAtTrxCommit: 1, syncBinlog: 1, logBin: false, galeraAutoIncrementControl: false, identity: this.identity };
+    return {
+      ...this.stripe,
+      flushLogAtTrxCommit: 1,
+      syncBinlog: 1,
+      logBin: false,
+      galeraAutoIncrementControl: false,
+      identity: this.identity,
+    };
   }
 
   async fetchTickets(sequence: string, count: number): Promise<TicketBatch> {
@@ -159,16 +176,25 @@ export class FakeServer {
     this.#enter();
     const table = this.claims.get(claim.sequence) ?? new Map<bigint, StoredClaim>();
     this.claims.set(claim.sequence, table);
-    if (claim.tickets.some((t) => table.has(t))) throw new TicketClaimedBeforeError(`fake ${this.label}: duplicate claim`, 'duplicate');
+    if (claim.tickets.some((t) => table.has(t)))
+      throw new TicketClaimedBeforeError(`fake ${this.label}: duplicate claim`, 'duplicate');
     const cls = { increment: claim.stripe.increment, residue: claim.stripe.offset % claim.stripe.increment };
     for (const t of claim.tickets) table.set(t, cls);
-    return (this.floors.get(claim.sequence) ?? []).map((f) => ({ increment: f.increment, residue: f.residue, highest: undefined, floor: f.floor }));
+    return (this.floors.get(claim.sequence) ?? []).map((f) => ({
+      increment: f.increment,
+      residue: f.residue,
+      highest: undefined,
+      floor: f.floor,
+    }));
   }
 
   async readClaims(sequence: string): Promise<ClassClaims[]> {
     this.#enter();
     if (this.readError !== undefined) throw this.readError;
-    const byClass = new Map<string, { increment: bigint; residue: bigint; highest: bigint | undefined; floor: bigint | undefined }>();
+    const byClass = new Map<
+      string,
+      { increment: bigint; residue: bigint; highest: bigint | undefined; floor: bigint | undefined }
+    >();
     const entry = (c: StoredClaim) => {
       const key = `${c.increment}/${c.residue}`;
       const known = byClass.get(key) ?? { ...c, highest: undefined, floor: undefined };
@@ -190,7 +216,9 @@ export class FakeServer {
     this.#enter();
     const residue = stripe.offset % stripe.increment;
     const table = this.claims.get(sequence) ?? new Map<bigint, StoredClaim>();
-    const mine = [...table].filter(([, c]) => c.increment === stripe.increment && c.residue === residue).map(([t]) => t);
+    const mine = [...table]
+      .filter(([, c]) => c.increment === stripe.increment && c.residue === residue)
+      .map(([t]) => t);
     mine.sort((a, b) => (a > b ? -1 : 1));
     const floor = mine[keep];
     if (floor === undefined) return undefined;
@@ -229,7 +257,8 @@ export class FakeServer {
     this.#enter();
     const existing = this.sequences.get(settings.name);
     if (existing !== undefined) {
-      if (!sameSettings(existing, settings)) throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
+      if (!sameSettings(existing, settings))
+        throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
       return false;
     }
     await this.prepareSequence(settings.name, firstTicket);
@@ -237,7 +266,8 @@ export class FakeServer {
     // The row's INSERT is atomic: one that lost a race finds the winner's row, as on MySQL.
     const raced = this.sequences.get(settings.name);
     if (raced !== undefined) {
-      if (!sameSettings(raced, settings)) throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
+      if (!sameSettings(raced, settings))
+        throw new SequenceConflictError(`fake ${this.label}: ${settings.name} differs`);
       return false;
     }
     this.sequences.set(settings.name, settings);
@@ -247,14 +277,32 @@ export class FakeServer {
   async prepareSequence(name: string, firstTicket: bigint): Promise<void> {
     await this.advanceCounter(name, firstTicket);
   }
-
 }
 
 /** Fake servers striped 1..n of increment n, their addresses, and the factory an Allocator takes. */
-export function fakeServers(n = 2): { servers: FakeServer[]; addresses: BackendAddress[]; connect: (address: BackendAddress, guard: ConnectionGuard) => TicketBackend } {
-  const servers = Array.from({ length: n }, (_, i) => new FakeServer(`mysql://fake-${String.fromCharCode(97 + i)}:3306/t`, { increment: BigInt(n), offset: BigInt(i + 1) }));
+export function fakeServers(n = 2): {
+  servers: FakeServer[];
+  addresses: BackendAddress[];
+  connect: (address: BackendAddress, guard: ConnectionGuard) => TicketBackend;
+} {
+  const servers = Array.from(
+    { length: n },
+    (_, i) =>
+      new FakeServer(`mysql://fake-${String.fromCharCode(97 + i)}:3306/t`, {
+        increment: BigInt(n),
+        offset: BigInt(i + 1),
+      }),
+  );
   const byLabel = new Map(servers.map((f) => [f.label, f]));
-  const addresses = servers.map((f) => ({ host: f.label, port: 3306, user: 'root', password: '', database: 't', label: f.label, tls: { mode: 'DISABLED' as const } }));
+  const addresses = servers.map((f) => ({
+    host: f.label,
+    port: 3306,
+    user: 'root',
+    password: '',
+    database: 't',
+    label: f.label,
+    tls: { mode: 'DISABLED' as const },
+  }));
   return { servers, addresses, connect: (address, guard) => byLabel.get(address.label)!.connect(guard) };
 }
 

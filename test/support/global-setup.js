@@ -20,10 +20,14 @@ export default async function globalSetup() {
 /** Says once which engines the conformance set (test/support/engines.ts) runs on. */
 function sayEngines() {
   const engines = findServerBinaries(process.env);
-  const names = engines.map((e) => `${engineName(e)}${e.root === undefined ? '' : ` (from the root file system ${e.root})`}`);
+  const names = engines.map(
+    (e) => `${engineName(e)}${e.root === undefined ? '' : ` (from the root file system ${e.root})`}`,
+  );
   console.log(`ticketd tests: engines found: ${names.join(', ') || 'none'}; the engine conformance set runs on each`);
   const missing = ['mariadb', 'mysql'].filter((f) => !engines.some((e) => e.flavor === f));
   if (missing.length > 0) {
-    console.log(`ticketd tests: no ${missing.map((f) => (f === 'mysql' ? 'Oracle MySQL' : 'MariaDB')).join(' or ')} here, so the conformance set does not run on it (bash test/support/mysql-root.sh prepares MySQL 9.7; under CI the engines test fails)`);
+    console.log(
+      `ticketd tests: no ${missing.map((f) => (f === 'mysql' ? 'Oracle MySQL' : 'MariaDB')).join(' or ')} here, so the conformance set does not run on it (bash test/support/mysql-root.sh prepares MySQL 9.7; under CI the engines test fails)`,
+    );
   }
 }

@@ -20,7 +20,10 @@ export class IdLedger {
   async request(url: string, who: string, sequence: string, count: number): Promise<number> {
     let status = 0;
     try {
-      const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=${count}`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+      const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=${count}`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(5000),
+      });
       status = res.status;
       const body = (await res.json()) as { ids?: string[] };
       if (status === 200) {
@@ -72,7 +75,12 @@ export class IdLedger {
 }
 
 /** Clients sending requests in a loop to the servers until stopped; counts vary from 1 to 40. */
-export function startLoad(ledger: IdLedger, servers: readonly { url: string; name: string }[], sequence: string, clients: number): { stop(): Promise<void> } {
+export function startLoad(
+  ledger: IdLedger,
+  servers: readonly { url: string; name: string }[],
+  sequence: string,
+  clients: number,
+): { stop(): Promise<void> } {
   let running = true;
   const loops = Array.from({ length: clients }, async (_, c) => {
     for (let n = c; running; n += clients) {
@@ -100,7 +108,11 @@ export interface Fleet {
  * Creates the sequence, lets the idle process (the third server) take a few blocks, which it then
  * keeps while it idles, and names the two busy ones for startLoad.
  */
-export async function startFleet(servers: readonly { url: string }[], sequence: string, blockSize: bigint): Promise<Fleet> {
+export async function startFleet(
+  servers: readonly { url: string }[],
+  sequence: string,
+  blockSize: bigint,
+): Promise<Fleet> {
   const [a, b, c] = servers as [{ url: string }, { url: string }, { url: string }];
   const created = await putSequence(a.url, sequence, { blockSize: Number(blockSize) });
   if (created !== 201) throw new Error(`PUT ${sequence} answered ${created}`);
@@ -110,7 +122,14 @@ export async function startFleet(servers: readonly { url: string }[], sequence: 
     const status = await ledger.request(idle.url, idle.name, sequence, 40);
     if (status !== 200) throw new Error(`the idle process got ${status}`);
   }
-  return { ledger, idle, busy: [{ url: a.url, name: 'busy-1' }, { url: b.url, name: 'busy-2' }] };
+  return {
+    ledger,
+    idle,
+    busy: [
+      { url: a.url, name: 'busy-1' },
+      { url: b.url, name: 'busy-2' },
+    ],
+  };
 }
 
 /** Resolves after ms milliseconds. */

@@ -11,7 +11,8 @@ export const LIGHT_JVM = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xss51
 /** Why the Java toolchain cannot run here, or undefined when javac, java, jar and Debian's junit5 are there. */
 export function javaMissing(): string | undefined {
   for (const tool of ['javac', 'java', 'jar']) {
-    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0) return `${tool} is not installed (apt-get install openjdk-17-jdk-headless)`;
+    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0)
+      return `${tool} is not installed (apt-get install openjdk-17-jdk-headless)`;
   }
   if (!existsSync(JUNIT)) return `${JUNIT} is missing (apt-get install junit5)`;
   return undefined;
@@ -27,7 +28,10 @@ export interface JavaBuild {
 
 /** Runs clients/java/build.sh into `dir` (compile, unit tests, jar); throws with its output when it fails. */
 export async function buildJavaClient(dir: string): Promise<JavaBuild> {
-  const child = spawn('sh', ['clients/java/build.sh'], { env: { ...process.env, TICKETD_JAVA_BUILD_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['clients/java/build.sh'], {
+    env: { ...process.env, TICKETD_JAVA_BUILD_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -49,7 +53,12 @@ export function libfaketime(): string | undefined {
  * process group, reading its JSON lines as events. `clockFile`: its wall clock follows the offset
  * written in that file (libfaketime), the monotonic clock stays true.
  */
-export function spawnJava(build: JavaBuild, name: string, args: readonly string[], options: { env?: Record<string, string>; clockFile?: string } = {}): Holder {
+export function spawnJava(
+  build: JavaBuild,
+  name: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; clockFile?: string } = {},
+): Holder {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   if (options.clockFile !== undefined) {
     const lib = libfaketime();
@@ -57,13 +66,29 @@ export function spawnJava(build: JavaBuild, name: string, args: readonly string[
     // FAKETIME_FORCE_MONOTONIC_FIX=0: with the fix, the JVM's own timed waits on the monotonic clock
     // (monitor deflation, the code sweeper, HttpClient's selector) return at once and spin, so a JVM
     // under libfaketime crawls (measured here: no lease in 20 s; with 0, a try every 100 ms as designed).
-    Object.assign(env, { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: options.clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_FORCE_MONOTONIC_FIX: '0' });
+    Object.assign(env, {
+      LD_PRELOAD: lib,
+      FAKETIME_TIMESTAMP_FILE: options.clockFile,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      FAKETIME_FORCE_MONOTONIC_FIX: '0',
+    });
   }
-  const child = spawn('java', [...LIGHT_JVM, '-cp', build.classpath, 'dev.ticketd.client.conformance.Conformance', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+  const child = spawn(
+    'java',
+    [...LIGHT_JVM, '-cp', build.classpath, 'dev.ticketd.client.conformance.Conformance', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
-  const { signal, events, waitFor } = followHolder(`java ${name}`, child, 20_000, () => `; stderr: ${stderr}`, (line) => (stderr += `${line}\n`));
+  const { signal, events, waitFor } = followHolder(
+    `java ${name}`,
+    child,
+    20_000,
+    () => `; stderr: ${stderr}`,
+    (line) => (stderr += `${line}\n`),
+  );
   return {
     name,
     process: child,

@@ -31,17 +31,29 @@ export class LeaseLedger {
   /** Takes a lease through the next front end; renews it every `renewEveryMs` until it is lost or the ledger stops. */
   async take(holder: string, renewEveryMs: number): Promise<{ status: number; code?: string; workerId?: number }> {
     const url = this.#urls[this.#turn++ % this.#urls.length]!;
-    const answer = await takeLease(url, this.#pool, holder).catch((error: unknown): Answered => ({ status: 0, body: { code: String(error) }, headers: new Headers() }));
+    const answer = await takeLease(url, this.#pool, holder).catch((error: unknown): Answered => ({
+      status: 0,
+      body: { code: String(error) },
+      headers: new Headers(),
+    }));
     this.#count(`take ${answer.status}${answer.status === 200 ? '' : ` ${String(answer.body.code)}`}`);
     if (answer.status !== 200) return { status: answer.status, code: String(answer.body.code) };
     const b = answer.body;
-    const lease: Held = { workerId: b.workerId as number, epoch: b.epoch as string, holder, from: b.serverTimeMs as number, until: Date.parse(b.expiresAt as string), lost: false };
+    const lease: Held = {
+      workerId: b.workerId as number,
+      epoch: b.epoch as string,
+      holder,
+      from: b.serverTimeMs as number,
+      until: Date.parse(b.expiresAt as string),
+      lost: false,
+    };
     this.#held.push(lease);
     const timer = setInterval(() => {
       void send(`${url}/v1/worker-pools/${this.#pool}/leases/${lease.workerId}/renew`, { epoch: lease.epoch }).then(
         (r) => {
           this.#count(`renew ${r.status}${r.status === 200 ? '' : ` ${String(r.body.code)}`}`);
-          if (r.status === 200 && !lease.lost) lease.until = Math.max(lease.until, Date.parse(r.body.expiresAt as string));
+          if (r.status === 200 && !lease.lost)
+            lease.until = Math.max(lease.until, Date.parse(r.body.expiresAt as string));
           if (r.body.code === 'TICKETD_LEASE_LOST') {
             lease.lost = true;
             clearInterval(timer);
@@ -67,7 +79,9 @@ export class LeaseLedger {
         const a = this.#held[i]!;
         const b = this.#held[j]!;
         if (a.workerId === b.workerId && a.from < b.until && b.from < a.until) {
-          found.push(`worker ${a.workerId}: ${a.holder} (epoch ${a.epoch}, ${a.from}..${a.until}) and ${b.holder} (epoch ${b.epoch}, ${b.from}..${b.until})`);
+          found.push(
+            `worker ${a.workerId}: ${a.holder} (epoch ${a.epoch}, ${a.from}..${a.until}) and ${b.holder} (epoch ${b.epoch}, ${b.from}..${b.until})`,
+          );
         }
       }
     }

@@ -27,16 +27,24 @@ export function buildRelease(version: keyof typeof RELEASES): BuiltRelease {
   if (existsSync(main) && existsSync(join(dir, 'node_modules', 'express', 'package.json'))) return { main };
   rmSync(dir, { recursive: true, force: true });
   const found = spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: root });
-  if (found.status !== 0) return { unavailable: `commit ${commit} (ticketd ${version}) is not in this clone's history (a shallow clone?)` };
+  if (found.status !== 0)
+    return { unavailable: `commit ${commit} (ticketd ${version}) is not in this clone's history (a shallow clone?)` };
   mkdirSync(tmpdir(), { recursive: true });
   const staging = mkdtempSync(join(tmpdir(), `ticketd-release-${version}-building-`));
   try {
-    const archive = spawnSync('sh', ['-c', `git archive ${commit} | tar -x -C '${staging}'`], { cwd: root, encoding: 'utf8' });
+    const archive = spawnSync('sh', ['-c', `git archive ${commit} | tar -x -C '${staging}'`], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     if (archive.status !== 0) return { unavailable: `git archive ${commit} failed: ${archive.stderr}` };
     symlinkSync(join(root, 'node_modules'), join(staging, 'node_modules'), 'dir');
     // Type errors against today's @types do not stop the emit; a missing main.js below does.
-    spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: staging, encoding: 'utf8' });
-    if (!existsSync(join(staging, 'dist', 'cli', 'main.js'))) return { unavailable: `ticketd ${version} did not compile` };
+    spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: staging,
+      encoding: 'utf8',
+    });
+    if (!existsSync(join(staging, 'dist', 'cli', 'main.js')))
+      return { unavailable: `ticketd ${version} did not compile` };
     try {
       renameSync(staging, dir);
     } catch {

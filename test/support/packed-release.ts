@@ -14,7 +14,13 @@ export interface Ran {
 }
 
 /** Runs a command without blocking this process's event loop (servers a test talks to may live in it). */
-export function runAsync(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 300_000): Promise<Ran> {
+export function runAsync(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 300_000,
+): Promise<Ran> {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -44,19 +50,27 @@ export interface Packed {
  * `npm test` made first (`--ignore-scripts`: packing would otherwise build again through `prepare`).
  */
 export async function packRelease(dest: string): Promise<{ server: Packed; client: Packed }> {
-  const packed = await runAsync('npm', ['pack', '--workspaces', '--include-workspace-root', '--ignore-scripts', '--json', '--pack-destination', dest], resolve('.'));
+  const packed = await runAsync(
+    'npm',
+    ['pack', '--workspaces', '--include-workspace-root', '--ignore-scripts', '--json', '--pack-destination', dest],
+    resolve('.'),
+  );
   if (packed.status !== 0) throw new Error(`npm pack exited with ${packed.status}: ${packed.stderr.slice(-2000)}`);
   const manifests = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Packed[];
   const server = manifests.find((m) => m.name === 'ticketd');
   const client = manifests.find((m) => m.name === 'ticketd-client');
-  if (server === undefined || client === undefined) throw new Error(`npm pack made ${manifests.map((m) => m.filename).join(', ')}, not both tarballs`);
+  if (server === undefined || client === undefined)
+    throw new Error(`npm pack made ${manifests.map((m) => m.filename).join(', ')}, not both tarballs`);
   return { server, client };
 }
 
 /** Installs a tarball into a new, empty project folder `app` with production dependencies only. */
 export async function installTarball(tarball: string, app: string): Promise<Ran> {
   mkdirSync(app, { recursive: true });
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'ticketd-deployment', version: '1.0.0', private: true }));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'ticketd-deployment', version: '1.0.0', private: true }),
+  );
   // The npm cache first (npm ci filled it); the registry only for what it lacks.
   return runAsync('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', tarball], app);
 }

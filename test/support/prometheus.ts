@@ -5,7 +5,9 @@ import { join } from 'node:path';
 
 /** The path of a binary on PATH (or /usr/bin), or undefined. */
 function which(name: string): string | undefined {
-  const found = spawnSync('sh', ['-c', `command -v ${name} || ls /usr/bin/${name} 2>/dev/null`], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  const found = spawnSync('sh', ['-c', `command -v ${name} || ls /usr/bin/${name} 2>/dev/null`], { encoding: 'utf8' })
+    .stdout.trim()
+    .split('\n')[0];
   return found === undefined || found === '' ? undefined : found;
 }
 
@@ -20,18 +22,24 @@ export function requirePrometheus(what: string, binary: string | undefined): boo
   if (binary !== undefined) return true;
   if (process.env.CI !== undefined && process.env.CI !== '') {
     it(`${what} needs Debian's prometheus package (.ci/run installs it)`, () => {
-      throw new Error(`${what}: no ${what.includes('promtool') ? 'promtool' : 'prometheus'} on PATH, although CI is set`);
+      throw new Error(
+        `${what}: no ${what.includes('promtool') ? 'promtool' : 'prometheus'} on PATH, although CI is set`,
+      );
     });
     return false;
   }
-  console.log(`ticketd tests: ${what} did not run: no prometheus package here (apt-get install prometheus, without starting its service)`);
+  console.log(
+    `ticketd tests: ${what} did not run: no prometheus package here (apt-get install prometheus, without starting its service)`,
+  );
   it.skip(`${what} (no prometheus package on this machine)`, () => undefined);
   return false;
 }
 
 /** The Grafana dashboard's queries (deploy/grafana/ticketd-dashboard.json): its JSON must parse. */
 export function dashboardQueries(): string[] {
-  const dashboard = JSON.parse(readFileSync('deploy/grafana/ticketd-dashboard.json', 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync('deploy/grafana/ticketd-dashboard.json', 'utf8')) as {
+    panels: { targets: { expr: string }[] }[];
+  };
   return dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
 }
 
@@ -56,16 +64,33 @@ export interface RunningPrometheus {
  * Starts Debian's prometheus in `dir` on a free loopback port, scraping `target` (host:port) and
  * evaluating `rules` every second, with the given external labels; resolves once it is ready.
  */
-export async function startPrometheus(options: { binary: string; dir: string; port: number; target: string; rules: string; externalLabels?: Record<string, string> }): Promise<RunningPrometheus> {
+export async function startPrometheus(options: {
+  binary: string;
+  dir: string;
+  port: number;
+  target: string;
+  rules: string;
+  externalLabels?: Record<string, string>;
+}): Promise<RunningPrometheus> {
   const { dir, port, target } = options;
   writeFileSync(join(dir, 'ticketd-rules.yml'), options.rules);
-  const labels = Object.entries(options.externalLabels ?? {}).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}\n`).join('');
+  const labels = Object.entries(options.externalLabels ?? {})
+    .map(([k, v]) => `    ${k}: ${JSON.stringify(v)}\n`)
+    .join('');
   writeFileSync(
     join(dir, 'prometheus.yml'),
     `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n${labels === '' ? '' : `  external_labels:\n${labels}`}rule_files:\n  - ticketd-rules.yml\nscrape_configs:\n  - job_name: ticketd\n    static_configs:\n      - targets: ['${target}']\n`,
   );
   const api = `http://127.0.0.1:${port}`;
-  const server: ChildProcess = spawn(options.binary, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+  const server: ChildProcess = spawn(
+    options.binary,
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: 'ignore' },
+  );
   const stop = async (): Promise<void> => {
     if (server.exitCode !== null || server.signalCode !== null) return;
     const exited = new Promise((done) => server.once('exit', done));
@@ -77,8 +102,14 @@ export async function startPrometheus(options: { binary: string; dir: string; po
       return {
         api,
         stop,
-        alerts: async () => ((await (await fetch(`${api}/api/v1/alerts`)).json()) as { data: { alerts: PrometheusAlert[] } }).data.alerts,
-        query: async (expr) => ((await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result,
+        alerts: async () =>
+          ((await (await fetch(`${api}/api/v1/alerts`)).json()) as { data: { alerts: PrometheusAlert[] } }).data.alerts,
+        query: async (expr) =>
+          (
+            (await (await fetch(`${api}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as {
+              data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+            }
+          ).data.result,
       };
     }
     await new Promise((done) => setTimeout(done, 200));

@@ -12,17 +12,31 @@ import { fileURLToPath } from 'node:url';
 export const PYTHON_CLIENT_DIR = fileURLToPath(new URL('../../clients/python/', import.meta.url));
 
 /** The interpreter found, or why none could run the client. */
-export type PythonFound = { readonly ok: true; readonly command: string; readonly version: string } | { readonly ok: false; readonly reason: string };
+export type PythonFound =
+  | { readonly ok: true; readonly command: string; readonly version: string }
+  | { readonly ok: false; readonly reason: string };
 
 /** Finds a Python ≥ 3.9 (see the file comment for the order). */
 export function findPython(explicit: string | undefined = process.env['TICKETD_PYTHON']): PythonFound {
-  const candidates = explicit !== undefined && explicit !== '' ? [explicit] : existsSync('/usr/bin/python3') ? ['/usr/bin/python3'] : ['python3'];
+  const candidates =
+    explicit !== undefined && explicit !== ''
+      ? [explicit]
+      : existsSync('/usr/bin/python3')
+        ? ['/usr/bin/python3']
+        : ['python3'];
   const command = candidates[0]!;
-  const probe = spawnSync(command, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8' });
-  if (probe.error !== undefined || probe.status !== 0) return { ok: false, reason: `no python3 to run (${command}: ${probe.error?.message ?? probe.stderr.trim()}); apt-get install python3` };
+  const probe = spawnSync(command, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], {
+    encoding: 'utf8',
+  });
+  if (probe.error !== undefined || probe.status !== 0)
+    return {
+      ok: false,
+      reason: `no python3 to run (${command}: ${probe.error?.message ?? probe.stderr.trim()}); apt-get install python3`,
+    };
   const version = probe.stdout.trim();
   const [major, minor] = version.split('.').map(Number);
-  if (major! < 3 || (major === 3 && minor! < 9)) return { ok: false, reason: `${command} is Python ${version}; the client needs 3.9 or later` };
+  if (major! < 3 || (major === 3 && minor! < 9))
+    return { ok: false, reason: `${command} is Python ${version}; the client needs 3.9 or later` };
   return { ok: true, command, version };
 }
 
@@ -49,11 +63,21 @@ export interface PythonRun {
 
 /** The environment of a Python program: the client's sources on its path, no stray bytecode in the tree. */
 export function pythonEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...(process.env as Record<string, string>), PYTHONPATH: `${PYTHON_CLIENT_DIR}src`, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...extra };
+  return {
+    ...(process.env as Record<string, string>),
+    PYTHONPATH: `${PYTHON_CLIENT_DIR}src`,
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONUNBUFFERED: '1',
+    ...extra,
+  };
 }
 
 /** Runs a Python program of the client to its end (`input`: written to its stdin once `onLine` asks). */
-export function runPython(python: string, args: readonly string[], options: { onLine?: (line: Record<string, unknown>, stdin: NodeJS.WritableStream) => void; timeoutMs?: number } = {}): Promise<PythonRun> {
+export function runPython(
+  python: string,
+  args: readonly string[],
+  options: { onLine?: (line: Record<string, unknown>, stdin: NodeJS.WritableStream) => void; timeoutMs?: number } = {},
+): Promise<PythonRun> {
   const child = spawn(python, args, { cwd: PYTHON_CLIENT_DIR, env: pythonEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -88,7 +112,11 @@ export function runPython(python: string, args: readonly string[], options: { on
 
 /** libfaketime's multithreaded library, for a process whose wall clock a test steps while it runs; undefined when not installed. */
 export function libfaketime(): string | undefined {
-  for (const dir of ['/usr/lib/x86_64-linux-gnu/faketime', '/usr/lib/aarch64-linux-gnu/faketime', '/usr/lib/faketime']) {
+  for (const dir of [
+    '/usr/lib/x86_64-linux-gnu/faketime',
+    '/usr/lib/aarch64-linux-gnu/faketime',
+    '/usr/lib/faketime',
+  ]) {
     if (!existsSync(dir)) continue;
     const found = readdirSync(dir).find((f) => f.startsWith('libfaketimeMT.so'));
     if (found !== undefined) return `${dir}/${found}`;

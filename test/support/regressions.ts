@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig } from '../../src/config.js';
-import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer } from '../../src/launcher/local-mysql.js';
+import {
+  backendOptionFile,
+  findServerBinary,
+  startLocalServer,
+  type LocalServer,
+} from '../../src/launcher/local-mysql.js';
 import { silentLogger } from '../../src/logger.js';
 import { initBackends } from '../../src/service/init.js';
 import { TicketService } from '../../src/service/ticket-service.js';
@@ -39,9 +44,21 @@ export async function startReplicatedBackends(delaySeconds: number): Promise<Rep
   const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
   const binlog = (id: number) => [`--server-id=${id}`, '--log-bin=binlog', '--binlog-format=ROW'];
   const [a, replica, b] = await Promise.all([
-    startLocalServer({ name: 'a', optionFile: backendOptionFile('a'), dir: join(dir, 'a'), binary, extraArgs: binlog(1) }),
+    startLocalServer({
+      name: 'a',
+      optionFile: backendOptionFile('a'),
+      dir: join(dir, 'a'),
+      binary,
+      extraArgs: binlog(1),
+    }),
     // The replica runs A's option file: same residue class, as a real standby of A would.
-    startLocalServer({ name: 'replica', optionFile: backendOptionFile('a'), dir: join(dir, 'replica'), binary, extraArgs: [...binlog(2), '--relay-log=relay'] }),
+    startLocalServer({
+      name: 'replica',
+      optionFile: backendOptionFile('a'),
+      dir: join(dir, 'replica'),
+      binary,
+      extraArgs: [...binlog(2), '--relay-log=relay'],
+    }),
     startLocalServer({ name: 'b', optionFile: backendOptionFile('b'), dir: join(dir, 'b'), binary }),
   ]);
   const mysqlFlavor = a.flavor === 'mysql';
@@ -87,13 +104,20 @@ export type LogicalBackup = { readonly table: string; readonly create: string; r
 
 /** A logical backup of the server's ticketd database, as mysqldump would take it. */
 export async function takeBackup(serverUrl: string): Promise<LogicalBackup> {
-  const conn = await mysql.createConnection({ uri: serverUrl, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true });
+  const conn = await mysql.createConnection({
+    uri: serverUrl,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+  });
   try {
     const [tables] = await conn.query<RowDataPacket[]>('SHOW TABLES');
     const backup: LogicalBackup = [];
     for (const t of tables) {
       const table = String(Object.values(t)[0]);
-      const [[create]] = (await conn.query<RowDataPacket[]>(`SHOW CREATE TABLE \`${table}\``)) as unknown as [RowDataPacket[]];
+      const [[create]] = (await conn.query<RowDataPacket[]>(`SHOW CREATE TABLE \`${table}\``)) as unknown as [
+        RowDataPacket[],
+      ];
       const [rows] = await conn.query<RowDataPacket[]>(`SELECT * FROM \`${table}\``);
       backup.push({ table, create: String(create!['Create Table']), rows });
     }
@@ -109,7 +133,12 @@ export async function takeBackup(serverUrl: string): Promise<LogicalBackup> {
  * or the restored one, never a half-filled one.
  */
 export async function restoreBackup(serverUrl: string, backup: LogicalBackup): Promise<void> {
-  const conn = await mysql.createConnection({ uri: serverUrl, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true });
+  const conn = await mysql.createConnection({
+    uri: serverUrl,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+  });
   try {
     for (const { table, create, rows } of backup) {
       const staged = `${table}_restore`;
@@ -117,7 +146,9 @@ export async function restoreBackup(serverUrl: string, backup: LogicalBackup): P
       await conn.query(create.replace(`CREATE TABLE \`${table}\``, `CREATE TABLE \`${staged}\``));
       if (rows.length > 0) {
         const columns = Object.keys(rows[0]!);
-        await conn.query(`INSERT INTO \`${staged}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [rows.map((r) => columns.map((c) => r[c]))]);
+        await conn.query(`INSERT INTO \`${staged}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [
+          rows.map((r) => columns.map((c) => r[c])),
+        ]);
       }
       await conn.query(`RENAME TABLE \`${table}\` TO \`${table}_replaced\`, \`${staged}\` TO \`${table}\``);
       await conn.query(`DROP TABLE \`${table}_replaced\``);

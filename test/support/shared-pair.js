@@ -29,7 +29,10 @@ const SHARED_PAIR_ARGS = ['--auto-increment-increment=2'];
  * name the images. Says once when no engine answers.
  */
 export function settleDocker() {
-  const engine = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8', timeout: ENGINE_PROBE_MS });
+  const engine = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+    encoding: 'utf8',
+    timeout: ENGINE_PROBE_MS,
+  });
   if (engine.status !== 0) {
     const why = engine.error ? engine.error.message : (engine.stderr || engine.stdout).trim().split('\n').pop();
     process.env.TICKETD_TEST_DOCKER = `no Docker engine answers (${why})`;
@@ -38,17 +41,23 @@ export function settleDocker() {
     if (images.status !== 0) {
       process.env.TICKETD_TEST_DOCKER = `docker/local-images.sh failed: ${(images.stderr || String(images.error)).trim().split('\n').pop()}`;
     } else {
-      for (const match of images.stdout.matchAll(/^export (TICKETD_(?:MYSQL|MARIADB|NODE)_IMAGE)=(\S+)$/gm)) process.env[match[1]] = match[2];
+      for (const match of images.stdout.matchAll(/^export (TICKETD_(?:MYSQL|MARIADB|NODE)_IMAGE)=(\S+)$/gm))
+        process.env[match[1]] = match[2];
       process.env.TICKETD_TEST_DOCKER = 'yes';
       // Ryuk's image cannot be pulled where no registry answers; every test stops what it starts.
-      if (spawnSync('docker', ['image', 'inspect', 'testcontainers/ryuk:0.14.0']).status !== 0) process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
+      if (spawnSync('docker', ['image', 'inspect', 'testcontainers/ryuk:0.14.0']).status !== 0)
+        process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
       // Published ports are reached on loopback, not through the bridge's gateway address.
       process.env.TESTCONTAINERS_HOST_OVERRIDE ??= '127.0.0.1';
-      console.log(`ticketd tests: Docker engine ${engine.stdout.trim()}; MySQL image ${process.env.TICKETD_MYSQL_IMAGE}, MariaDB image ${process.env.TICKETD_MARIADB_IMAGE}, Node image ${process.env.TICKETD_NODE_IMAGE}`);
+      console.log(
+        `ticketd tests: Docker engine ${engine.stdout.trim()}; MySQL image ${process.env.TICKETD_MYSQL_IMAGE}, MariaDB image ${process.env.TICKETD_MARIADB_IMAGE}, Node image ${process.env.TICKETD_NODE_IMAGE}`,
+      );
       return;
     }
   }
-  console.log(`ticketd tests: the Docker tests (compose demo, testcontainers, partitions) do not run: ${process.env.TICKETD_TEST_DOCKER}`);
+  console.log(
+    `ticketd tests: the Docker tests (compose demo, testcontainers, partitions) do not run: ${process.env.TICKETD_TEST_DOCKER}`,
+  );
 }
 
 /** Starts the pair; resolves with its TICKETD_BACKENDS value, a stop function and what it is. */
@@ -59,7 +68,8 @@ export async function startSharedPair() {
   }
   if (wanted !== 'local') {
     if (process.env.TICKETD_TEST_DOCKER === 'yes') return startContainerPair();
-    if (wanted === 'containers') throw new Error(`TICKETD_TEST_RUNTIME=containers, but ${process.env.TICKETD_TEST_DOCKER}`);
+    if (wanted === 'containers')
+      throw new Error(`TICKETD_TEST_RUNTIME=containers, but ${process.env.TICKETD_TEST_DOCKER}`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-shared-'));
   const pair = await startLocalPair(dir, undefined, {}, SHARED_PAIR_ARGS);
@@ -83,7 +93,9 @@ async function startContainerPair() {
       .withDatabase('ticketd')
       .withRootPassword(ROOT_PASSWORD)
       // The same option files as the launcher and docker/compose.yml: one source for A and B.
-      .withCopyFilesToContainer([{ source: join(SQL_DIR, `backend-${name}.cnf`), target: '/etc/mysql/conf.d/ticketd.cnf' }])
+      .withCopyFilesToContainer([
+        { source: join(SQL_DIR, `backend-${name}.cnf`), target: '/etc/mysql/conf.d/ticketd.cnf' },
+      ])
       .withCommand(['mysqld', ...SHARED_PAIR_ARGS])
       .start();
   const started = await Promise.allSettled([start('a'), start('b')]);

@@ -37,16 +37,32 @@ export interface Holder {
  * Starts a holder; `clockOffset` runs it under faketime with that offset of its wall clock (faketime's syntax: '+3', '-0.2').
  * `command`: another client's holder program with the same arguments and output (clients/python/conformance/snowflake_holder.py).
  */
-export function spawnHolder(dir: string, name: string, pool: string, urls: readonly string[], options: { clockOffset?: string; idsPerTick?: number; command?: readonly string[] } = {}): Holder {
+export function spawnHolder(
+  dir: string,
+  name: string,
+  pool: string,
+  urls: readonly string[],
+  options: { clockOffset?: string; idsPerTick?: number; command?: readonly string[] } = {},
+): Holder {
   const [program, ...leading] = options.command ?? [process.execPath, HOLDER];
   const args = [...leading, dir, name, pool, urls.join(','), String(options.idsPerTick ?? 200)];
   // A process group of its own: faketime runs node as its child, and a signal must reach both.
   const child =
     options.clockOffset === undefined
       ? spawn(program!, args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
-      : spawn('faketime', ['-f', options.clockOffset, program!, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: { ...process.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' } });
+      : spawn('faketime', ['-f', options.clockOffset, program!, ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+          detached: true,
+          env: { ...process.env, FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+        });
   // Done when its output closes: faketime's child has then exited too.
-  const exited = new Promise<number | null>((done) => child.stdout!.once('close', () => (child.exitCode !== null || child.signalCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code)))));
+  const exited = new Promise<number | null>((done) =>
+    child.stdout!.once('close', () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? done(child.exitCode)
+        : child.once('exit', (code) => done(code)),
+    ),
+  );
   const { signal, events, waitFor } = followHolder(`holder ${name}`, child, 15_000);
   return {
     name,
@@ -115,7 +131,8 @@ export function overlappingLeases(files: readonly LeaseFile[]): string[] {
       let min = Number.POSITIVE_INFINITY;
       let max = 0;
       for (const id of f.ids) {
-        if (Number((id >> BigInt(DEFAULT_LAYOUT.sequenceBits)) & WORKER_MASK) !== f.workerId) problems.push(`${f.holder} wrote an ID of another worker than ${f.workerId} into its lease`);
+        if (Number((id >> BigInt(DEFAULT_LAYOUT.sequenceBits)) & WORKER_MASK) !== f.workerId)
+          problems.push(`${f.holder} wrote an ID of another worker than ${f.workerId} into its lease`);
         const t = timestampOf(id);
         if (t < min) min = t;
         if (t > max) max = t;
@@ -127,7 +144,9 @@ export function overlappingLeases(files: readonly LeaseFile[]): string[] {
       const a = spans[i]!;
       const b = spans[j]!;
       if (a.workerId === b.workerId && a.min <= b.max && b.min <= a.max) {
-        problems.push(`worker ${a.workerId}: ${a.holder} (epoch ${a.epoch}, ${a.min}..${a.max}) and ${b.holder} (epoch ${b.epoch}, ${b.min}..${b.max}) overlap`);
+        problems.push(
+          `worker ${a.workerId}: ${a.holder} (epoch ${a.epoch}, ${a.min}..${a.max}) and ${b.holder} (epoch ${b.epoch}, ${b.min}..${b.max}) overlap`,
+        );
       }
     }
   }
@@ -166,7 +185,15 @@ export function followHolder(
   });
   const waitFor = (type: string, timeoutMs = defaultTimeoutMs, since = 0): Promise<HolderEvent> =>
     new Promise((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`${what} printed no ${type} event within ${timeoutMs} ms; it printed ${events.map((e) => e.type).join(', ')}${more()}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          fail(
+            new Error(
+              `${what} printed no ${type} event within ${timeoutMs} ms; it printed ${events.map((e) => e.type).join(', ')}${more()}`,
+            ),
+          ),
+        timeoutMs,
+      );
       const look = (): void => {
         const found = events.find((e) => e.type === type && e.at >= since);
         if (found !== undefined) {

@@ -18,7 +18,11 @@ export interface StrictLoad {
  * Workers bound to front ends in turn (worker w to the w-th of `targets()` modulo their number, read
  * before each request, so a test can take one out); each sends its next request once its last is answered.
  */
-export function strictLoad(sequence: string, targets: () => ReadonlyMap<string, string>, options: { concurrency?: number; counts?: readonly number[] } = {}): StrictLoad {
+export function strictLoad(
+  sequence: string,
+  targets: () => ReadonlyMap<string, string>,
+  options: { concurrency?: number; counts?: readonly number[] } = {},
+): StrictLoad {
   const history: Operation[] = [];
   const statuses: Record<string, number> = {};
   const counts = options.counts ?? [1, 1, 3, 10];
@@ -26,11 +30,15 @@ export function strictLoad(sequence: string, targets: () => ReadonlyMap<string, 
   const send = async (via: string, base: string, count = 1, next = count === 1): Promise<void> => {
     const sentAt = performance.now();
     try {
-      const res = await fetch(next ? `${base}/v1/sequences/${sequence}/next` : `${base}/v1/sequences/${sequence}/ids?count=${count}`, { method: next ? 'GET' : 'POST', signal: AbortSignal.timeout(20_000) });
+      const res = await fetch(
+        next ? `${base}/v1/sequences/${sequence}/next` : `${base}/v1/sequences/${sequence}/ids?count=${count}`,
+        { method: next ? 'GET' : 'POST', signal: AbortSignal.timeout(20_000) },
+      );
       const body = (await res.json()) as { id?: string; ids?: string[] };
       const answeredAt = performance.now();
       statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      if (res.status === 200) history.push({ sentAt, answeredAt, ids: (next ? [body.id!] : body.ids!).map(BigInt), via });
+      if (res.status === 200)
+        history.push({ sentAt, answeredAt, ids: (next ? [body.id!] : body.ids!).map(BigInt), via });
       else await new Promise((r) => setTimeout(r, 20));
     } catch {
       statuses[0] = (statuses[0] ?? 0) + 1;
@@ -59,7 +67,10 @@ export function strictLoad(sequence: string, targets: () => ReadonlyMap<string, 
 
 /** The longest time without an answer of the load within [from, to] (ms of this process's monotonic clock). */
 export function longestGap(history: readonly Operation[], from: number, to: number): number {
-  const times = history.map((o) => o.answeredAt).filter((t) => t >= from && t <= to).sort((a, b) => a - b);
+  const times = history
+    .map((o) => o.answeredAt)
+    .filter((t) => t >= from && t <= to)
+    .sort((a, b) => a - b);
   let gap = 0;
   let last = from;
   for (const t of times) {

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
-import { backendOptionFile, findServerBinary, startLocalServer, type LocalServer, type ServerBinary } from '../../src/launcher/local-mysql.js';
+import {
+  backendOptionFile,
+  findServerBinary,
+  startLocalServer,
+  type LocalServer,
+  type ServerBinary,
+} from '../../src/launcher/local-mysql.js';
 import { startLocalPair, type LocalPair } from '../../src/launcher/local-pair.js';
 import { createLogger, silentLogger, type Logger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';
@@ -20,12 +26,17 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** TICKETD_BACKENDS of the pair started by test/support/global-setup.js. */
 export function sharedBackends(): string {
   const url = process.env.TICKETD_TEST_BACKENDS;
-  if (url === undefined) throw new Error('TICKETD_TEST_BACKENDS is unset: run through npm test, whose globalSetup starts the shared pair');
+  if (url === undefined)
+    throw new Error('TICKETD_TEST_BACKENDS is unset: run through npm test, whose globalSetup starts the shared pair');
   return url;
 }
 
 /** A ticketd in this process on a free port of 127.0.0.1. */
-export function startInProcess(backends: string, settings: ConfigInput = {}, logger: Logger = silentLogger): Promise<RunningTicketd> {
+export function startInProcess(
+  backends: string,
+  settings: ConfigInput = {},
+  logger: Logger = silentLogger,
+): Promise<RunningTicketd> {
   const config = loadConfig({ backends, port: '0', adminToken: TEST_ADMIN_TOKEN, ...settings });
   return startTicketd({ config, logger, host: '127.0.0.1' });
 }
@@ -33,7 +44,12 @@ export function startInProcess(backends: string, settings: ConfigInput = {}, log
 /** A logger that keeps every line as a parsed object, for tests that check structured fields. */
 export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  return { logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
+  return {
+    logger: createLogger('info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    }),
+    lines,
+  };
 }
 
 /** A pair of backends of this test's own (for tests that kill or stop them), initialised; `binary` picks the engine. */
@@ -54,11 +70,25 @@ export async function startPrivatePair(binary?: ServerBinary): Promise<LocalPair
  * Three backends of a test's own under `dir` (offsets 1, 2 and 3 of 16), initialised: a majority
  * (two) stays when one is killed or hung. Stopping them is the caller's.
  */
-export async function startThreeBackends(dir: string): Promise<{ readonly servers: LocalServer[]; readonly backends: string }> {
+export async function startThreeBackends(
+  dir: string,
+): Promise<{ readonly servers: LocalServer[]; readonly backends: string }> {
   const binary = findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH);
   const servers: LocalServer[] = [];
-  for (const [name, file, extra] of [['a', 'a', []], ['b', 'b', []], ['c', 'a', ['--auto-increment-offset=3']]] as const) {
-    servers.push(await startLocalServer({ name, optionFile: backendOptionFile(file), dir: join(dir, name), binary, extraArgs: [...extra] }));
+  for (const [name, file, extra] of [
+    ['a', 'a', []],
+    ['b', 'b', []],
+    ['c', 'a', ['--auto-increment-offset=3']],
+  ] as const) {
+    servers.push(
+      await startLocalServer({
+        name,
+        optionFile: backendOptionFile(file),
+        dir: join(dir, name),
+        binary,
+        extraArgs: [...extra],
+      }),
+    );
   }
   const backends = servers.map((s) => s.url).join(',');
   await initialise(backends);
@@ -82,7 +112,11 @@ export interface ChildTicketd {
 }
 
 /** Spawns `ticketd serve` on a free port and resolves once it listens; `main` may be an earlier release's CLI. */
-export function spawnTicketd(backends: string, extraEnv: Record<string, string> = {}, main = 'dist/cli/main.js'): Promise<ChildTicketd> {
+export function spawnTicketd(
+  backends: string,
+  extraEnv: Record<string, string> = {},
+  main = 'dist/cli/main.js',
+): Promise<ChildTicketd> {
   const child = spawn(process.execPath, [main, 'serve', '--port', '0'], {
     env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...extraEnv },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -173,7 +207,10 @@ export async function sqlOn(serverUrl: string, ...statements: string[]): Promise
 }
 
 /** Runs the built CLI and returns its exit status and output. */
-export function runCli(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['dist/cli/main.js', ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -186,8 +223,15 @@ export function runCli(args: string[], env: Record<string, string> = {}): { stat
  * Runs the built CLI (or `command`, e.g. a bash script) without blocking this process, for
  * commands that call a ticketd running in it.
  */
-export function runCliAsync(args: string[], env: Record<string, string> = {}, command: string[] = [process.execPath, 'dist/cli/main.js']): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command[0]!, [...command.slice(1), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string> = {},
+  command: string[] = [process.execPath, 'dist/cli/main.js'],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command[0]!, [...command.slice(1), ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -199,7 +243,9 @@ export function runCliAsync(args: string[], env: Record<string, string> = {}, co
 export async function killConnections(serverUrl: string): Promise<void> {
   const conn = await mysql.createConnection(serverUrl);
   try {
-    const [rows] = await conn.query<RowDataPacket[]>("SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID() AND command <> 'Daemon'");
+    const [rows] = await conn.query<RowDataPacket[]>(
+      "SELECT id FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID() AND command <> 'Daemon'",
+    );
     for (const row of rows) await conn.query(`KILL ${Number(row.id)}`).catch(() => undefined);
   } finally {
     await conn.end();
@@ -207,7 +253,10 @@ export async function killConnections(serverUrl: string): Promise<void> {
 }
 
 /** Registers beforeAll/afterAll hooks for a private pair with one in-process ticketd on it. */
-export function usePrivatePairAndServer(binary?: ServerBinary): { readonly pair: LocalPair & { dispose(): Promise<void> }; readonly server: RunningTicketd } {
+export function usePrivatePairAndServer(binary?: ServerBinary): {
+  readonly pair: LocalPair & { dispose(): Promise<void> };
+  readonly server: RunningTicketd;
+} {
   const context = {} as { pair: LocalPair & { dispose(): Promise<void> }; server: RunningTicketd };
   beforeAll(async () => {
     context.pair = await startPrivatePair(binary);
@@ -233,9 +282,15 @@ export function useSharedServer(): { readonly server: RunningTicketd } {
 }
 
 /** A legacy application's server: no ticketd option file, its own temp directory, database `shop`. */
-export async function startLegacyServer(binary?: ServerBinary): Promise<{ readonly url: string; stop(): Promise<void> }> {
+export async function startLegacyServer(
+  binary?: ServerBinary,
+): Promise<{ readonly url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-legacy-'));
-  const server = await startLocalServer({ name: 'legacy', dir, binary: binary ?? findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH) });
+  const server = await startLocalServer({
+    name: 'legacy',
+    dir,
+    binary: binary ?? findServerBinary(process.env.TICKETD_MYSQLD, process.env.PATH),
+  });
   const url = server.url.replace(/\/ticketd$/, '/shop');
   await sqlOn(server.url, 'CREATE DATABASE shop');
   return {

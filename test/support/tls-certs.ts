@@ -33,12 +33,57 @@ function openssl(dir: string, args: string[]): void {
 /** Makes every certificate; dispose() removes them. */
 export function makeCertificates(): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-certs-'));
-  const ca = (name: string, subject: string): void => openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', subject]);
+  const ca = (name: string, subject: string): void =>
+    openssl(dir, [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-subj',
+      subject,
+    ]);
   const signed = (name: string, subject: string, san: string | undefined): void => {
-    openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
+    openssl(dir, [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      subject,
+    ]);
     const ext = join(dir, `${name}.ext`);
-    writeFileSync(ext, san === undefined ? 'extendedKeyUsage=clientAuth\n' : `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
-    openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', ext]);
+    writeFileSync(
+      ext,
+      san === undefined ? 'extendedKeyUsage=clientAuth\n' : `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`,
+    );
+    openssl(dir, [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+    ]);
   };
   ca('ca', '/CN=ticketd test CA');
   ca('other-ca', '/CN=untrusted test CA');
@@ -46,7 +91,10 @@ export function makeCertificates(): TestCertificates {
   signed('other-name', '/CN=other.example', 'DNS:other.example');
   signed('rotated', '/CN=localhost rotated', 'IP:127.0.0.1,DNS:localhost');
   signed('client', CLIENT_SUBJECT, undefined);
-  const pair = (name: string): { cert: string; key: string } => ({ cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) });
+  const pair = (name: string): { cert: string; key: string } => ({
+    cert: join(dir, `${name}.pem`),
+    key: join(dir, `${name}.key`),
+  });
   return {
     dir,
     ca: join(dir, 'ca.pem'),
@@ -61,5 +109,10 @@ export function makeCertificates(): TestCertificates {
 
 /** mariadbd options that serve TLS with a certificate and refuse plaintext. */
 export function tlsServerArgs(certs: TestCertificates, server: { cert: string; key: string } = certs.server): string[] {
-  return [`--ssl-ca=${certs.ca}`, `--ssl-cert=${server.cert}`, `--ssl-key=${server.key}`, '--require-secure-transport=ON'];
+  return [
+    `--ssl-ca=${certs.ca}`,
+    `--ssl-cert=${server.cert}`,
+    `--ssl-key=${server.key}`,
+    '--require-secure-transport=ON',
+  ];
 }

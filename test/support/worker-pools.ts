@@ -9,7 +9,11 @@ export interface Answered {
 }
 
 /** POSTs (or PUTs) a JSON body; `admin` adds the admin token. */
-export async function send(url: string, body: object | undefined, options: { method?: string; admin?: boolean; token?: string } = {}): Promise<Answered> {
+export async function send(
+  url: string,
+  body: object | undefined,
+  options: { method?: string; admin?: boolean; token?: string } = {},
+): Promise<Answered> {
   const token = options.admin === true ? TEST_ADMIN_TOKEN : options.token;
   const res = await fetch(url, {
     method: options.method ?? 'POST',
@@ -17,7 +21,11 @@ export async function send(url: string, body: object | undefined, options: { met
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: res.headers };
+  return {
+    status: res.status,
+    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+    headers: res.headers,
+  };
 }
 
 /** Creates a pool as admin. */

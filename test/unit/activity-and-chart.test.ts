@@ -6,7 +6,10 @@ describe('activity history and its chart', () => {
   it('turns a growing total into IDs per second, keeping the last samples only', () => {
     let now = 0;
     let total = 0;
-    const history = new ActivityHistory(() => total, () => now);
+    const history = new ActivityHistory(
+      () => total,
+      () => now,
+    );
     for (let i = 1; i <= ACTIVITY_SAMPLES + 5; i++) {
       now += 5000;
       total += 500 * i;
@@ -42,7 +45,10 @@ describe('activity history and its chart', () => {
         servedSequences: () => ['orders'],
         backendsFor: () => states.map((_, i) => ({ backend: `mysql://db-${i}:3306/t`, quarantined, unclaimed: false })),
       }) as unknown as TicketService;
-    expect(overallState(service(true, ['up', 'up']))).toEqual({ state: 'ok', words: 'OK: all 2 backends answer; IDs are issued.' });
+    expect(overallState(service(true, ['up', 'up']))).toEqual({
+      state: 'ok',
+      words: 'OK: all 2 backends answer; IDs are issued.',
+    });
     expect(overallState(service(true, ['up', 'open']))).toEqual({
       state: 'degraded',
       words: 'Degraded: backend B is down; IDs are still issued.',
@@ -67,6 +73,8 @@ describe('activity history and its chart', () => {
         { backend: 'mysql://db-b:3306/t', quarantined: null, unclaimed: false },
       ],
     } as unknown as TicketService;
-    expect(overallState(service).words).toBe("Degraded: no other backend can record backend A's tickets for 40 sequences and backend B is down; IDs are still issued.");
+    expect(overallState(service).words).toBe(
+      "Degraded: no other backend can record backend A's tickets for 40 sequences and backend B is down; IDs are still issued.",
+    );
   });
 });

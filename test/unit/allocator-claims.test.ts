@@ -6,7 +6,13 @@ import { BackendsUnavailableError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { fakeServers, type FakeServer } from '../support/fake-backend.js';
 
-const SEQ: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 10n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
+const SEQ: SequenceSettings = Object.freeze({
+  name: 'orders',
+  blockSize: 10n,
+  startAfter: 0n,
+  maxId: MAX_UINT64,
+  ids: 'ordered',
+});
 
 /** What the allocator reported, by event. */
 function recorder(): AllocatorEvents & { regressions: string[]; refused: string[]; unclaimedTickets: number } {
@@ -38,7 +44,13 @@ describe('allocator with fake backends: claims decide', () => {
   let now = 1_000_000;
 
   const allocator = (options: Partial<AllocatorOptions> = {}, fakes = fakeServers()): Allocator => {
-    const made = new Allocator({ backends: fakes.addresses, connect: fakes.connect, logger: silentLogger, clock: () => now, ...options });
+    const made = new Allocator({
+      backends: fakes.addresses,
+      connect: fakes.connect,
+      logger: silentLogger,
+      clock: () => now,
+      ...options,
+    });
     open.push(made);
     return made;
   };

@@ -4,7 +4,13 @@ import { MAX_UINT64 } from '../../src/core/blocks.js';
 import { silentLogger } from '../../src/logger.js';
 import { fakeServers } from '../support/fake-backend.js';
 
-const SEQ: SequenceSettings = Object.freeze({ name: 'probed', blockSize: 10n, startAfter: 0n, maxId: MAX_UINT64, ids: 'ordered' });
+const SEQ: SequenceSettings = Object.freeze({
+  name: 'probed',
+  blockSize: 10n,
+  startAfter: 0n,
+  maxId: MAX_UINT64,
+  ids: 'ordered',
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('allocator with fake backends: a backend that went down comes back by itself', () => {

@@ -29,14 +29,23 @@ describe('backend health: breakers and background probes', () => {
 
   const setup = (logger = silentLogger) => {
     const fake = fakeBackend();
-    const breaker = new Breaker(() => Date.now(), () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
+    const breaker = new Breaker(
+      () => Date.now(),
+      () => 0.5,
+      { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 },
+    );
     const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
     const health = new BackendHealth(logger, () => Date.now());
     return { ...fake, slot, health };
   };
   const logged = () => {
     const lines: { level: number; msg: string }[] = [];
-    return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) }) };
+    return {
+      lines,
+      logger: createLogger('info', {
+        write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }),
+      }),
+    };
   };
 
   it('keeps probing an open backend until it answers, then marks it for a fresh rejoin', async () => {
@@ -112,14 +121,18 @@ describe('backend health: breakers and background probes', () => {
     health.recordSuccess(slot);
     slot.noteFetch('default', Date.now());
     await jest.advanceTimersByTimeAsync(10);
-    const denied = new BackendAccessDeniedError("backend mysql://fake:3306/ticketd: DELETE command denied to user 'tk'@'localhost' for table 'tickets_default'");
+    const denied = new BackendAccessDeniedError(
+      "backend mysql://fake:3306/ticketd: DELETE command denied to user 'tk'@'localhost' for table 'tickets_default'",
+    );
     for (let i = 0; i < 5; i++) health.recordFailure(slot, denied);
     expect(slot.state).toBe('up');
     expect(slot.closed).toBe(true);
     expect(slot.status().state).toBe('refused');
     expect(slot.status().lastError).toMatch(/DELETE command denied/);
     expect(slot.issuing).toBe(false);
-    expect(lines.map((l) => l.msg)).toEqual(['backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)']);
+    expect(lines.map((l) => l.msg)).toEqual([
+      'backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)',
+    ]);
     await jest.advanceTimersByTimeAsync(10);
     slot.noteFetch('default', Date.now());
     expect(slot.issuing).toBe(true);

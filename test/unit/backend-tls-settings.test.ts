@@ -43,9 +43,13 @@ describe('TLS settings of a backend URL', () => {
   });
 
   it('refuses what it does not know or cannot use, never ignoring it', () => {
-    expect(tlsOf('mysql://db/t?sslmode=require')).toMatch(/unknown parameter "sslmode"; allowed: ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl$/);
+    expect(tlsOf('mysql://db/t?sslmode=require')).toMatch(
+      /unknown parameter "sslmode"; allowed: ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl$/,
+    );
     expect(tlsOf('mysql://db/t?ssl-mode=REQUIRED&ssl-mode=DISABLED')).toMatch(/ssl-mode is given more than once/);
-    expect(tlsOf('mysql://u:pw@db/t?ssl-mode=sometimes')).toMatch(/^mysql:\/\/u:\*\*\*@db\/t\?ssl-mode=sometimes: ssl-mode must be one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY/);
+    expect(tlsOf('mysql://u:pw@db/t?ssl-mode=sometimes')).toMatch(
+      /^mysql:\/\/u:\*\*\*@db\/t\?ssl-mode=sometimes: ssl-mode must be one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY/,
+    );
     expect(tlsOf(`mysql://db/t?ssl-mode=VERIFY_CA&ssl-cert=${ca}`)).toMatch(/ssl-cert and ssl-key go together/);
     expect(tlsOf(`mysql://db/t?ssl-mode=DISABLED&ssl-ca=${ca}`)).toMatch(/ssl-mode=DISABLED with ssl-ca/);
     expect(tlsOf('mysql://db/t?ssl-ca=/no/such.pem')).toMatch(/ssl-ca=\/no\/such\.pem cannot be read \(ENOENT\)/);
@@ -60,13 +64,21 @@ describe('TLS settings of a backend URL', () => {
     expect(mysqlSsl({ mode: 'DISABLED' })).toBeUndefined();
     expect(mysqlSsl({ mode: 'REQUIRED' })).toEqual({ rejectUnauthorized: false, verifyIdentity: false });
     expect(mysqlSsl({ mode: 'VERIFY_CA', ca })).toEqual({ rejectUnauthorized: true, verifyIdentity: false, ca: caPem });
-    expect(() => mysqlSsl({ mode: 'VERIFY_CA', ca: notPem })).toThrow(/^ssl-mode=VERIFY_CA ssl-ca=\S+not\.pem: the files do not hold a usable certificate and key/);
-    expect(tlsOf(`mysql://db/t?ssl-mode=VERIFY_CA&ssl-ca=${notPem}`)).toMatch(/the files do not hold a usable certificate and key/);
+    expect(() => mysqlSsl({ mode: 'VERIFY_CA', ca: notPem })).toThrow(
+      /^ssl-mode=VERIFY_CA ssl-ca=\S+not\.pem: the files do not hold a usable certificate and key/,
+    );
+    expect(tlsOf(`mysql://db/t?ssl-mode=VERIFY_CA&ssl-ca=${notPem}`)).toMatch(
+      /the files do not hold a usable certificate and key/,
+    );
     expect(mysqlSsl({ mode: 'VERIFY_IDENTITY' })).toEqual({ rejectUnauthorized: true, verifyIdentity: true });
   });
 
   it('reads the defaults from TICKETD_BACKEND_SSL_* and names them when they are wrong', () => {
-    expect(loadConfig({ backends: 'mysql://db/t', backendSslMode: 'verify_ca', backendSslCa: ca }).backends[0]!.tls).toEqual({ mode: 'VERIFY_CA', ca });
-    expect(() => loadConfig({ backends: 'mysql://db/t', backendSslMode: 'always' })).toThrow(/^TICKETD_BACKEND_SSL_\*: TICKETD_BACKEND_SSL_MODE must be one of/);
+    expect(
+      loadConfig({ backends: 'mysql://db/t', backendSslMode: 'verify_ca', backendSslCa: ca }).backends[0]!.tls,
+    ).toEqual({ mode: 'VERIFY_CA', ca });
+    expect(() => loadConfig({ backends: 'mysql://db/t', backendSslMode: 'always' })).toThrow(
+      /^TICKETD_BACKEND_SSL_\*: TICKETD_BACKEND_SSL_MODE must be one of/,
+    );
   });
 });

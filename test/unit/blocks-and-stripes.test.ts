@@ -32,9 +32,15 @@ describe('blockForTicket', () => {
   it('never yields an ID at or below startAfter', () => {
     const s = { blockSize: 10n, startAfter: 9007199254740990n, maxId: MAX_UINT64 };
     expect(firstUsefulTicket(s)).toBe(900719925474100n);
-    expect(blockForTicket(900719925474099n, s)).toEqual({ kind: 'range', range: { first: 9007199254740991n, last: 9007199254740999n } });
+    expect(blockForTicket(900719925474099n, s)).toEqual({
+      kind: 'range',
+      range: { first: 9007199254740991n, last: 9007199254740999n },
+    });
     expect(blockForTicket(900719925474098n, s)).toEqual({ kind: 'below-start' });
-    expect(blockForTicket(900719925474100n, s)).toEqual({ kind: 'range', range: { first: 9007199254741000n, last: 9007199254741009n } });
+    expect(blockForTicket(900719925474100n, s)).toEqual({
+      kind: 'range',
+      range: { first: 9007199254741000n, last: 9007199254741009n },
+    });
   });
 
   it('clips the last block at maxId and reports exhaustion past it', () => {

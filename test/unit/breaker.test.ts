@@ -2,7 +2,11 @@ import { Breaker } from '../../src/allocator/breaker.js';
 
 function breaker() {
   let now = 1000;
-  const b = new Breaker(() => now, () => 0.5, { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 });
+  const b = new Breaker(
+    () => now,
+    () => 0.5,
+    { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 },
+  );
   return { b, advance: (ms: number) => (now += ms) };
 }
 

@@ -4,7 +4,11 @@ describe('sequence capacity', () => {
   const setup = (maxId: bigint): { tracker: CapacityTracker; reports: CapacityStatus[]; advance(ms: number): void } => {
     let now = Date.parse('2026-12-02T00:00:00Z');
     const reports: CapacityStatus[] = [];
-    const tracker = new CapacityTracker(maxId, () => now, (s) => reports.push(s));
+    const tracker = new CapacityTracker(
+      maxId,
+      () => now,
+      (s) => reports.push(s),
+    );
     return { tracker, reports, advance: (ms) => (now += ms) };
   };
 

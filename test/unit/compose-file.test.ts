@@ -57,8 +57,12 @@ describe('docker/compose.yml', () => {
 
   it('has ports and healthchecks, and starts ticketd only after init succeeded on healthy backends', () => {
     expect(services.ticketd!.ports).toEqual(['127.0.0.1:${TICKETD_HTTP_PORT:-8080}:8080']);
-    for (const name of ['mysql-a', 'mysql-b', 'ticketd']) expect(services[name]!.healthcheck!.test.length).toBeGreaterThan(1);
-    expect(services['ticketd-init']!.depends_on).toEqual({ 'mysql-a': { condition: 'service_healthy' }, 'mysql-b': { condition: 'service_healthy' } });
+    for (const name of ['mysql-a', 'mysql-b', 'ticketd'])
+      expect(services[name]!.healthcheck!.test.length).toBeGreaterThan(1);
+    expect(services['ticketd-init']!.depends_on).toEqual({
+      'mysql-a': { condition: 'service_healthy' },
+      'mysql-b': { condition: 'service_healthy' },
+    });
     expect(services.ticketd!.depends_on).toEqual({ 'ticketd-init': { condition: 'service_completed_successfully' } });
   });
 

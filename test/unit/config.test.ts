@@ -23,7 +23,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ backends, host: '0.0.0.0' }).advertiseHost).toBe('127.0.0.1');
     expect(loadConfig({ backends, host: '10.0.0.5' }).advertiseHost).toBe('10.0.0.5');
     expect(loadConfig({ backends, host: '::1' }).advertiseHost).toBe('[::1]');
-    expect(loadConfig({ backends, host: '10.0.0.5', advertiseHost: 'fe1.internal' }).advertiseHost).toBe('fe1.internal');
+    expect(loadConfig({ backends, host: '10.0.0.5', advertiseHost: 'fe1.internal' }).advertiseHost).toBe(
+      'fe1.internal',
+    );
   });
 
   it('never lets the password reach JSON or a log', () => {
@@ -60,7 +62,15 @@ describe('loadConfig: the rest of the settings', () => {
   it('takes a config file below env and flags, and refuses unknown keys in it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ticketd-config-'));
     const path = join(dir, 'ticketd.json');
-    writeFileSync(path, JSON.stringify({ backends: ['mysql://db-a/ticketd', 'mysql://db-b/ticketd'], port: 9000, maxCount: 500, clientTokens: { orders: ['o'.repeat(16)] } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        backends: ['mysql://db-a/ticketd', 'mysql://db-b/ticketd'],
+        port: 9000,
+        maxCount: 500,
+        clientTokens: { orders: ['o'.repeat(16)] },
+      }),
+    );
     const file = readConfigFile(path);
     const config = loadConfig({ port: '9100' }, {}, file);
     expect(config.port).toBe(9100);
@@ -68,18 +78,27 @@ describe('loadConfig: the rest of the settings', () => {
     expect(config.maxCount).toBe(500);
     expect(config.clientTokens.get('orders')).toEqual(['o'.repeat(16)]);
     writeFileSync(path, JSON.stringify({ backend: 'x' }));
-    expect(() => readConfigFile(path)).toThrow(/TICKETD_CONFIG: .* has unknown setting\(s\) backend; allowed: backends/);
+    expect(() => readConfigFile(path)).toThrow(
+      /TICKETD_CONFIG: .* has unknown setting\(s\) backend; allowed: backends/,
+    );
     writeFileSync(path, '{not json');
     expect(() => readConfigFile(path)).toThrow(/TICKETD_CONFIG: cannot read .* as JSON/);
     rmSync(dir, { recursive: true });
   });
 
   it('parses client tokens from sequence:token pairs, and names what is wrong with them', () => {
-    const config = loadConfig({ backends, clientTokens: `orders:${'a'.repeat(16)},orders:${'b'.repeat(16)},*:${'c'.repeat(20)}` });
+    const config = loadConfig({
+      backends,
+      clientTokens: `orders:${'a'.repeat(16)},orders:${'b'.repeat(16)},*:${'c'.repeat(20)}`,
+    });
     expect(config.clientTokens.get('orders')).toHaveLength(2);
     expect(config.clientTokens.get('*')).toEqual(['c'.repeat(20)]);
-    expect(() => loadConfig({ backends, clientTokens: 'orders:short' })).toThrow(/TICKETD_CLIENT_TOKENS tokens must be at least 16 characters/);
-    expect(() => loadConfig({ backends, clientTokens: `Bad:${'a'.repeat(16)}` })).toThrow(/TICKETD_CLIENT_TOKENS names sequence "Bad"/);
+    expect(() => loadConfig({ backends, clientTokens: 'orders:short' })).toThrow(
+      /TICKETD_CLIENT_TOKENS tokens must be at least 16 characters/,
+    );
+    expect(() => loadConfig({ backends, clientTokens: `Bad:${'a'.repeat(16)}` })).toThrow(
+      /TICKETD_CLIENT_TOKENS names sequence "Bad"/,
+    );
     expect(() => loadConfig({ backends, clientTokens: 'no-colon' })).toThrow(/sequence:token/);
   });
 
@@ -97,13 +116,21 @@ describe('loadConfig: the rest of the settings', () => {
     expect(message).toMatch(/TICKETD_RATE_LIMIT must be a positive number of requests per second; got "-1"/);
     expect(message).toMatch(/TICKETD_MAX_COUNT must be an integer from 1 to 1000000; got "0"/);
     expect(message).toMatch(/TICKETD_WORKERS must be an integer from 1 to 64; got "many"/);
-    expect(message).toMatch(/TICKETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"/);
+    expect(message).toMatch(
+      /TICKETD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"/,
+    );
   });
 
   it('names a value given as a flag by its flag, and one from the environment by its variable', () => {
-    expect(() => loadConfig({ backends }, { workers: '0' })).toThrow(/^--workers must be an integer from 1 to 64; got "0"$/);
-    expect(() => loadConfig({ backends, workers: '0' })).toThrow(/^TICKETD_WORKERS must be an integer from 1 to 64; got "0"$/);
-    expect(() => loadConfig({ backends }, { maxCount: 'x', logLevel: 'loud' })).toThrow(/^--max-count must be .*; --log-level must be one of/);
+    expect(() => loadConfig({ backends }, { workers: '0' })).toThrow(
+      /^--workers must be an integer from 1 to 64; got "0"$/,
+    );
+    expect(() => loadConfig({ backends, workers: '0' })).toThrow(
+      /^TICKETD_WORKERS must be an integer from 1 to 64; got "0"$/,
+    );
+    expect(() => loadConfig({ backends }, { maxCount: 'x', logLevel: 'loud' })).toThrow(
+      /^--max-count must be .*; --log-level must be one of/,
+    );
   });
 
   it('names the setting when a config file gives a value of the wrong type', () => {
@@ -111,15 +138,24 @@ describe('loadConfig: the rest of the settings', () => {
   });
 
   it('requires TICKETD_ADMIN_BACKENDS to name the same servers in the same order', () => {
-    const config = loadConfig({ backends: 'mysql://app:x@db-a/ticketd,mysql://app:x@db-b/ticketd', adminBackends: 'mysql://admin:y@db-a/ticketd,mysql://admin:y@db-b/ticketd' });
+    const config = loadConfig({
+      backends: 'mysql://app:x@db-a/ticketd,mysql://app:x@db-b/ticketd',
+      adminBackends: 'mysql://admin:y@db-a/ticketd,mysql://admin:y@db-b/ticketd',
+    });
     expect(config.adminBackends.map((b) => b.user)).toEqual(['admin', 'admin']);
-    expect(() => loadConfig({ backends, adminBackends: 'mysql://db-b/ticketd,mysql://db-a/ticketd' })).toThrow(/TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order/);
+    expect(() => loadConfig({ backends, adminBackends: 'mysql://db-b/ticketd,mysql://db-a/ticketd' })).toThrow(
+      /TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order/,
+    );
   });
 
   it('takes TICKETD_CLAIMS preferred (default) or required, and refuses required with one backend', () => {
     expect(loadConfig({ backends }).claims).toBe('preferred');
     expect(loadConfig({ backends, claims: 'required' }).claims).toBe('required');
-    expect(() => loadConfig({ backends, claims: 'always' })).toThrow(/TICKETD_CLAIMS must be preferred or required; got "always"/);
-    expect(() => loadConfig({ backends: 'mysql://db-a/ticketd', claims: 'required' })).toThrow(/TICKETD_CLAIMS=required needs at least two backends .* has 1$/);
+    expect(() => loadConfig({ backends, claims: 'always' })).toThrow(
+      /TICKETD_CLAIMS must be preferred or required; got "always"/,
+    );
+    expect(() => loadConfig({ backends: 'mysql://db-a/ticketd', claims: 'required' })).toThrow(
+      /TICKETD_CLAIMS=required needs at least two backends .* has 1$/,
+    );
   });
 });

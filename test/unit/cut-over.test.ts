@@ -4,9 +4,14 @@ import { counterProblem, defaultReserve, regionOf, rollbackCounter } from '../..
 describe('the cut-over of a legacy column', () => {
   const seq = { startAfter: 1000n, maxId: 2_000_000_000n };
 
-  it('puts every ID in exactly one region: before, ticketd\'s range, or the old version\'s reserve', () => {
+  it("puts every ID in exactly one region: before, ticketd's range, or the old version's reserve", () => {
     expect([999n, 1000n, 1001n, 2_000_000_000n, 2_000_000_001n, 2147483647n].map((id) => regionOf(id, seq))).toEqual([
-      'before', 'before', 'ticketd', 'ticketd', 'reserve', 'reserve',
+      'before',
+      'before',
+      'ticketd',
+      'ticketd',
+      'reserve',
+      'reserve',
     ]);
     // Exact above 2^53: no double rounding decides a region.
     const big = { startAfter: 9007199254740993n, maxId: 18446744073709551614n };
@@ -23,7 +28,9 @@ describe('the cut-over of a legacy column', () => {
   it('finds a counter at or below maxId, where inserts without an ID would take IDs ticketd issues', () => {
     expect(counterProblem(undefined, seq)).toBeUndefined();
     expect(counterProblem(2_000_000_001n, seq)).toBeUndefined();
-    expect(counterProblem(2_000_000_000n, seq)).toMatch(/AUTO_INCREMENT is 2000000000, inside ticketd's range \(1000, 2000000000\]/);
+    expect(counterProblem(2_000_000_000n, seq)).toMatch(
+      /AUTO_INCREMENT is 2000000000, inside ticketd's range \(1000, 2000000000\]/,
+    );
     expect(counterProblem(5n, seq)).toBeDefined();
   });
 

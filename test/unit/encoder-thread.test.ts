@@ -23,7 +23,9 @@ describe('the encoder thread', () => {
         p.encodeRun(70_001n, 100, here, 4_000);
         // Written as JSON strings, as this thread writes the same IDs.
         expect(out).toEqual(quoteIds(here));
-        expect(JSON.parse(`[${Buffer.from(out.bytes).toString('latin1').slice(0, -1)}]`)).toEqual([...here].map(String));
+        expect(JSON.parse(`[${Buffer.from(out.bytes).toString('latin1').slice(0, -1)}]`)).toEqual(
+          [...here].map(String),
+        );
       }
     } finally {
       await thread.close();
@@ -32,7 +34,12 @@ describe('the encoder thread', () => {
 
   test('after close, fails every call instead of answering', async () => {
     const thread = new EncoderThread();
-    const sequence = { name: 's', key: randomBytes(KEY_BYTES), domain: { startAfter: 0n, maxId: UINT64_MAX }, scheme: 'feistel-aes256-v2' as const };
+    const sequence = {
+      name: 's',
+      key: randomBytes(KEY_BYTES),
+      domain: { startAfter: 0n, maxId: UINT64_MAX },
+      scheme: 'feistel-aes256-v2' as const,
+    };
     await thread.encode(sequence, [{ first: 1n, last: 10n }]);
     await thread.close();
     await expect(thread.encode(sequence, [{ first: 11n, last: 20n }])).rejects.toThrow(/closed/);

@@ -5,16 +5,24 @@ import { createLogger } from '../../src/logger.js';
 describe('EpisodeLog', () => {
   function capture(): { lines: Record<string, unknown>[]; log: EpisodeLog } {
     const lines: Record<string, unknown>[] = [];
-    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = createLogger('info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
     return { lines, log: new EpisodeLog(logger, { quietMs: 40 }) };
   }
   const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
   it('logs the first of 1,000 repeats, then one line with the count once they stop', async () => {
     const { lines, log } = capture();
-    for (let i = 0; i < 1000; i++) log.note('prefetch default', { sequence: 'default' }, 'prefetch of sequence default failed');
+    for (let i = 0; i < 1000; i++)
+      log.note('prefetch default', { sequence: 'default' }, 'prefetch of sequence default failed');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, episode: 'start', sequence: 'default', msg: 'prefetch of sequence default failed' });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      episode: 'start',
+      sequence: 'default',
+      msg: 'prefetch of sequence default failed',
+    });
     await sleep(120);
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatchObject({ episode: 'end', count: 1000, sequence: 'default' });

@@ -13,12 +13,25 @@ describe('ID formatting', () => {
       { first: 4294967295n, last: 4294967296n },
       { first: MAX_UINT64, last: MAX_UINT64 },
     ];
-    const expected = ['9007199254740990', '9007199254740991', '9007199254740992', '9007199254740993', '4294967295', '4294967296', '18446744073709551615'];
+    const expected = [
+      '9007199254740990',
+      '9007199254740991',
+      '9007199254740992',
+      '9007199254740993',
+      '4294967295',
+      '4294967296',
+      '18446744073709551615',
+    ];
     expect(JSON.parse(text(idsAsJson('s', ranges)))).toEqual({ sequence: 's', ids: expected });
-    expect(JSON.parse(text(idsAsJson('s', BigUint64Array.from(expected.map(BigInt)))))).toEqual({ sequence: 's', ids: expected });
+    expect(JSON.parse(text(idsAsJson('s', BigUint64Array.from(expected.map(BigInt)))))).toEqual({
+      sequence: 's',
+      ids: expected,
+    });
     expect(JSON.parse(text(idsAsJson('s', new BigUint64Array(0))))).toEqual({ sequence: 's', ids: [] });
     expect(text(idsAsLines([{ first: 1n, last: 3n }]))).toBe('1\n2\n3\n');
-    expect(text(idsAsLines(BigUint64Array.from([1n, 10n ** 19n, MAX_UINT64])))).toBe('1\n10000000000000000000\n18446744073709551615\n');
+    expect(text(idsAsLines(BigUint64Array.from([1n, 10n ** 19n, MAX_UINT64])))).toBe(
+      '1\n10000000000000000000\n18446744073709551615\n',
+    );
   });
 
   it('copies IDs written ahead as JSON strings, also when a request spans two written batches', () => {
@@ -27,15 +40,30 @@ describe('ID formatting', () => {
     expect(text(Buffer.from(first.bytes))).toBe('"7","18446744073709551615","10000000000000000000",');
     expect([...first.starts]).toEqual([0, 4, 27, 50]);
     // IDs 1..2 of the first batch and 0 of the second, as OpaqueIds hands them out: views of both.
-    const run = { count: 3, parts: [first.bytes.subarray(first.starts[1], first.starts[3]), second.bytes.subarray(second.starts[0], second.starts[1])] };
-    expect(text(idsAsJson('s', run))).toBe('{"sequence":"s","ids":["18446744073709551615","10000000000000000000","42"]}');
+    const run = {
+      count: 3,
+      parts: [
+        first.bytes.subarray(first.starts[1], first.starts[3]),
+        second.bytes.subarray(second.starts[0], second.starts[1]),
+      ],
+    };
+    expect(text(idsAsJson('s', run))).toBe(
+      '{"sequence":"s","ids":["18446744073709551615","10000000000000000000","42"]}',
+    );
     expect(text(idsAsLines(run))).toBe('18446744073709551615\n10000000000000000000\n42\n');
     expect(firstId(run)).toBe('18446744073709551615');
     expect(firstId({ count: 1, parts: [second.bytes.subarray(second.starts[1], second.starts[2])] })).toBe('1');
   });
 
   it('writes every uint64 as BigInt would: powers of ten and two, their neighbours, and random values', () => {
-    expect(text(idsAsJson('s', [{ first: 0n, last: 12n }, { first: 99n, last: 101n }]))).toBe('{"sequence":"s","ids":["0","1","2","3","4","5","6","7","8","9","10","11","12","99","100","101"]}');
+    expect(
+      text(
+        idsAsJson('s', [
+          { first: 0n, last: 12n },
+          { first: 99n, last: 101n },
+        ]),
+      ),
+    ).toBe('{"sequence":"s","ids":["0","1","2","3","4","5","6","7","8","9","10","11","12","99","100","101"]}');
     const values: bigint[] = [0n, MAX_UINT64];
     for (let e = 0n; e <= 19n; e++) values.push(10n ** e - 1n, 10n ** e, 10n ** e + 1n);
     for (let e = 0n; e < 64n; e++) values.push((1n << e) - 1n, 1n << e, (1n << e) + 1n);

@@ -27,7 +27,9 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
 const dir = 'deploy/kubernetes';
 const manifests: { file: string; doc: Manifest }[] = readdirSync(dir)
   .filter((f) => f.endsWith('.yaml'))
-  .flatMap((file) => parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((d) => ({ file, doc: d.toJSON() as Manifest })));
+  .flatMap((file) =>
+    parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((d) => ({ file, doc: d.toJSON() as Manifest })),
+  );
 
 /** Validates a manifest with the model of its apiVersion and kind; the error's message, or undefined. */
 function schemaError(doc: Manifest): string | undefined {
@@ -61,13 +63,17 @@ interface Container {
 describe('the Kubernetes manifests', () => {
   it('are each valid against the Kubernetes OpenAPI schemas', () => {
     expect(manifests.length).toBeGreaterThanOrEqual(8);
-    const errors = manifests.map(({ file, doc }) => [`${file}: ${doc.kind} ${doc.metadata.name}`, schemaError(doc)]).filter(([, e]) => e !== undefined);
+    const errors = manifests
+      .map(({ file, doc }) => [`${file}: ${doc.kind} ${doc.metadata.name}`, schemaError(doc)])
+      .filter(([, e]) => e !== undefined);
     expect(errors).toEqual([]);
     console.log(`kubernetes manifests: ${manifests.length} valid (${manifests.map((m) => m.doc.kind).join(', ')})`);
   });
 
   it('fail the validator when broken (it is not a rubber stamp)', () => {
-    const deployment = structuredClone(one('Deployment', 'ticketd')) as { spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } } } & Manifest;
+    const deployment = structuredClone(one('Deployment', 'ticketd')) as {
+      spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } };
+    } & Manifest;
     deployment.spec.template.spec.containers[0]!.ports[0]!.containerPort = '8080';
     expect(schemaError(deployment)).toMatch(/containerPort must be integer/);
     const pdb = structuredClone(one('PodDisruptionBudget', 'ticketd')) as Manifest & { spec: Record<string, unknown> };
@@ -76,7 +82,20 @@ describe('the Kubernetes manifests', () => {
   });
 
   it('probe /readyz and /healthz, wait in preStop, drain within the grace period, and run non-root on a read-only root', () => {
-    const deployment = one('Deployment', 'ticketd') as Manifest & { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: { terminationGracePeriodSeconds: number; securityContext: Record<string, unknown>; volumes: { name: string; secret?: { secretName: string } }[]; containers: Container[] } } } };
+    const deployment = one('Deployment', 'ticketd') as Manifest & {
+      spec: {
+        selector: { matchLabels: Record<string, string> };
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: {
+            terminationGracePeriodSeconds: number;
+            securityContext: Record<string, unknown>;
+            volumes: { name: string; secret?: { secretName: string } }[];
+            containers: Container[];
+          };
+        };
+      };
+    };
     const pod = deployment.spec.template.spec;
     const c = pod.containers[0]!;
     expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
@@ -86,35 +105,69 @@ describe('the Kubernetes manifests', () => {
     // ticketd drains for at most 10 s after SIGTERM, which comes after preStop.
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(preStop + 10);
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
-    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-    expect(c.resources?.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
+    expect(c.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(c.resources?.requests).toEqual(
+      expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }),
+    );
     expect(c.resources?.limits?.memory).toBeDefined();
     expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
   });
 
   it('hand secrets over as files: every _FILE setting lies in a read-only mount of a Secret, and no secret is a plain variable', () => {
-    const deployment = one('Deployment', 'ticketd') as Manifest & { spec: { template: { spec: { volumes: { name: string; secret?: { secretName: string } }[]; containers: Container[] } } } };
+    const deployment = one('Deployment', 'ticketd') as Manifest & {
+      spec: {
+        template: { spec: { volumes: { name: string; secret?: { secretName: string } }[]; containers: Container[] } };
+      };
+    };
     const pod = deployment.spec.template.spec;
     const c = pod.containers[0]!;
     const secretVolumes = new Set(pod.volumes.filter((v) => v.secret !== undefined).map((v) => v.name));
     const secretMounts = (c.volumeMounts ?? []).filter((m) => secretVolumes.has(m.name));
     const fileSettings = (c.env ?? []).filter((e) => e.name.endsWith('_FILE'));
-    expect(fileSettings.map((e) => e.name).sort()).toEqual(['TICKETD_ADMIN_TOKEN_FILE', 'TICKETD_BACKENDS_FILE', 'TICKETD_CLIENT_TOKENS_FILE']);
-    for (const setting of fileSettings) expect(secretMounts.some((m) => m.readOnly === true && setting.value!.startsWith(`${m.mountPath}/`))).toBe(true);
+    expect(fileSettings.map((e) => e.name).sort()).toEqual([
+      'TICKETD_ADMIN_TOKEN_FILE',
+      'TICKETD_BACKENDS_FILE',
+      'TICKETD_CLIENT_TOKENS_FILE',
+    ]);
+    for (const setting of fileSettings)
+      expect(secretMounts.some((m) => m.readOnly === true && setting.value!.startsWith(`${m.mountPath}/`))).toBe(true);
     expect((c.env ?? []).map((e) => e.name)).not.toEqual(expect.arrayContaining(['TICKETD_BACKENDS']));
     expect((c.env ?? []).map((e) => e.name)).not.toEqual(expect.arrayContaining(['TICKETD_ADMIN_TOKEN']));
     // The mounted keys exist in the example Secret.
     const secret = one('Secret', 'ticketd') as Manifest & { stringData: Record<string, string> };
-    for (const setting of fileSettings) expect(Object.keys(secret.stringData)).toContain(setting.value!.split('/').pop());
+    for (const setting of fileSettings)
+      expect(Object.keys(secret.stringData)).toContain(setting.value!.split('/').pop());
   });
 
   it('select the same pods from the Service and the PodDisruptionBudget, and name a holder and an advertised host from the downward API', () => {
-    const labels = (one('Deployment', 'ticketd') as Manifest & { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
-    expect(labels).toMatchObject((one('Service', 'ticketd') as Manifest & { spec: { selector: Record<string, string> } }).spec.selector);
-    expect(labels).toMatchObject((one('PodDisruptionBudget', 'ticketd') as Manifest & { spec: { selector: { matchLabels: Record<string, string> } } }).spec.selector.matchLabels);
-    const env = (one('Deployment', 'ticketd') as Manifest & { spec: { template: { spec: { containers: Container[] } } } }).spec.template.spec.containers[0]!.env ?? [];
-    expect(env.find((e) => e.name === 'TICKETD_ADVERTISE_HOST')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'status.podIP' } });
-    const app = (one('Deployment', 'your-app') as Manifest & { spec: { template: { spec: { containers: Container[] } } } }).spec.template.spec.containers[0]!.env ?? [];
+    const labels = (
+      one('Deployment', 'ticketd') as Manifest & {
+        spec: { template: { metadata: { labels: Record<string, string> } } };
+      }
+    ).spec.template.metadata.labels;
+    expect(labels).toMatchObject(
+      (one('Service', 'ticketd') as Manifest & { spec: { selector: Record<string, string> } }).spec.selector,
+    );
+    expect(labels).toMatchObject(
+      (
+        one('PodDisruptionBudget', 'ticketd') as Manifest & {
+          spec: { selector: { matchLabels: Record<string, string> } };
+        }
+      ).spec.selector.matchLabels,
+    );
+    const env =
+      (one('Deployment', 'ticketd') as Manifest & { spec: { template: { spec: { containers: Container[] } } } }).spec
+        .template.spec.containers[0]!.env ?? [];
+    expect(env.find((e) => e.name === 'TICKETD_ADVERTISE_HOST')?.valueFrom).toEqual({
+      fieldRef: { fieldPath: 'status.podIP' },
+    });
+    const app =
+      (one('Deployment', 'your-app') as Manifest & { spec: { template: { spec: { containers: Container[] } } } }).spec
+        .template.spec.containers[0]!.env ?? [];
     expect(app.find((e) => e.name === 'POD_NAME')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
   });
 });

@@ -1,7 +1,12 @@
 // The checker of strict sequences' tests, on histories made by hand: it must find what it is for.
 import { checkLinearizable, type Operation } from '../support/linearizability.js';
 
-const op = (sentAt: number, answeredAt: number, ids: number[], via = 'fe'): Operation => ({ sentAt, answeredAt, ids: ids.map(BigInt), via });
+const op = (sentAt: number, answeredAt: number, ids: number[], via = 'fe'): Operation => ({
+  sentAt,
+  answeredAt,
+  ids: ids.map(BigInt),
+  via,
+});
 
 describe('the linearizability checker', () => {
   it('accepts overlapping requests in any order, and later requests above earlier answers', () => {

@@ -14,7 +14,11 @@ ticketd_ready 1
 
 describe('/metrics without the admin token', () => {
   test('keeps ordered sequences and unlabelled series, and drops opaque, unknown and unreadable sequences (fail closed)', async () => {
-    const modes: Record<string, 'ordered' | 'opaque' | undefined> = { orders: 'ordered', invoices: 'opaque', other_worker: 'ordered' };
+    const modes: Record<string, 'ordered' | 'opaque' | undefined> = {
+      orders: 'ordered',
+      invoices: 'opaque',
+      other_worker: 'ordered',
+    };
     const asked: string[] = [];
     const shown = await redactMetrics(TEXT, async (name) => {
       asked.push(name);

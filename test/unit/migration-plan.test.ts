@@ -42,35 +42,47 @@ describe('column types', () => {
 describe('a migration plan', () => {
   it('starts after the larger of MAX(id) and AUTO_INCREMENT, plus headroom', () => {
     expect(planMigration(table(), { sequence: 'orders' }).settings.startAfter).toBe(15_200n);
-    expect(planMigration(table({ autoIncrement: 10n }), { sequence: 'orders', headroom: 0n }).settings.startAfter).toBe(5000n);
+    expect(planMigration(table({ autoIncrement: 10n }), { sequence: 'orders', headroom: 0n }).settings.startAfter).toBe(
+      5000n,
+    );
   });
 
   it('uses small blocks for 32-bit columns and the default block size for wider ones', () => {
     expect(planMigration(table(), { sequence: 'orders' }).settings.blockSize).toBe(100n);
     expect(planMigration(table({ maxId: 4294967295n }), { sequence: 'orders' }).settings.blockSize).toBe(100n);
-    expect(planMigration(table({ maxId: 9223372036854775807n }), { sequence: 'orders' }).settings.blockSize).toBe(10_000n);
+    expect(planMigration(table({ maxId: 9223372036854775807n }), { sequence: 'orders' }).settings.blockSize).toBe(
+      10_000n,
+    );
   });
 
   it('says how much of the range backends that issue a share of the tickets reach, and how long that lasts', () => {
     const plan = planMigration(table(), { sequence: 'orders' });
     const left = plan.settings.maxId - plan.settings.startAfter;
     const at16 = formatPlan(plan, { sourceArgument: '', fleet: { backends: 2, increment: 16n } });
-    expect(at16).toContain(`IDs left:       ${left}, of which the 2 backends reach about ${(left * 2n) / 16n} (2 of every 16 tickets at auto_increment_increment=16)`);
-    expect(at16).toContain(`lasts:          ${formatDuration((plan.lastsSeconds! * 2) / 16)} at that rate; the headroom covers ${formatDuration(10000 / 10)} of inserts until apply`);
+    expect(at16).toContain(
+      `IDs left:       ${left}, of which the 2 backends reach about ${(left * 2n) / 16n} (2 of every 16 tickets at auto_increment_increment=16)`,
+    );
+    expect(at16).toContain(
+      `lasts:          ${formatDuration((plan.lastsSeconds! * 2) / 16)} at that rate; the headroom covers ${formatDuration(10000 / 10)} of inserts until apply`,
+    );
     const at2 = formatPlan(plan, { sourceArgument: '', fleet: { backends: 2, increment: 2n } });
     expect(at2).toEqual(formatPlan(plan, { sourceArgument: '' }));
   });
 
   it('projects how long the sequence lasts from the observed rate, and says unknown without one', () => {
     const reserve = (2147483647n - 15200n) / 16n;
-    expect(planMigration(table(), { sequence: 'orders' }).lastsSeconds).toBeCloseTo(Number(2147483647n - reserve - 15200n) / 10);
+    expect(planMigration(table(), { sequence: 'orders' }).lastsSeconds).toBeCloseTo(
+      Number(2147483647n - reserve - 15200n) / 10,
+    );
     const unknown = planMigration(table({ growth: undefined }), { sequence: 'orders' });
     expect(unknown.lastsSeconds).toBeUndefined();
     expect(formatPlan(unknown, { sourceArgument: '' })).toContain('lasts:          unknown (no growth rate)');
   });
 
   it('refuses a column with no room left above the legacy IDs', () => {
-    expect(() => planMigration(table({ maxExisting: 2147480000n, autoIncrement: 2147480001n }), { sequence: 'orders' })).toThrow(MigrationRefusedError);
+    expect(() =>
+      planMigration(table({ maxExisting: 2147480000n, autoIncrement: 2147480001n }), { sequence: 'orders' }),
+    ).toThrow(MigrationRefusedError);
     expect(() => planMigration(table(), { sequence: 'orders', blockSize: 0n })).toThrow(/--block-size must be from 1/);
   });
 
@@ -93,11 +105,20 @@ describe('a migration plan', () => {
       '       ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL',
       "  5. npx ticketd migrate verify --source 'mysql://app@db:3306/shop' --table orders --column id --sequence orders --strict",
     ]);
-    expect(steps).toContain(`maxId:          ${2147483647n - plan.legacyReserve} = column max - reserve ${plan.legacyReserve}`);
-    expect(steps).toContain(`reserve:        ${2147483648n - plan.legacyReserve} to 2147483647: AUTO_INCREMENT moves to ${2147483648n - plan.legacyReserve} at apply, for the old version (155.3 days of inserts at that rate)`);
+    expect(steps).toContain(
+      `maxId:          ${2147483647n - plan.legacyReserve} = column max - reserve ${plan.legacyReserve}`,
+    );
+    expect(steps).toContain(
+      `reserve:        ${2147483648n - plan.legacyReserve} to 2147483647: AUTO_INCREMENT moves to ${2147483648n - plan.legacyReserve} at apply, for the old version (155.3 days of inserts at that rate)`,
+    );
     const existing = { ...plan.settings, startAfter: 9000n };
-    const after = formatPlan(planMigration(table({ hasAutoIncrement: false }), { sequence: 'orders' }), { sourceArgument: '', existing });
-    expect(after).toContain(`sequence:       orders exists (blockSize=100 startAfter=9000 maxId=${plan.settings.maxId} ids=ordered): migrate apply has run`);
+    const after = formatPlan(planMigration(table({ hasAutoIncrement: false }), { sequence: 'orders' }), {
+      sourceArgument: '',
+      existing,
+    });
+    expect(after).toContain(
+      `sequence:       orders exists (blockSize=100 startAfter=9000 maxId=${plan.settings.maxId} ids=ordered): migrate apply has run`,
+    );
     expect(after.slice(after.indexOf('next:'))).toEqual([
       'next:',
       '  1. roll out the app version that takes IDs from ticketd (sequence orders) and passes them:',
@@ -110,13 +131,18 @@ describe('a migration plan', () => {
     const plan = planMigration(table(), { sequence: 'orders' });
     expect(plan.legacyReserve).toBe((2147483647n - 15200n) / 16n);
     expect(plan.settings.maxId).toBe(2147483647n - plan.legacyReserve);
-    expect(planMigration(table({ hasAutoIncrement: false, autoIncrement: undefined }), { sequence: 'orders' }).settings.maxId).toBe(2147483647n);
+    expect(
+      planMigration(table({ hasAutoIncrement: false, autoIncrement: undefined }), { sequence: 'orders' }).settings
+        .maxId,
+    ).toBe(2147483647n);
     expect(planMigration(table(), { sequence: 'orders', legacyReserve: 1_000_000n }).settings.maxId).toBe(2146483647n);
     expect(planMigration(table(), { sequence: 'orders', legacyReserve: 0n }).settings.maxId).toBe(2147483647n);
     // Unsigned BIGINT: exact above 2^64 / 16.
     const big = planMigration(table({ maxId: 18446744073709551615n }), { sequence: 'orders' });
     expect(big.settings.maxId).toBe(18446744073709551615n - (18446744073709551615n - 15200n) / 16n);
-    expect(() => planMigration(table(), { sequence: 'orders', legacyReserve: 2147483647n - 15200n })).toThrow(/--legacy-reserve 2147468447 leaves no IDs between startAfter 15200/);
+    expect(() => planMigration(table(), { sequence: 'orders', legacyReserve: 2147483647n - 15200n })).toThrow(
+      /--legacy-reserve 2147468447 leaves no IDs between startAfter 15200/,
+    );
   });
 
   it('formats durations in a readable unit', () => {

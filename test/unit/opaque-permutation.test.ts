@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { IdPermutation, KEY_BYTES, OpaqueIdError, PERMUTATION_SCHEME, PERMUTATION_SCHEMES, type IdDomain, type PermutationScheme } from 'ticketd-client';
+import {
+  IdPermutation,
+  KEY_BYTES,
+  OpaqueIdError,
+  PERMUTATION_SCHEME,
+  PERMUTATION_SCHEMES,
+  type IdDomain,
+  type PermutationScheme,
+} from 'ticketd-client';
 
 const INT_MAX = 2147483647n;
 const UINT64_MAX = (1n << 64n) - 1n;
@@ -20,11 +28,23 @@ const SCHEMES = Object.keys(PERMUTATION_SCHEMES) as PermutationScheme[];
  */
 const KNOWN_ANSWERS: Record<PermutationScheme, { wide: string[]; migrated: string[] }> = {
   'feistel-aes256-v1': {
-    wide: ['4170936916391936005', '11497033892217756525', '10486847599032308530', '11758923266092397213', '15460657188232883318'],
+    wide: [
+      '4170936916391936005',
+      '11497033892217756525',
+      '10486847599032308530',
+      '11758923266092397213',
+      '15460657188232883318',
+    ],
     migrated: ['470899367', '555784327', '1205579781'],
   },
   'feistel-aes256-v2': {
-    wide: ['161137186140244683', '4925333981018807988', '15030490344837552096', '1522677717517291130', '12983124191625804560'],
+    wide: [
+      '161137186140244683',
+      '4925333981018807988',
+      '15030490344837552096',
+      '1522677717517291130',
+      '12983124191625804560',
+    ],
     migrated: ['2062923675', '1968502527', '720934862'],
   },
 };
@@ -61,7 +81,8 @@ describe.each(SCHEMES)('the opaque ID permutation, scheme %s', (scheme) => {
   test('decode(encode(x)) = x across a 64-bit domain, including its ends', () => {
     const p = new IdPermutation(randomBytes(KEY_BYTES), { startAfter: 0n, maxId: UINT64_MAX }, scheme);
     const samples = [1n, 2n, UINT64_MAX - 1n, UINT64_MAX, 1n << 53n, (1n << 53n) + 1n, 1n << 63n];
-    for (let i = 0; i < 2000; i++) samples.push((BigInt.asUintN(64, randomBytes(8).readBigUInt64LE()) % UINT64_MAX) + 1n);
+    for (let i = 0; i < 2000; i++)
+      samples.push((BigInt.asUintN(64, randomBytes(8).readBigUInt64LE()) % UINT64_MAX) + 1n);
     for (const x of samples) {
       const y = p.encode(x);
       expect(y >= 1n && y <= UINT64_MAX).toBe(true);
@@ -86,28 +107,33 @@ describe.each(SCHEMES)('the opaque ID permutation, scheme %s', (scheme) => {
     const wide = new IdPermutation(FIXED_KEY, { startAfter: 0n, maxId: UINT64_MAX }, scheme);
     expect([1n, 2n, 3n, 10000n, UINT64_MAX].map((x) => wide.encode(x).toString())).toEqual(KNOWN_ANSWERS[scheme].wide);
     const migrated = new IdPermutation(FIXED_KEY, { startAfter: 1_000_000n, maxId: INT_MAX }, scheme);
-    expect([1_000_001n, 1_000_002n, INT_MAX].map((x) => migrated.encode(x).toString())).toEqual(KNOWN_ANSWERS[scheme].migrated);
+    expect([1_000_001n, 1_000_002n, INT_MAX].map((x) => migrated.encode(x).toString())).toEqual(
+      KNOWN_ANSWERS[scheme].migrated,
+    );
   });
 
   test.each([
     ['64-bit', { startAfter: 0n, maxId: UINT64_MAX }],
     ['migrated 32-bit', { startAfter: 1_500_000n, maxId: INT_MAX }],
-  ] as [string, IdDomain][])('consecutive IDs of a %s domain come out unordered and spread over it', (_name, domain) => {
-    const n = 200_000;
-    const out = new BigUint64Array(n);
-    new IdPermutation(randomBytes(KEY_BYTES), domain, scheme).encodeRun(domain.startAfter + 1_000_000n, n, out, 0);
-    let increases = 0;
-    for (let k = 1; k < n; k++) if (out[k]! > out[k - 1]!) increases++;
-    // A random order increases about half the time: 0.5 ± 0.005 is over 4 standard deviations wide.
-    expect(Math.abs(increases / (n - 1) - 0.5)).toBeLessThan(0.005);
-    const buckets = new Array<number>(16).fill(0);
-    const size = domain.maxId - domain.startAfter;
-    for (const y of out) buckets[Number(((y - domain.startAfter - 1n) * 16n) / size)]!++;
-    // Chi-square with 15 degrees of freedom: 50 is far beyond its 0.9999 quantile (~42).
-    const expected = n / 16;
-    const chi = buckets.reduce((sum, c) => sum + (c - expected) ** 2 / expected, 0);
-    expect(chi).toBeLessThan(50);
-  });
+  ] as [string, IdDomain][])(
+    'consecutive IDs of a %s domain come out unordered and spread over it',
+    (_name, domain) => {
+      const n = 200_000;
+      const out = new BigUint64Array(n);
+      new IdPermutation(randomBytes(KEY_BYTES), domain, scheme).encodeRun(domain.startAfter + 1_000_000n, n, out, 0);
+      let increases = 0;
+      for (let k = 1; k < n; k++) if (out[k]! > out[k - 1]!) increases++;
+      // A random order increases about half the time: 0.5 ± 0.005 is over 4 standard deviations wide.
+      expect(Math.abs(increases / (n - 1) - 0.5)).toBeLessThan(0.005);
+      const buckets = new Array<number>(16).fill(0);
+      const size = domain.maxId - domain.startAfter;
+      for (const y of out) buckets[Number(((y - domain.startAfter - 1n) * 16n) / size)]!++;
+      // Chi-square with 15 degrees of freedom: 50 is far beyond its 0.9999 quantile (~42).
+      const expected = n / 16;
+      const chi = buckets.reduce((sum, c) => sum + (c - expected) ** 2 / expected, 0);
+      expect(chi).toBeLessThan(50);
+    },
+  );
 
   test('refuses a key of the wrong length and IDs outside the domain', () => {
     expect(() => new IdPermutation(randomBytes(16), { startAfter: 0n, maxId: 100n }, scheme)).toThrow(OpaqueIdError);
@@ -120,7 +146,7 @@ describe.each(SCHEMES)('the opaque ID permutation, scheme %s', (scheme) => {
 });
 
 describe('permutation schemes', () => {
-  test('new sequences get FF1\'s 10 rounds; 0.4.0\'s sequences keep its 8', () => {
+  test("new sequences get FF1's 10 rounds; 0.4.0's sequences keep its 8", () => {
     expect(PERMUTATION_SCHEME).toBe('feistel-aes256-v2');
     expect(PERMUTATION_SCHEMES['feistel-aes256-v2'].rounds).toBeGreaterThanOrEqual(10);
     expect(PERMUTATION_SCHEMES['feistel-aes256-v1'].rounds).toBe(8);
@@ -133,6 +159,8 @@ describe('permutation schemes', () => {
     new IdPermutation(FIXED_KEY, domain, 'feistel-aes256-v1').encodeRun(1n, 1000, v1, 0);
     new IdPermutation(FIXED_KEY, domain, 'feistel-aes256-v2').encodeRun(1n, 1000, v2, 0);
     expect(v1.filter((y, k) => y === v2[k]).length).toBe(0);
-    expect(() => new IdPermutation(FIXED_KEY, domain, 'feistel-aes256-v9' as PermutationScheme)).toThrow(/scheme "feistel-aes256-v9" is unknown to this version/);
+    expect(() => new IdPermutation(FIXED_KEY, domain, 'feistel-aes256-v9' as PermutationScheme)).toThrow(
+      /scheme "feistel-aes256-v9" is unknown to this version/,
+    );
   });
 });

@@ -74,7 +74,12 @@ describe('the key of an opaque sequence', () => {
 describe('an opaque sequence that no backend can serve', () => {
   test('answers a 503 that names no ticket (an ordered one names them, for its operators)', async () => {
     const fakes = fakeServers(2);
-    const allocator = new Allocator({ backends: fakes.addresses, connect: fakes.connect, logger: silentLogger, regressionPolicy: 'quarantine' });
+    const allocator = new Allocator({
+      backends: fakes.addresses,
+      connect: fakes.connect,
+      logger: silentLogger,
+      regressionPolicy: 'quarantine',
+    });
     const service = new TicketService({ allocator, logger: silentLogger });
     const plain = parseSequenceSettings('plain', { blockSize: 100 });
     for (const settings of [OPAQUE, plain]) {
@@ -88,17 +93,26 @@ describe('an opaque sequence that no backend can serve', () => {
     expect(orderedError.message).toMatch(/at or below ticket \d+/);
     const opaqueError = (await service.leaseBlock('secret').catch((e: unknown) => e)) as Error;
     expect(opaqueError).toBeInstanceOf(BackendsUnavailableError);
-    expect(opaqueError.message).toBe("no backend issued a ticket for sequence secret; the admin's GET /v1/sequences/secret says why");
+    expect(opaqueError.message).toBe(
+      "no backend issued a ticket for sequence secret; the admin's GET /v1/sequences/secret says why",
+    );
     expect(service.backendsFor('secret').every((b) => /ticket \d+/.test(b.quarantined ?? ''))).toBe(true);
     await service.close();
   });
 });
 
 describe('opaque IDs encoded ahead', () => {
-  const permutation = new IdPermutation(new Uint8Array(32).fill(3), { startAfter: 0n, maxId: (1n << 64n) - 1n }, 'feistel-aes256-v2');
+  const permutation = new IdPermutation(
+    new Uint8Array(32).fill(3),
+    { startAfter: 0n, maxId: (1n << 64n) - 1n },
+    'feistel-aes256-v2',
+  );
 
   /** A cache of `total` consecutive ordered IDs from 1; `taken()` says how many it gave out. */
-  function cacheOf(total: bigint): { take: (count: number) => { first: bigint; last: bigint }[] | undefined; taken: () => number } {
+  function cacheOf(total: bigint): {
+    take: (count: number) => { first: bigint; last: bigint }[] | undefined;
+    taken: () => number;
+  } {
     let next = 1n;
     return {
       take: (count) => {
@@ -186,4 +200,3 @@ describe('opaque IDs encoded ahead', () => {
     expect(handed).toBeGreaterThan(300_000);
   });
 });
-

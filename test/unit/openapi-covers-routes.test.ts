@@ -8,9 +8,16 @@ import type { TicketService } from '../../src/service/ticket-service.js';
 describe('OpenAPI document', () => {
   it('describes exactly the routes the app serves', () => {
     // The app is only inspected, never called, so no service is needed behind it.
-    const app = createApp({ service: {} as TicketService, logger: silentLogger, credentials: new Credentials({ adminTokens: [], clientTokens: new Map() }), metrics: { contentType: 'text/plain', render: async () => '' } });
+    const app = createApp({
+      service: {} as TicketService,
+      logger: silentLogger,
+      credentials: new Credentials({ adminTokens: [], clientTokens: new Map() }),
+      metrics: { contentType: 'text/plain', render: async () => '' },
+    });
     const served = new Set<string>();
-    for (const layer of (app.router as unknown as { stack: { route?: { path: string; methods: Record<string, boolean> } }[] }).stack) {
+    for (const layer of (
+      app.router as unknown as { stack: { route?: { path: string; methods: Record<string, boolean> } }[] }
+    ).stack) {
       const route = layer.route;
       // app.all (the 405 answer for other methods) registers every method: not a route of its own.
       if (route === undefined || Object.keys(route.methods).length > 5) continue;

@@ -19,9 +19,16 @@ describe('the peer proof and the listener settings', () => {
   });
 
   it('TICKETD_HOST and TICKETD_PEER_SECRET are checked at start, one line each', () => {
-    expect(loadConfig({ backends: fleet, host: '127.0.0.1', peerSecret: 'x'.repeat(16) })).toMatchObject({ host: '127.0.0.1', peerSecret: 'x'.repeat(16) });
+    expect(loadConfig({ backends: fleet, host: '127.0.0.1', peerSecret: 'x'.repeat(16) })).toMatchObject({
+      host: '127.0.0.1',
+      peerSecret: 'x'.repeat(16),
+    });
     expect(loadConfig({ backends: fleet }).host).toBeUndefined();
-    expect(() => loadConfig({ backends: fleet, host: 'not an address!' })).toThrow(/TICKETD_HOST must be an address or host name/);
-    expect(() => loadConfig({ backends: fleet, peerSecret: 'short' })).toThrow(/TICKETD_PEER_SECRET must be at least 16 characters/);
+    expect(() => loadConfig({ backends: fleet, host: 'not an address!' })).toThrow(
+      /TICKETD_HOST must be an address or host name/,
+    );
+    expect(() => loadConfig({ backends: fleet, peerSecret: 'short' })).toThrow(
+      /TICKETD_PEER_SECRET must be at least 16 characters/,
+    );
   });
 });

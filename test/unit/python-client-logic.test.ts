@@ -10,11 +10,21 @@ import { findPython, pythonEnv, pythonMissing, PYTHON_CLIENT_DIR } from '../supp
 const python = findPython();
 pythonMissing(python, 'the Python client unit tests');
 
-(python.ok ? test : test.skip)('the Python client reproduces every shared vector and judges its clocks and lease as the Node SDK does (unittest)', () => {
-  if (!python.ok) return;
-  const run = spawnSync(python.command, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], { cwd: PYTHON_CLIENT_DIR, env: pythonEnv(), encoding: 'utf8', timeout: 120_000 });
-  const ran = /Ran (\d+) tests?/.exec(run.stderr);
-  console.log(`SCENARIO vectors ${run.status === 0 ? 'ok' : 'FAILED'}: Python ${python.version} (${python.command}), ${ran?.[1] ?? 0} unittest tests`);
-  expect(run.status === 0 ? 'passed' : run.stderr.slice(-4000)).toBe('passed');
-  expect(Number(ran?.[1])).toBeGreaterThanOrEqual(23);
-});
+(python.ok ? test : test.skip)(
+  'the Python client reproduces every shared vector and judges its clocks and lease as the Node SDK does (unittest)',
+  () => {
+    if (!python.ok) return;
+    const run = spawnSync(python.command, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], {
+      cwd: PYTHON_CLIENT_DIR,
+      env: pythonEnv(),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    const ran = /Ran (\d+) tests?/.exec(run.stderr);
+    console.log(
+      `SCENARIO vectors ${run.status === 0 ? 'ok' : 'FAILED'}: Python ${python.version} (${python.command}), ${ran?.[1] ?? 0} unittest tests`,
+    );
+    expect(run.status === 0 ? 'passed' : run.stderr.slice(-4000)).toBe('passed');
+    expect(Number(ran?.[1])).toBeGreaterThanOrEqual(23);
+  },
+);

@@ -122,7 +122,13 @@ describe('RangeCache', () => {
       }
       return Promise.reject(new SequenceExhaustedError('no more'));
     };
-    const cache = new RangeCache({ sequence: 't', blockSize: 5n, refill, clock: () => 0, onBackgroundError: () => undefined });
+    const cache = new RangeCache({
+      sequence: 't',
+      blockSize: 5n,
+      refill,
+      clock: () => 0,
+      onBackgroundError: () => undefined,
+    });
     expect(ids(await cache.take(3))).toEqual([10n, 11n, 12n]);
     await expect(cache.take(3)).rejects.toThrow(/has 2 IDs left/);
     expect(cache.exhausted).toBe(true);

@@ -10,7 +10,10 @@ describe('runRound', () => {
     const late: IdRange[] = [];
     const started = Date.now();
     const result = await runRound({
-      lanes: [{ slot: 'fast', count: 1 }, { slot: 'slow', count: 1 }],
+      lanes: [
+        { slot: 'fast', count: 1 },
+        { slot: 'slow', count: 1 },
+      ],
       spares: [],
       run: async (slot, _count, deliver) => {
         await sleep(slot === 'fast' ? 5 : 200);
@@ -62,6 +65,8 @@ describe('runRound', () => {
   });
 
   it('resolves empty at once with no lanes', async () => {
-    expect(await runRound({ lanes: [], spares: [], run: never, onLate: () => undefined, graceMs: 5, hedgeMs: 5 })).toEqual({ ranges: [], retry: false });
+    expect(
+      await runRound({ lanes: [], spares: [], run: never, onLate: () => undefined, graceMs: 5, hedgeMs: 5 }),
+    ).toEqual({ ranges: [], retry: false });
   });
 });

@@ -15,13 +15,17 @@ it('CHANGELOG.md has an entry for this version, goes back to 0.1.0, newest first
   expect(versions[0]).toBe(version);
   expect(versions[versions.length - 1]).toBe('0.1.0');
   const numbers = versions.map((v) => v.split('.').map(Number) as [number, number, number]);
-  for (let i = 1; i < numbers.length; i++) expect(numbers[i - 1]![1] * 1000 + numbers[i - 1]![2]).toBeGreaterThan(numbers[i]![1] * 1000 + numbers[i]![2]);
-  for (const section of sections.filter((s) => !s.startsWith('0.1.0'))) expect([section.slice(0, 8), /\*\*Upgrade:\*\*/.test(section)]).toEqual([section.slice(0, 8), true]);
+  for (let i = 1; i < numbers.length; i++)
+    expect(numbers[i - 1]![1] * 1000 + numbers[i - 1]![2]).toBeGreaterThan(numbers[i]![1] * 1000 + numbers[i]![2]);
+  for (const section of sections.filter((s) => !s.startsWith('0.1.0')))
+    expect([section.slice(0, 8), /\*\*Upgrade:\*\*/.test(section)]).toEqual([section.slice(0, 8), true]);
 });
 
 it('the Kubernetes manifests name the image of this version', () => {
   const dir = 'deploy/kubernetes';
-  const images = readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/image: (ticketd:\S+)/g)].map((m) => m[1]));
+  const images = readdirSync(dir).flatMap((f) =>
+    [...readFileSync(join(dir, f), 'utf8').matchAll(/image: (ticketd:\S+)/g)].map((m) => m[1]),
+  );
   expect(images.length).toBeGreaterThan(0);
   expect(new Set(images)).toEqual(new Set([`ticketd:${version}`]));
 });

@@ -3,10 +3,27 @@ import type { SequenceSettings } from '../../src/core/sequence.js';
 import type { LegacyTable } from '../../src/backend/mysql/legacy-table.js';
 
 /** Where AUTO_INCREMENT goes when a migration is taken back (src/migrate/rollback.ts), and when it must not. */
-const orders: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 100n, startAfter: 11_000n, maxId: 2_147_483_647n, ids: 'ordered', retired: true });
+const orders: SequenceSettings = Object.freeze({
+  name: 'orders',
+  blockSize: 100n,
+  startAfter: 11_000n,
+  maxId: 2_147_483_647n,
+  ids: 'ordered',
+  retired: true,
+});
 const table: LegacyTable = {
-  name: 'orders', column: 'id', columnType: 'int(11)', maxId: 2_147_483_647n, nullable: false, comment: '', hasAutoIncrement: false,
-  maxExisting: 20_000n, autoIncrement: undefined, otherColumns: ['customer'], timestampColumn: undefined, growth: undefined,
+  name: 'orders',
+  column: 'id',
+  columnType: 'int(11)',
+  maxId: 2_147_483_647n,
+  nullable: false,
+  comment: '',
+  hasAutoIncrement: false,
+  maxExisting: 20_000n,
+  autoIncrement: undefined,
+  otherColumns: ['customer'],
+  timestampColumn: undefined,
+  growth: undefined,
 };
 
 describe('rollback plan', () => {
@@ -23,19 +40,34 @@ describe('rollback plan', () => {
   it('gives back the column AUTO_INCREMENT that apply --alter dropped, or only moves it', () => {
     const plan = planRollback(orders, 500n, table, []);
     expect(plan).toMatchObject({ highestId: 50_099n, nextAutoIncrement: 50_100n, refusal: undefined });
-    expect(plan.statement).toBe('ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 50100');
-    expect(planRollback(orders, 500n, { ...table, hasAutoIncrement: true }, []).statement).toBe('ALTER TABLE `orders` AUTO_INCREMENT = 50100');
-    expect(formatRollback(plan, false)).toContain('would run: ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 50100');
+    expect(plan.statement).toBe(
+      'ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 50100',
+    );
+    expect(planRollback(orders, 500n, { ...table, hasAutoIncrement: true }, []).statement).toBe(
+      'ALTER TABLE `orders` AUTO_INCREMENT = 50100',
+    );
+    expect(formatRollback(plan, false)).toContain(
+      'would run: ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 50100',
+    );
   });
 
-  it('with a reserve above maxId, keeps AUTO_INCREMENT there: the counter is never pulled back into ticketd\'s range', () => {
+  it("with a reserve above maxId, keeps AUTO_INCREMENT there: the counter is never pulled back into ticketd's range", () => {
     const cut = { ...orders, maxId: 2_000_000_000n };
     const withCounter = { ...table, hasAutoIncrement: true, autoIncrement: 2_000_000_123n };
     const plan = planRollback(cut, 500n, withCounter, []);
-    expect([plan.highestId, plan.nextAutoIncrement, plan.done, plan.refusal]).toEqual([50_099n, 2_000_000_001n, true, undefined]);
+    expect([plan.highestId, plan.nextAutoIncrement, plan.done, plan.refusal]).toEqual([
+      50_099n,
+      2_000_000_001n,
+      true,
+      undefined,
+    ]);
     // apply --alter took AUTO_INCREMENT away: it comes back above maxId.
-    expect(planRollback(cut, 500n, table, []).statement).toBe('ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 2000000001');
-    expect(planRollback(cut, 500n, table, [60_000n]).refusal).toMatch(/rows above 50099, .*could have issued \(60000\)/);
+    expect(planRollback(cut, 500n, table, []).statement).toBe(
+      'ALTER TABLE `orders` MODIFY `id` int(11) NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 2000000001',
+    );
+    expect(planRollback(cut, 500n, table, [60_000n]).refusal).toMatch(
+      /rows above 50099, .*could have issued \(60000\)/,
+    );
   });
 
   it('refuses while the sequence is not retired, and names the command that retires it', () => {
@@ -47,17 +79,25 @@ describe('rollback plan', () => {
     const after = planRollback(orders, 500n, { ...table, hasAutoIncrement: true, autoIncrement: 50_400n }, [50_100n]);
     expect([after.done, after.refusal]).toEqual([true, undefined]);
     expect(formatRollback(after, false).at(-1)).toMatch(/^done already/);
-    expect(planRollback(orders, 500n, { ...table, hasAutoIncrement: true, autoIncrement: 50_000n }, []).done).toBe(false);
+    expect(planRollback(orders, 500n, { ...table, hasAutoIncrement: true, autoIncrement: 50_000n }, []).done).toBe(
+      false,
+    );
   });
 
   it('refuses rows above the highest issued ID: something else wrote there', () => {
-    expect(planRollback(orders, 500n, table, [60_000n]).refusal).toMatch(/rows above 50099, .*could have issued \(60000\)/);
+    expect(planRollback(orders, 500n, table, [60_000n]).refusal).toMatch(
+      /rows above 50099, .*could have issued \(60000\)/,
+    );
   });
 
-  it("for an opaque sequence goes above maxId, and refuses when the column cannot hold that", () => {
+  it('for an opaque sequence goes above maxId, and refuses when the column cannot hold that', () => {
     const opaque: SequenceSettings = { ...orders, ids: 'opaque', startAfter: 0n };
     expect(highestIdEverIssued(opaque, 1n)).toBe(2_147_483_647n);
-    expect(planRollback(opaque, 1n, table, []).refusal).toMatch(/opaque: any ID of its domain .*past what orders.id \(int\(11\)\) holds/);
-    expect(planRollback(opaque, 1n, { ...table, maxId: 9_223_372_036_854_775_807n, columnType: 'bigint(20)' }, []).refusal).toBeUndefined();
+    expect(planRollback(opaque, 1n, table, []).refusal).toMatch(
+      /opaque: any ID of its domain .*past what orders.id \(int\(11\)\) holds/,
+    );
+    expect(
+      planRollback(opaque, 1n, { ...table, maxId: 9_223_372_036_854_775_807n, columnType: 'bigint(20)' }, []).refusal,
+    ).toBeUndefined();
   });
 });

@@ -30,7 +30,9 @@ describe('serverProblems', () => {
 
   it('refuses Galera with auto-increment control, even with unsafe durability allowed', () => {
     const { fatal } = serverProblems('mysql://a/t', { ...good, galeraAutoIncrementControl: true }, true);
-    expect(fatal).toEqual(['backend mysql://a/t has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node']);
+    expect(fatal).toEqual([
+      'backend mysql://a/t has wsrep_on=ON with wsrep_auto_increment_control=ON; Galera rewrites auto_increment_offset per node',
+    ]);
   });
 
   it('accepts one Galera node without auto-increment control, and a Group Replication primary in single-primary mode', () => {
@@ -39,12 +41,19 @@ describe('serverProblems', () => {
   });
 
   it('refuses a multi-primary Group Replication member, a secondary, a read-only server and TiDB, each in its own words', () => {
-    const fatal = (over: Partial<ServerSettings>): string[] => serverProblems('mysql://a/t', { ...good, ...over }, true).fatal;
+    const fatal = (over: Partial<ServerSettings>): string[] =>
+      serverProblems('mysql://a/t', { ...good, ...over }, true).fatal;
     expect(fatal({ groupReplication: 'multi-primary' })).toEqual([
       'backend mysql://a/t is a member of a multi-primary Group Replication group, which sets auto_increment_increment and offset per member; use single-primary mode and name the primary',
     ]);
-    expect(fatal({ groupReplication: 'secondary', readOnly: true })).toEqual(["backend mysql://a/t is a Group Replication secondary (read-only); name the group's primary"]);
-    expect(fatal({ readOnly: true })).toEqual(['backend mysql://a/t has read_only=ON (a replica?); name the writable server']);
-    expect(fatal({ tidb: true })[0]).toMatch(/^backend mysql:\/\/a\/t is TiDB, which hands out AUTO_INCREMENT values in batches per TiDB server, not in order/);
+    expect(fatal({ groupReplication: 'secondary', readOnly: true })).toEqual([
+      "backend mysql://a/t is a Group Replication secondary (read-only); name the group's primary",
+    ]);
+    expect(fatal({ readOnly: true })).toEqual([
+      'backend mysql://a/t has read_only=ON (a replica?); name the writable server',
+    ]);
+    expect(fatal({ tidb: true })[0]).toMatch(
+      /^backend mysql:\/\/a\/t is TiDB, which hands out AUTO_INCREMENT values in batches per TiDB server, not in order/,
+    );
   });
 });

@@ -30,7 +30,11 @@ describe('settings rechecks', () => {
 
   it('counts from when the previous read was sent: a read sent long ago is repeated at once', async () => {
     const reads: string[] = [];
-    const rechecks = new SettingsRechecks({ everyMs: 5000, clock: Date.now, recheck: async (name) => (reads.push(name), false) });
+    const rechecks = new SettingsRechecks({
+      everyMs: 5000,
+      clock: Date.now,
+      recheck: async (name) => (reads.push(name), false),
+    });
     rechecks.watch('old', Date.now() - 6000);
     await sleep(20);
     expect(reads).toEqual(['old']);

@@ -1,9 +1,20 @@
 import { claimVerdict, floorUnder, highestUsed, judgeReplies, mayServeUnclaimed } from '../../src/core/claims.js';
-import { accept, catchUpTarget, isRegressed, REGRESSION_GAP_TICKETS, regressionTarget } from '../../src/core/counters.js';
+import {
+  accept,
+  catchUpTarget,
+  isRegressed,
+  REGRESSION_GAP_TICKETS,
+  regressionTarget,
+} from '../../src/core/counters.js';
 import { NEW_LANE, step } from '../../src/core/lane.js';
 
 const odd = { increment: 2n, offset: 1n };
-const cls = (increment: bigint, residue: bigint, highest?: bigint, floor?: bigint) => ({ increment, residue, highest, floor });
+const cls = (increment: bigint, residue: bigint, highest?: bigint, floor?: bigint) => ({
+  increment,
+  residue,
+  highest,
+  floor,
+});
 
 describe('ticket guard: accept (parity and the process mark)', () => {
   it('accepts rising tickets of the backend’s class', () => {
@@ -18,7 +29,10 @@ describe('ticket guard: accept (parity and the process mark)', () => {
   });
 
   it('stops at a ticket that repeats one earlier in the same run', () => {
-    expect(accept([5n, 7n, 7n, 9n], odd, 3n, 'A')).toMatchObject({ accepted: [5n, 7n], refused: { ticket: 7n, regressed: true } });
+    expect(accept([5n, 7n, 7n, 9n], odd, 3n, 'A')).toMatchObject({
+      accepted: [5n, 7n],
+      refused: { ticket: 7n, regressed: true },
+    });
   });
 
   it('refuses a ticket of another class, which advancing cannot fix', () => {
@@ -58,9 +72,15 @@ describe('ticket guard: claims decide', () => {
       { peer: 'C', reply: { kind: 'duplicate', message: 'C holds a claim' } },
     ]);
     expect(belowFloor.answers).toEqual(['claimed-before', 'claimed-before']);
-    expect(belowFloor.refusal).toEqual({ cause: 'below-floor', reason: 'tickets of sequence s from 85 are at or below the claim floor 85 on backend B' });
+    expect(belowFloor.refusal).toEqual({
+      cause: 'below-floor',
+      reason: 'tickets of sequence s from 85 are at or below the claim floor 85 on backend B',
+    });
     const duplicate = judgeReplies(chunk, [{ peer: 'C', reply: { kind: 'duplicate', message: 'C holds a claim' } }]);
-    expect(duplicate).toEqual({ answers: ['claimed-before'], refusal: { cause: 'duplicate', reason: 'C holds a claim' } });
+    expect(duplicate).toEqual({
+      answers: ['claimed-before'],
+      refusal: { cause: 'duplicate', reason: 'C holds a claim' },
+    });
   });
 
   it('calls a chunk unclaimed when no peer answered (or there is none), and only preferred serves it', () => {
@@ -101,7 +121,13 @@ describe('ticket guard: regressions', () => {
 describe('ticket guard: process marks', () => {
   it('keeps a mark per lane that only rises', () => {
     const first = step(NEW_LANE, { kind: 'tickets', tickets: [9n], stripe: odd, where: 'A' }).lane;
-    const after = step(first, { kind: 'counter-read', next: 11n, peers: [cls(2n, 1n, 3n)], stripe: odd, policy: 'advance' }).lane;
+    const after = step(first, {
+      kind: 'counter-read',
+      next: 11n,
+      peers: [cls(2n, 1n, 3n)],
+      stripe: odd,
+      policy: 'advance',
+    }).lane;
     expect(after.mark).toBe(9n);
     expect(NEW_LANE.mark).toBeUndefined();
   });

@@ -1,5 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { compareVersions, DECOY_SETTINGS, GATE_VERSION, gateFor, laterVersion, THIS_VERSION, understands } from '../../src/core/versions.js';
+import {
+  compareVersions,
+  DECOY_SETTINGS,
+  GATE_VERSION,
+  gateFor,
+  laterVersion,
+  THIS_VERSION,
+  understands,
+} from '../../src/core/versions.js';
 import { blockForTicket } from '../../src/core/blocks.js';
 
 describe('versions', () => {
@@ -40,6 +48,7 @@ describe('versions', () => {
   });
 
   it('the decoy settings give ticketd 0.5 and older no block from any ticket', () => {
-    for (const ticket of [1n, 2n, 3n, 1n << 40n, (1n << 64n) - 1n]) expect(blockForTicket(ticket, DECOY_SETTINGS).kind).toBe('exhausted');
+    for (const ticket of [1n, 2n, 3n, 1n << 40n, (1n << 64n) - 1n])
+      expect(blockForTicket(ticket, DECOY_SETTINGS).kind).toBe('exhausted');
   });
 });

@@ -3,7 +3,13 @@ import type { SequenceSettings } from '../../src/core/sequence.js';
 import { sameButMaxId, withKey } from '../../src/core/sequence.js';
 import { BadRequestError, SequenceConflictError } from '../../src/errors.js';
 
-const int32: SequenceSettings = Object.freeze({ name: 'orders', blockSize: 100n, startAfter: 1_500_000n, maxId: 2_147_483_647n, ids: 'ordered' });
+const int32: SequenceSettings = Object.freeze({
+  name: 'orders',
+  blockSize: 100n,
+  startAfter: 1_500_000n,
+  maxId: 2_147_483_647n,
+  ids: 'ordered',
+});
 
 describe('widening rules', () => {
   it('reads only maxId, as a number or a decimal string, and names every other field it refuses', () => {
@@ -43,7 +49,10 @@ describe('widening rules', () => {
   it('judges the rows a process reads again: retired anywhere ends it, a wider maxId everywhere widens it to the smallest', () => {
     const wide = { ...int32, maxId: 9_000_000_000n };
     expect(judgeRows(int32, [wide, { ...int32, retired: true }])).toEqual({ kind: 'retired' });
-    expect(judgeRows(int32, [wide, { ...wide, maxId: 5_000_000_000n }])).toEqual({ kind: 'widened', maxId: 5_000_000_000n });
+    expect(judgeRows(int32, [wide, { ...wide, maxId: 5_000_000_000n }])).toEqual({
+      kind: 'widened',
+      maxId: 5_000_000_000n,
+    });
     // Mid-widening (one backend not yet): the bound every backend has is still the old one.
     expect(judgeRows(int32, [wide, int32])).toEqual({ kind: 'same' });
     expect(judgeRows(int32, [])).toEqual({ kind: 'same' });

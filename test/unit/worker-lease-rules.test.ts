@@ -28,7 +28,9 @@ describe('worker pools: settings and owners', () => {
     expect(p).toMatchObject({ workerBits: 10, ttlMs: 30_000, maxSkewMs: 1000, reuseDelayMs: 31_000, owners: [2n, 1n] });
     expect(POOL.reuseDelayMs).toBe(10_500);
     expect(poolSize(POOL)).toBe(8);
-    expect(() => parsePoolSettings('api', { ttlMs: 10_000, reuseDelayMs: 9_000 }, [1n])).toThrow(/reuseDelayMs must be at least ttlMs \+ maxSkewMs = 11000; got 9000/);
+    expect(() => parsePoolSettings('api', { ttlMs: 10_000, reuseDelayMs: 9_000 }, [1n])).toThrow(
+      /reuseDelayMs must be at least ttlMs \+ maxSkewMs = 11000; got 9000/,
+    );
     expect(() => parsePoolSettings('Api', {}, [1n])).toThrow(BadRequestError);
     expect(() => parsePoolSettings('api', [], [1n])).toThrow(/body must be a JSON object/);
     expect(() => parsePoolSettings('api', { workerBits: 2.5 }, [1n])).toThrow(/workerBits must be an integer/);
@@ -42,10 +44,24 @@ describe('worker pools: settings and owners', () => {
   });
 
   it('compares pools field by field, owners included', () => {
-    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 3, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 2n]))).toBe(true);
-    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 3, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 3n]))).toBe(false);
-    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 4, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 2n]))).toBe(false);
-    expect(poolToJson(POOL)).toEqual({ name: 'web', workerBits: 3, size: 8, ttlMs: 10_000, maxSkewMs: 500, reuseDelayMs: 10_500, owners: ['1', '2'] });
+    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 3, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 2n]))).toBe(
+      true,
+    );
+    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 3, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 3n]))).toBe(
+      false,
+    );
+    expect(samePool(POOL, parsePoolSettings('web', { workerBits: 4, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 2n]))).toBe(
+      false,
+    );
+    expect(poolToJson(POOL)).toEqual({
+      name: 'web',
+      workerBits: 3,
+      size: 8,
+      ttlMs: 10_000,
+      maxSkewMs: 500,
+      reuseDelayMs: 10_500,
+      owners: ['1', '2'],
+    });
   });
 });
 
@@ -77,7 +93,16 @@ describe('worker leases: free, live, high-water marks and epochs', () => {
     expect(highWaterAfter(releasedRecord(granted, 3_000, at(4_000)), POOL)).toBe(3_000);
     expect(highWaterAfter(releasedRecord(granted, 50, at(4_000)), POOL)).toBe(100);
     expect(highWaterAfter(undefined, POOL)).toBe(0);
-    const placeholder: LeaseRecord = { workerId: 4, epoch: 0n, holder: '', highWaterMs: 0, expiresMs: 0, freeMs: 0, releasedMs: undefined, lastUsedMs: undefined };
+    const placeholder: LeaseRecord = {
+      workerId: 4,
+      epoch: 0n,
+      holder: '',
+      highWaterMs: 0,
+      expiresMs: 0,
+      freeMs: 0,
+      releasedMs: undefined,
+      lastUsedMs: undefined,
+    };
     expect(highWaterAfter(placeholder, POOL)).toBe(0);
     expect(isLive(placeholder, at(0))).toBe(false);
   });

@@ -37,24 +37,52 @@ interface KeyAnswer {
 
 /** Fetches the codec of a sequence from one of `urls` (the key of an opaque one needs its own client token). */
 export async function fetchIdCodec(options: CodecOptions): Promise<IdCodec> {
-  const answer = await askInTurn(options.urls, 0, `no ticketd gave the codec of ${options.sequence}`, async (url): Promise<Attempt<IdCodec>> => {
-    const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
-    const settings = await getJson<{ ids?: unknown }>(base, requestInit(options));
-    if (!settings.ok) return settings;
-    const { ids } = settings.value;
-    if (ids === 'ordered') return { ok: true, value: ORDERED };
-    // Guessing "ordered" for a mode it does not know would hand out IDs another client may hold.
-    if (ids !== 'opaque') return { ok: false, error: `sequence ${options.sequence} has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`, final: true };
-    const key = await getJson<KeyAnswer>(`${base}/id-key`, requestInit(options), (b) => b.scheme !== undefined && b.startAfter !== undefined && b.maxId !== undefined);
-    if (!key.ok) return key;
-    const { scheme, startAfter, maxId } = key.value;
-    if (!isPermutationScheme(scheme)) return { ok: false, error: `sequence ${options.sequence} uses opaque ID scheme ${JSON.stringify(scheme)}, unknown to this version; upgrade ticketd-client`, final: true };
-    const encoded = scheme === FIRST_PERMUTATION_SCHEME ? key.value.key : key.value.schemeKey;
-    if (encoded === undefined) return { ok: false, error: `ticketd sent no key for scheme ${scheme}`, final: true };
-    const permutation = new IdPermutation(Buffer.from(encoded, 'base64url'), { startAfter: BigInt(startAfter), maxId: BigInt(maxId) }, scheme);
-    const opaque: OpaqueCodec = { ids: 'opaque', permutation, encode: (id) => permutation.encode(id), decode: (id) => permutation.decode(id) };
-    return { ok: true, value: opaque };
-  });
+  const answer = await askInTurn(
+    options.urls,
+    0,
+    `no ticketd gave the codec of ${options.sequence}`,
+    async (url): Promise<Attempt<IdCodec>> => {
+      const base = `${url}/v1/sequences/${encodeURIComponent(options.sequence)}`;
+      const settings = await getJson<{ ids?: unknown }>(base, requestInit(options));
+      if (!settings.ok) return settings;
+      const { ids } = settings.value;
+      if (ids === 'ordered') return { ok: true, value: ORDERED };
+      // Guessing "ordered" for a mode it does not know would hand out IDs another client may hold.
+      if (ids !== 'opaque')
+        return {
+          ok: false,
+          error: `sequence ${options.sequence} has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`,
+          final: true,
+        };
+      const key = await getJson<KeyAnswer>(
+        `${base}/id-key`,
+        requestInit(options),
+        (b) => b.scheme !== undefined && b.startAfter !== undefined && b.maxId !== undefined,
+      );
+      if (!key.ok) return key;
+      const { scheme, startAfter, maxId } = key.value;
+      if (!isPermutationScheme(scheme))
+        return {
+          ok: false,
+          error: `sequence ${options.sequence} uses opaque ID scheme ${JSON.stringify(scheme)}, unknown to this version; upgrade ticketd-client`,
+          final: true,
+        };
+      const encoded = scheme === FIRST_PERMUTATION_SCHEME ? key.value.key : key.value.schemeKey;
+      if (encoded === undefined) return { ok: false, error: `ticketd sent no key for scheme ${scheme}`, final: true };
+      const permutation = new IdPermutation(
+        Buffer.from(encoded, 'base64url'),
+        { startAfter: BigInt(startAfter), maxId: BigInt(maxId) },
+        scheme,
+      );
+      const opaque: OpaqueCodec = {
+        ids: 'opaque',
+        permutation,
+        encode: (id) => permutation.encode(id),
+        decode: (id) => permutation.decode(id),
+      };
+      return { ok: true, value: opaque };
+    },
+  );
   return answer.value;
 }
 

@@ -54,7 +54,8 @@ export class IdPermutation {
   constructor(key: Uint8Array, domain: IdDomain, scheme: PermutationScheme) {
     const { rounds, tag } = PERMUTATION_SCHEMES[permutationScheme(scheme)];
     this.#rounds = rounds;
-    if (key.length !== KEY_BYTES) throw new OpaqueIdError(`an opaque sequence key has ${KEY_BYTES} bytes; got ${key.length}`);
+    if (key.length !== KEY_BYTES)
+      throw new OpaqueIdError(`an opaque sequence key has ${KEY_BYTES} bytes; got ${key.length}`);
     if (domain.maxId <= domain.startAfter || domain.startAfter < 0n || domain.maxId >= 1n << 64n) {
       throw new OpaqueIdError(`no ID domain between startAfter=${domain.startAfter} and maxId=${domain.maxId}`);
     }
@@ -105,7 +106,8 @@ export class IdPermutation {
     if (count <= 0) return;
     const start = this.#index(first);
     this.#index(first + BigInt(count - 1));
-    if (at < 0 || at + count > out.length) throw new OpaqueIdError(`no room for ${count} IDs at ${at} in an array of ${out.length}`);
+    if (at < 0 || at + count > out.length)
+      throw new OpaqueIdError(`no room for ${count} IDs at ${at} in an array of ${out.length}`);
     const words = new Uint32Array(out.buffer, out.byteOffset, out.length * 2);
     for (let done = 0; done < count; done += CHUNK) {
       const n = Math.min(CHUNK, count - done);
@@ -119,7 +121,9 @@ export class IdPermutation {
   #index(id: bigint): bigint {
     const x = id - this.#first;
     if (x < 0n || x >= this.#size) {
-      throw new OpaqueIdError(`ID ${id} is outside the sequence's domain (${this.#first - 1n}, ${this.#first - 1n + this.#size}]`);
+      throw new OpaqueIdError(
+        `ID ${id} is outside the sequence's domain (${this.#first - 1n}, ${this.#first - 1n + this.#size}]`,
+      );
     }
     return x;
   }
@@ -310,7 +314,7 @@ export class IdPermutation {
       const a = as[k]!;
       const b = bs[k]!;
       // A·2^v + B as two 32-bit words (v ≤ 32, so A's low bits join B's in the low word).
-      const yLo = v === 32 ? b : (((a << v) | b) >>> 0);
+      const yLo = v === 32 ? b : ((a << v) | b) >>> 0;
       const yHi = v === 32 ? a : a >>> (32 - v);
       let sumLo = yLo + offsetLo;
       let carry = 0;

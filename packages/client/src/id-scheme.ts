@@ -36,5 +36,7 @@ export function isPermutationScheme(name: unknown): name is PermutationScheme {
 /** The scheme of that name; throws OpaqueIdError for one this package does not know. */
 export function permutationScheme(name: unknown): PermutationScheme {
   if (isPermutationScheme(name)) return name;
-  throw new OpaqueIdError(`opaque ID scheme ${JSON.stringify(name)} is unknown to this version (it knows ${Object.keys(PERMUTATION_SCHEMES).join(', ')}); upgrade ticketd-client`);
+  throw new OpaqueIdError(
+    `opaque ID scheme ${JSON.stringify(name)} is unknown to this version (it knows ${Object.keys(PERMUTATION_SCHEMES).join(', ')}); upgrade ticketd-client`,
+  );
 }

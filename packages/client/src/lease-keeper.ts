@@ -8,7 +8,13 @@ import { leaseIsLost, type LeaseAnswer, type LeaseRequests } from './worker-leas
 
 /** What a generator reports to logs and metrics. */
 export type SnowflakeEvent =
-  | { readonly type: 'leased'; readonly workerId: number; readonly epoch: string; readonly expiresInMs: number; readonly highWaterMs: number }
+  | {
+      readonly type: 'leased';
+      readonly workerId: number;
+      readonly epoch: string;
+      readonly expiresInMs: number;
+      readonly highWaterMs: number;
+    }
   | { readonly type: 'renewed'; readonly workerId: number; readonly skewMs: number }
   | { readonly type: 'renew-failed'; readonly workerId: number; readonly error: string; readonly leftMs: number }
   | { readonly type: 'lease-ended'; readonly workerId: number; readonly reason: string }
@@ -128,7 +134,8 @@ export class LeaseKeeper {
     await this.#requests.release(held.workerId, held.epoch, lastUsedMs).then(
       () => this.#emit({ type: 'released', workerId: held.workerId, lastUsedMs }),
       // Unreleased, the lease simply runs out; its worker ID is free after the reuse delay.
-      (error: unknown) => this.#emit({ type: 'lease-ended', workerId: held.workerId, reason: `release failed: ${String(error)}` }),
+      (error: unknown) =>
+        this.#emit({ type: 'lease-ended', workerId: held.workerId, reason: `release failed: ${String(error)}` }),
     );
   }
 
@@ -166,19 +173,33 @@ export class LeaseKeeper {
       serverMs: lease.serverTimeMs,
       answeredMono: answered,
     };
-    this.#emit({ type: 'leased', workerId: lease.workerId, epoch: lease.epoch, expiresInMs: lease.expiresInMs, highWaterMs: lease.highWaterMs });
+    this.#emit({
+      type: 'leased',
+      workerId: lease.workerId,
+      epoch: lease.epoch,
+      expiresInMs: lease.expiresInMs,
+      highWaterMs: lease.highWaterMs,
+    });
     this.#schedule(this.#held.renewEveryMs);
   }
 
   /** Why a lease cannot be used here: the layout cannot hold its worker ID, or this clock is off the server's. */
   #refusal(lease: LeaseAnswer, skew: number): Error | undefined {
-    if (lease.workerBits > this.#workerBits) return new SnowflakeLayoutError(`pool ${lease.pool} has ${lease.workerBits}-bit worker IDs; layout.workerBits is ${this.#workerBits}`);
+    if (lease.workerBits > this.#workerBits)
+      return new SnowflakeLayoutError(
+        `pool ${lease.pool} has ${lease.workerBits}-bit worker IDs; layout.workerBits is ${this.#workerBits}`,
+      );
     if (Math.abs(skew) > lease.maxSkewMs) {
       this.#emit({ type: 'skew', skewMs: skew, limitMs: lease.maxSkewMs });
-      return new ClockSkewError(`this clock is ${skewText(skew)} the server's (limit ${lease.maxSkewMs} ms, the pool's maxSkewMs); lease given back`);
+      return new ClockSkewError(
+        `this clock is ${skewText(skew)} the server's (limit ${lease.maxSkewMs} ms, the pool's maxSkewMs); lease given back`,
+      );
     }
     const wait = lease.highWaterMs - this.#wall();
-    if (wait > 2 * lease.maxSkewMs + this.#maxStepBack) return new ClockMovedBackError(`the worker ID's earlier holders used timestamps ${wait} ms ahead of this clock; lease given back`);
+    if (wait > 2 * lease.maxSkewMs + this.#maxStepBack)
+      return new ClockMovedBackError(
+        `the worker ID's earlier holders used timestamps ${wait} ms ahead of this clock; lease given back`,
+      );
     return undefined;
   }
 
@@ -195,7 +216,11 @@ export class LeaseKeeper {
     const asked = this.#mono();
     const wallAsked = this.#wall();
     try {
-      const lease = await this.#requests.renew(held.workerId, held.epoch, this.#skew === undefined ? undefined : Math.round(this.#skew));
+      const lease = await this.#requests.renew(
+        held.workerId,
+        held.epoch,
+        this.#skew === undefined ? undefined : Math.round(this.#skew),
+      );
       if (this.#held !== held) return;
       const answered = this.#mono();
       this.#skew = measuredSkew(wallAsked, this.#wall(), lease.serverTimeMs);
@@ -203,7 +228,8 @@ export class LeaseKeeper {
       held.serverMs = lease.serverTimeMs;
       held.answeredMono = answered;
       this.#emit({ type: 'renewed', workerId: held.workerId, skewMs: this.#skew });
-      if (Math.abs(this.#skew) > held.maxSkewMs) this.#emit({ type: 'skew', skewMs: this.#skew, limitMs: held.maxSkewMs });
+      if (Math.abs(this.#skew) > held.maxSkewMs)
+        this.#emit({ type: 'skew', skewMs: this.#skew, limitMs: held.maxSkewMs });
       this.#schedule(held.renewEveryMs);
     } catch (error) {
       if (this.#held !== held) return;

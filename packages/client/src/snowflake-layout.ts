@@ -25,11 +25,18 @@ export interface SnowflakeParts {
 export function completeLayout(given: Partial<SnowflakeLayout> | undefined): SnowflakeLayout {
   const layout = { ...DEFAULT_LAYOUT, ...given };
   for (const [key, value] of Object.entries(layout)) {
-    if (!Number.isInteger(value) || value < 1) throw new SnowflakeLayoutError(`layout.${key} must be a positive integer; got ${JSON.stringify(value)}`);
+    if (!Number.isInteger(value) || value < 1)
+      throw new SnowflakeLayoutError(`layout.${key} must be a positive integer; got ${JSON.stringify(value)}`);
   }
   const total = layout.timeBits + layout.workerBits + layout.sequenceBits;
-  if (total > 63) throw new SnowflakeLayoutError(`layout adds up to ${total} bits; at most 63 (timeBits ${layout.timeBits} + workerBits ${layout.workerBits} + sequenceBits ${layout.sequenceBits})`);
-  if (layout.timeBits > 48) throw new SnowflakeLayoutError(`layout.timeBits is at most 48 (8,900 years of milliseconds); got ${layout.timeBits}`);
+  if (total > 63)
+    throw new SnowflakeLayoutError(
+      `layout adds up to ${total} bits; at most 63 (timeBits ${layout.timeBits} + workerBits ${layout.workerBits} + sequenceBits ${layout.sequenceBits})`,
+    );
+  if (layout.timeBits > 48)
+    throw new SnowflakeLayoutError(
+      `layout.timeBits is at most 48 (8,900 years of milliseconds); got ${layout.timeBits}`,
+    );
   return Object.freeze(layout);
 }
 
@@ -47,6 +54,12 @@ export function decompose(id: bigint, layout: SnowflakeLayout, epochMs: number):
 /** The first ID of a millisecond for a worker. */
 export function firstIdOf(ms: number, workerId: number, layout: SnowflakeLayout, epochMs: number): bigint {
   const since = ms - epochMs;
-  if (since < 0 || since >= 2 ** layout.timeBits) throw new SnowflakeLayoutError(`time ${new Date(ms).toISOString()} does not fit ${layout.timeBits} bits of milliseconds since the epoch ${new Date(epochMs).toISOString()}`);
-  return (BigInt(since) << BigInt(layout.workerBits + layout.sequenceBits)) | (BigInt(workerId) << BigInt(layout.sequenceBits));
+  if (since < 0 || since >= 2 ** layout.timeBits)
+    throw new SnowflakeLayoutError(
+      `time ${new Date(ms).toISOString()} does not fit ${layout.timeBits} bits of milliseconds since the epoch ${new Date(epochMs).toISOString()}`,
+    );
+  return (
+    (BigInt(since) << BigInt(layout.workerBits + layout.sequenceBits)) |
+    (BigInt(workerId) << BigInt(layout.sequenceBits))
+  );
 }

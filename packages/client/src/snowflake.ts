@@ -17,7 +17,14 @@ import { ClockMovedBackError, ClockSkewError, NoLeaseError } from './errors.js';
 import { LeaseKeeper, skewText, type SnowflakeEvent } from './lease-keeper.js';
 
 export type { SnowflakeEvent } from './lease-keeper.js';
-import { completeLayout, decompose, DEFAULT_SNOWFLAKE_EPOCH_MS, firstIdOf, type SnowflakeLayout, type SnowflakeParts } from './snowflake-layout.js';
+import {
+  completeLayout,
+  decompose,
+  DEFAULT_SNOWFLAKE_EPOCH_MS,
+  firstIdOf,
+  type SnowflakeLayout,
+  type SnowflakeParts,
+} from './snowflake-layout.js';
 import { LeaseRequests } from './worker-lease.js';
 
 /** The clocks a generator reads; tests pass their own. */
@@ -149,7 +156,10 @@ class SnowflakeGenerator implements Snowflake {
     let id = this.#issue(now);
     const spinUntil = this.#mono() + this.#maxStepBack + 2;
     while (id === undefined) {
-      if (this.#mono() > spinUntil) throw new ClockMovedBackError(`the clock has not passed ${new Date(this.#ms).toISOString()} (the last timestamp used) within ${this.#maxStepBack} ms`);
+      if (this.#mono() > spinUntil)
+        throw new ClockMovedBackError(
+          `the clock has not passed ${new Date(this.#ms).toISOString()} (the last timestamp used) within ${this.#maxStepBack} ms`,
+        );
       id = this.#issue(this.#wall());
     }
     return id;
@@ -217,12 +227,15 @@ class SnowflakeGenerator implements Snowflake {
   /** The next ID at wall time `now`, or undefined when the clock must first pass the last millisecond opened. */
   #issue(now: number): bigint | undefined {
     const held = this.#lease.held;
-    if (held === undefined) throw new NoLeaseError(`no lease of a worker ID is held (${this.#lease.ended}); next() waits for one`);
+    if (held === undefined)
+      throw new NoLeaseError(`no lease of a worker ID is held (${this.#lease.ended}); next() waits for one`);
     const mono = this.#mono();
     if (mono >= held.expiresMono) {
       this.#lease.end(`lease of worker ${held.workerId} ran out unrenewed`);
       this.#lease.retake();
-      throw new NoLeaseError(`the lease of worker ${held.workerId} ran out before it was renewed; nothing more is issued on it`);
+      throw new NoLeaseError(
+        `the lease of worker ${held.workerId} ran out before it was renewed; nothing more is issued on it`,
+      );
     }
     // The server's clock now lies in [serverMs + (mono − answered), serverMs + (mono − asked)].
     // Ahead is judged by the most it may be (a holder ahead of the server could mint past the
@@ -235,7 +248,9 @@ class SnowflakeGenerator implements Snowflake {
     if (ahead > held.maxSkewMs || behind > held.maxSkewMs) {
       const skew = ahead > held.maxSkewMs ? ahead : -behind;
       this.#emit({ type: 'skew', skewMs: skew, limitMs: held.maxSkewMs });
-      throw new ClockSkewError(`this clock is ${skewText(skew)} the server's (limit ${held.maxSkewMs} ms, the pool's maxSkewMs): nothing is issued until it is back within it`);
+      throw new ClockSkewError(
+        `this clock is ${skewText(skew)} the server's (limit ${held.maxSkewMs} ms, the pool's maxSkewMs): nothing is issued until it is back within it`,
+      );
     }
     if (now > this.#ms) {
       this.#ms = now;
@@ -250,13 +265,14 @@ class SnowflakeGenerator implements Snowflake {
     if (stepBack > this.#maxStepBack) {
       if (!this.#backReported) this.#emit({ type: 'clock-back', behindMs: stepBack });
       this.#backReported = true;
-      throw new ClockMovedBackError(`the clock is ${stepBack} ms behind the last timestamp used (more than maxStepBackMs ${this.#maxStepBack}): nothing is issued until it passes ${new Date(this.#ms).toISOString()}`);
+      throw new ClockMovedBackError(
+        `the clock is ${stepBack} ms behind the last timestamp used (more than maxStepBackMs ${this.#maxStepBack}): nothing is issued until it passes ${new Date(this.#ms).toISOString()}`,
+      );
     }
     // At or a little behind the last millisecond opened: its sequence goes on while it lasts.
     if (this.#next < this.#end) return this.#next++;
     return undefined;
   }
-
 }
 
 function sleep(ms: number): Promise<void> {

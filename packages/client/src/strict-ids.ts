@@ -58,13 +58,16 @@ export class StrictIds {
   /** `count` IDs in increasing order, in requests of at most STRICT_MAX_PER_REQUEST, each sent once the one before is answered. */
   async batch(count: number): Promise<bigint[]> {
     const ids: bigint[] = [];
-    for (let left = count; left > 0; left -= STRICT_MAX_PER_REQUEST) ids.push(...(await this.#ask(Math.min(left, STRICT_MAX_PER_REQUEST))));
+    for (let left = count; left > 0; left -= STRICT_MAX_PER_REQUEST)
+      ids.push(...(await this.#ask(Math.min(left, STRICT_MAX_PER_REQUEST))));
     return ids;
   }
 
   /** nextSync() on a strict sequence. */
   refuseSync(): never {
-    throw new StrictSequenceError(`sequence ${this.#options.sequence} is strict: each ID comes from ticketd, none is buffered; call next()`);
+    throw new StrictSequenceError(
+      `sequence ${this.#options.sequence} is strict: each ID comes from ticketd, none is buffered; call next()`,
+    );
   }
 
   /** Refuses the calls still waiting; the request in flight is answered to nobody. */
@@ -86,7 +89,8 @@ export class StrictIds {
     if (this.#inFlight || this.#waiting.length === 0) return;
     let total = 0;
     let taken = 0;
-    while (taken < this.#waiting.length && total + this.#waiting[taken]!.count <= STRICT_MAX_PER_REQUEST) total += this.#waiting[taken++]!.count;
+    while (taken < this.#waiting.length && total + this.#waiting[taken]!.count <= STRICT_MAX_PER_REQUEST)
+      total += this.#waiting[taken++]!.count;
     const waiters = this.#waiting.splice(0, taken);
     this.#inFlight = true;
     this.#request(total)
@@ -109,8 +113,16 @@ export class StrictIds {
   async #request(count: number): Promise<bigint[]> {
     type Issued = { ids: string[] };
     const { urls, sequence } = this.#options;
-    const { value, index } = await askInTurn(urls, this.#preferred, `no ticketd issued IDs of strict sequence ${sequence}`, (url): Promise<Attempt<Issued>> =>
-      getJson<Issued>(`${url}/v1/sequences/${encodeURIComponent(sequence)}/ids?count=${count}`, requestInit(this.#options, 'POST'), (b) => Array.isArray(b.ids) && b.ids.length === count),
+    const { value, index } = await askInTurn(
+      urls,
+      this.#preferred,
+      `no ticketd issued IDs of strict sequence ${sequence}`,
+      (url): Promise<Attempt<Issued>> =>
+        getJson<Issued>(
+          `${url}/v1/sequences/${encodeURIComponent(sequence)}/ids?count=${count}`,
+          requestInit(this.#options, 'POST'),
+          (b) => Array.isArray(b.ids) && b.ids.length === count,
+        ),
     );
     this.#preferred = index;
     return value.ids.map(BigInt);

@@ -111,7 +111,12 @@ class BlockClient implements TicketClient {
     // next() counts the IDs it may take without a BigInt comparison: this call takes one of them.
     this.#quick = 0;
     const encoder = this.#encoder;
-    if (encoder === undefined) return this.#cur < this.#fastEnd ? this.#cur++ : this.#strict === undefined ? this.#takeSlow() : this.#strict.refuseSync();
+    if (encoder === undefined)
+      return this.#cur < this.#fastEnd
+        ? this.#cur++
+        : this.#strict === undefined
+          ? this.#takeSlow()
+          : this.#strict.refuseSync();
     return this.#pos < this.#end ? encoder.out[this.#pos++]! : this.#encodeSlow(encoder);
   };
 
@@ -190,7 +195,8 @@ class BlockClient implements TicketClient {
     if (this.#encoder !== undefined) return;
     const found = await this.codec();
     // The permutation behind the codec, shared: one key fetch per client.
-    if (found.ids === 'opaque') this.#encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
+    if (found.ids === 'opaque')
+      this.#encoder = { permutation: (found as OpaqueCodec).permutation, out: new BigUint64Array(ENCODE_CHUNK) };
   }
 
   /**
@@ -198,8 +204,10 @@ class BlockClient implements TicketClient {
    * server too old to send it, or one that misreads the sequence) not opaque for a sequence known to be.
    */
   #misreadMode(ids: string | undefined): string | undefined {
-    if (ids !== undefined && ids !== 'ordered' && ids !== 'opaque') return `block answer has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`;
-    if (this.#encoder !== undefined && ids !== 'opaque') return `sequence ${this.#options.sequence} is opaque, but this ticketd leased it as ${ids ?? 'a sequence without ids'}: upgrade that ticketd`;
+    if (ids !== undefined && ids !== 'ordered' && ids !== 'opaque')
+      return `block answer has ids ${JSON.stringify(ids)}, unknown to this version; upgrade ticketd-client`;
+    if (this.#encoder !== undefined && ids !== 'opaque')
+      return `sequence ${this.#options.sequence} is opaque, but this ticketd leased it as ${ids ?? 'a sequence without ids'}: upgrade that ticketd`;
     return undefined;
   }
 
@@ -207,15 +215,24 @@ class BlockClient implements TicketClient {
     type Leased = { first: string; last: string; ids?: string };
     const { urls, sequence } = this.#options;
     // Leases run concurrently: each walks the URLs from where it started, once each.
-    const { value: body, index } = await askInTurn(urls, this.#preferred, `no ticketd leased a block of ${sequence}`, async (url): Promise<Attempt<Leased>> => {
-      const leased = await getJson<Leased>(`${url}/v1/sequences/${encodeURIComponent(sequence)}/blocks`, requestInit(this.#options, 'POST'), (b) => b.first !== undefined && b.last !== undefined);
-      if (!leased.ok) return leased;
-      const misread = this.#misreadMode(leased.value.ids);
-      if (misread !== undefined) return { ok: false, error: misread, final: false };
-      // The key comes with the first opaque block; not getting it counts against this URL.
-      if (leased.value.ids === 'opaque' && this.#options.ordered !== true) await this.#loadEncoder();
-      return leased;
-    });
+    const { value: body, index } = await askInTurn(
+      urls,
+      this.#preferred,
+      `no ticketd leased a block of ${sequence}`,
+      async (url): Promise<Attempt<Leased>> => {
+        const leased = await getJson<Leased>(
+          `${url}/v1/sequences/${encodeURIComponent(sequence)}/blocks`,
+          requestInit(this.#options, 'POST'),
+          (b) => b.first !== undefined && b.last !== undefined,
+        );
+        if (!leased.ok) return leased;
+        const misread = this.#misreadMode(leased.value.ids);
+        if (misread !== undefined) return { ok: false, error: misread, final: false };
+        // The key comes with the first opaque block; not getting it counts against this URL.
+        if (leased.value.ids === 'opaque' && this.#options.ordered !== true) await this.#loadEncoder();
+        return leased;
+      },
+    );
     // Stick with a URL that answers; move on from one that did not.
     this.#preferred = index;
     const first = BigInt(body.first);

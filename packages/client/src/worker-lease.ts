@@ -45,19 +45,31 @@ export class LeaseRequests {
 
   /** Extends the lease; reports the skew measured at the last renewal. */
   renew(workerId: number, epoch: string, skewMs: number | undefined): Promise<LeaseAnswer> {
-    return this.#post(`leases/${workerId}/renew`, { epoch, ...(skewMs !== undefined && { skewMs }) }, `no ticketd renewed worker ${workerId} of pool ${this.#target.pool}`);
+    return this.#post(
+      `leases/${workerId}/renew`,
+      { epoch, ...(skewMs !== undefined && { skewMs }) },
+      `no ticketd renewed worker ${workerId} of pool ${this.#target.pool}`,
+    );
   }
 
   /** Ends the lease: nothing at or after lastUsedMs + 1 was issued on it. */
   async release(workerId: number, epoch: string, lastUsedMs: number): Promise<void> {
-    await this.#post(`leases/${workerId}/release`, { epoch, lastUsedMs }, `no ticketd released worker ${workerId} of pool ${this.#target.pool}`);
+    await this.#post(
+      `leases/${workerId}/release`,
+      { epoch, lastUsedMs },
+      `no ticketd released worker ${workerId} of pool ${this.#target.pool}`,
+    );
   }
 
   async #post<T>(path: string, body: object, failure: string): Promise<T> {
     const { urls, pool } = this.#target;
     const { value, index } = await askInTurn(urls, this.#preferred, failure, (url): Promise<Attempt<T>> => {
       const init = requestInit(this.#target, 'POST');
-      return getJson<T>(`${url}/v1/worker-pools/${encodeURIComponent(pool)}/${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return getJson<T>(`${url}/v1/worker-pools/${encodeURIComponent(pool)}/${path}`, {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     });
     this.#preferred = index;
     return value;

@@ -30,7 +30,12 @@ export class Backend implements TicketBackend {
   readonly workers: WorkerSql;
   readonly strict: StrictSql;
 
-  constructor(address: BackendAddress, guard: ConnectionGuard, options: BackendOptions = DEFAULT_BACKEND_OPTIONS, admin?: BackendAddress) {
+  constructor(
+    address: BackendAddress,
+    guard: ConnectionGuard,
+    options: BackendOptions = DEFAULT_BACKEND_OPTIONS,
+    admin?: BackendAddress,
+  ) {
     this.address = address;
     this.label = address.label;
     this.#pools = new Pools(address, (settings) => guard(this, settings), options, admin);
@@ -72,7 +77,9 @@ export class Backend implements TicketBackend {
       newestClaimAgeMs: initialised ? await newestClaimAgeMs(db).catch(() => undefined) : undefined,
       transport: this.#pools.transport ?? { tls: false },
       tls: { mode: this.address.tls.mode, host: this.address.host, described: describeTls(this.address.tls) },
-      privileges: initialised ? await probePrivileges(db, [...engines.keys()].map((name) => `tickets_${name}`)[0], this.#pools.separateAdmin) : [],
+      privileges: initialised
+        ? await probePrivileges(db, [...engines.keys()].map((name) => `tickets_${name}`)[0], this.#pools.separateAdmin)
+        : [],
       workerPools: initialised ? await countWorkerPools(db).catch(() => 0) : 0,
     };
   }

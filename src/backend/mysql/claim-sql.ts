@@ -20,7 +20,13 @@ const PRUNE_DELETE_BATCH = 10_000;
 export async function claimTickets(db: Db, claim: Claim): Promise<ClassClaims[]> {
   if (claim.tickets.length === 0) return [];
   const residue = String(residueOf(claim.stripe));
-  const values = claim.tickets.flatMap((t) => [claim.sequence, String(t), String(claim.stripe.increment), residue, claim.source]);
+  const values = claim.tickets.flatMap((t) => [
+    claim.sequence,
+    String(t),
+    String(claim.stripe.increment),
+    residue,
+    claim.source,
+  ]);
   let floors: RowDataPacket[];
   try {
     const [results] = await db.withConnection((conn) =>
@@ -103,7 +109,10 @@ export async function readClaimHistory(db: Db, sequence: string): Promise<ClaimH
 /** Milliseconds since the newest claim of any sequence, by this server's clock; undefined when it holds none. */
 export async function newestClaimAgeMs(db: Db): Promise<number | undefined> {
   const [rows] = await db.withConnection((conn) =>
-    conn.query<RowDataPacket[]>({ sql: 'SELECT TIMESTAMPDIFF(MICROSECOND, MAX(claimed_at), NOW(3)) AS age_us FROM ticketd_claims', timeout: db.options.queryTimeoutMs }),
+    conn.query<RowDataPacket[]>({
+      sql: 'SELECT TIMESTAMPDIFF(MICROSECOND, MAX(claimed_at), NOW(3)) AS age_us FROM ticketd_claims',
+      timeout: db.options.queryTimeoutMs,
+    }),
   );
   const age = rows[0]?.age_us;
   return age === null || age === undefined ? undefined : Math.max(0, Number(age) / 1000);
@@ -124,7 +133,11 @@ export function pruneClaims(db: Db, sequence: string, stripe: Stripe, keep: numb
     });
     if (rows[0] === undefined) return undefined;
     const floor = BigInt(String(rows[0].ticket));
-    await conn.query({ sql: 'INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket) VALUES (?, ?, ?, ?)', values: [...cls, String(floor)], timeout });
+    await conn.query({
+      sql: 'INSERT IGNORE INTO ticketd_claim_floors (sequence, stripe_increment, stripe_residue, floor_ticket) VALUES (?, ?, ?, ?)',
+      values: [...cls, String(floor)],
+      timeout,
+    });
     for (;;) {
       const [deleted] = await conn.query<ResultSetHeader>({
         sql: `DELETE FROM ticketd_claims WHERE sequence = ? AND stripe_increment = ? AND stripe_residue = ? AND ticket <= ? LIMIT ${PRUNE_DELETE_BATCH}`,
@@ -144,5 +157,10 @@ export function pruneClaims(db: Db, sequence: string, stripe: Stripe, keep: numb
 
 function toClassClaims(row: RowDataPacket): ClassClaims {
   const value = (v: unknown): bigint | undefined => (v === null || v === undefined ? undefined : BigInt(String(v)));
-  return { increment: BigInt(String(row.inc)), residue: BigInt(String(row.residue)), highest: value(row.highest), floor: value(row.floor) };
+  return {
+    increment: BigInt(String(row.inc)),
+    residue: BigInt(String(row.residue)),
+    highest: value(row.highest),
+    floor: value(row.floor),
+  };
 }

@@ -60,7 +60,10 @@ export function accessError(error: unknown, label: string): unknown {
  */
 export function retiredTableError(error: unknown, label: string, sequence: string): unknown {
   if (errnoOf(error) !== 1136) return error;
-  return new SequenceRetiredError(`sequence ${sequence} is retired on ${label}: its ticket table takes no more tickets`, { cause: error });
+  return new SequenceRetiredError(
+    `sequence ${sequence} is retired on ${label}: its ticket table takes no more tickets`,
+    { cause: error },
+  );
 }
 
 /** A counter at its column's maximum, as ticketd's error; other errors as they are. */
@@ -73,7 +76,8 @@ export function overflowError(error: unknown, label: string, table: string): unk
  * OpenSSL's words for a chain that does not lead to a trusted CA. mysql2 overwrites the error's code
  * with HANDSHAKE_SSL_ERROR, so the message is what is left to tell them by.
  */
-const UNTRUSTED = /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate signature failure|certificate not trusted/i;
+const UNTRUSTED =
+  /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate signature failure|certificate not trusted/i;
 const NOT_VALID_NOW = /certificate has expired|certificate is not yet valid/i;
 /** ER_SECURE_TRANSPORT_REQUIRED: MySQL's refusal of plaintext (MariaDB 10.11 answers 1045 instead, measured). */
 const ER_SECURE_TRANSPORT_REQUIRED = 3159;
@@ -87,14 +91,22 @@ const MYSQL_OWN_CERTIFICATE = /^MySQL_Server_.*_Auto_Generated_Server_Certificat
 export function tlsError(error: unknown, address: BackendAddress): unknown {
   // mysql2 overwrites a refused handshake's code with HANDSHAKE_SSL_ERROR: a name mismatch is told by
   // the `reason` and `cert` Node's identity check leaves on the error.
-  const e = error as { code?: unknown; reason?: unknown; message?: unknown; cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } } } | null;
+  const e = error as {
+    code?: unknown;
+    reason?: unknown;
+    message?: unknown;
+    cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } };
+  } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const text = typeof e?.message === 'string' ? e.message : '';
   const backend = `backend ${address.label}`;
   const tls = describeTls(address.tls);
   const wrap = (message: string): BackendTlsError => new BackendTlsError(`${backend}: ${message}`, { cause: error });
   if (UNTRUSTED.test(text)) {
-    const ca = address.tls.ca === undefined ? "the system's CA store and NODE_EXTRA_CA_CERTS (no ssl-ca given)" : `ssl-ca=${address.tls.ca}`;
+    const ca =
+      address.tls.ca === undefined
+        ? "the system's CA store and NODE_EXTRA_CA_CERTS (no ssl-ca given)"
+        : `ssl-ca=${address.tls.ca}`;
     return wrap(`certificate not trusted (${ca}): ${text}`);
   }
   if (NOT_VALID_NOW.test(text)) return wrap(`its certificate is not valid now (${text}; ${tls})`);
@@ -102,12 +114,20 @@ export function tlsError(error: unknown, address: BackendAddress): unknown {
     const cn = String(e?.cert?.subject?.CN);
     const names = typeof e?.cert?.subjectaltname === 'string' ? e.cert.subjectaltname : `CN=${cn}`;
     // MySQL makes its own certificates at initialisation, for no host name: VERIFY_IDENTITY can never pass them.
-    const own = MYSQL_OWN_CERTIFICATE.test(cn) ? `; this is MySQL's own certificate, which names no host: use ssl-mode=VERIFY_CA with ssl-ca=<ca.pem from its data directory>, or give the server a certificate for ${address.host}` : '';
-    return wrap(`certificate is for ${names}, not ${address.host} (ssl-mode=VERIFY_IDENTITY checks the name; VERIFY_CA checks the chain only${own})`);
+    const own = MYSQL_OWN_CERTIFICATE.test(cn)
+      ? `; this is MySQL's own certificate, which names no host: use ssl-mode=VERIFY_CA with ssl-ca=<ca.pem from its data directory>, or give the server a certificate for ${address.host}`
+      : '';
+    return wrap(
+      `certificate is for ${names}, not ${address.host} (ssl-mode=VERIFY_IDENTITY checks the name; VERIFY_CA checks the chain only${own})`,
+    );
   }
-  if (code === 'HANDSHAKE_NO_SSL_SUPPORT') return wrap(`the server offers no TLS, and ${tls} needs it (configure ssl_cert/ssl_key on the server, or choose ssl-mode=PREFERRED or DISABLED)`);
+  if (code === 'HANDSHAKE_NO_SSL_SUPPORT')
+    return wrap(
+      `the server offers no TLS, and ${tls} needs it (configure ssl_cert/ssl_key on the server, or choose ssl-mode=PREFERRED or DISABLED)`,
+    );
   if (errnoOf(error) === ER_SECURE_TRANSPORT_REQUIRED) return plaintextRefused(address, error);
-  if (code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return wrap(`TLS handshake failed (${text || code}; ${tls})`);
+  if (code === 'HANDSHAKE_SSL_ERROR' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_'))
+    return wrap(`TLS handshake failed (${text || code}; ${tls})`);
   return error;
 }
 
@@ -119,9 +139,14 @@ export function tlsError(error: unknown, address: BackendAddress): unknown {
 export function plaintextRefused(address: BackendAddress, cause: unknown): BackendTlsError {
   const mysql = errnoOf(cause) === ER_SECURE_TRANSPORT_REQUIRED;
   const hint = mysql
-    ? "set ssl-mode=VERIFY_CA&ssl-ca=<the server's ca.pem> in the URL (MySQL's own certificates, in its data directory, name no host; VERIFY_IDENTITY needs a certificate made for " + address.host + ')'
+    ? "set ssl-mode=VERIFY_CA&ssl-ca=<the server's ca.pem> in the URL (MySQL's own certificates, in its data directory, name no host; VERIFY_IDENTITY needs a certificate made for " +
+      address.host +
+      ')'
     : 'set ssl-mode=VERIFY_IDENTITY (with ssl-ca for a private CA) in the URL';
-  return new BackendTlsError(`backend ${address.label}: the server requires TLS (require_secure_transport=ON) and ${describeTls(address.tls)} did not use it: ${hint}, or TICKETD_BACKEND_SSL_MODE`, { cause });
+  return new BackendTlsError(
+    `backend ${address.label}: the server requires TLS (require_secure_transport=ON) and ${describeTls(address.tls)} did not use it: ${hint}, or TICKETD_BACKEND_SSL_MODE`,
+    { cause },
+  );
 }
 
 /** Access denied (ER_ACCESS_DENIED_ERROR): what MariaDB answers a plaintext login under require_secure_transport. */

@@ -108,7 +108,9 @@ export async function readLegacyTable(conn: Connection, target: LegacyTarget): P
   // After `apply --alter` the column has no AUTO_INCREMENT left; a one-column primary key is it.
   const primary = columns.filter((c) => c.columnKey === 'PRI');
   const idColumn =
-    target.column === undefined ? (columns.find(isAuto) ?? (primary.length === 1 ? primary[0] : undefined)) : columns.find((c) => c.name === target.column);
+    target.column === undefined
+      ? (columns.find(isAuto) ?? (primary.length === 1 ? primary[0] : undefined))
+      : columns.find((c) => c.name === target.column);
   if (idColumn === undefined) {
     throw new MigrationRefusedError(
       target.column === undefined
@@ -119,7 +121,8 @@ export async function readLegacyTable(conn: Connection, target: LegacyTarget): P
   const column = String(idColumn.name);
   const columnType = String(idColumn.columnType);
   const maxId = maxValueOfColumn(String(idColumn.dataType), /unsigned/i.test(columnType));
-  if (maxId === undefined) throw new MigrationRefusedError(`--column: ${target.table}.${column} is ${columnType}, not an integer column`);
+  if (maxId === undefined)
+    throw new MigrationRefusedError(`--column: ${target.table}.${column} is ${columnType}, not an integer column`);
   const hasAutoIncrement = isAuto(idColumn);
   const timestampColumn = pickTimestampColumn(columns, target.timestampColumn);
   return {
@@ -136,7 +139,12 @@ export async function readLegacyTable(conn: Connection, target: LegacyTarget): P
     growth:
       timestampColumn === undefined
         ? undefined
-        : await readGrowth(conn, quoteIdentifier(target.table), quoteIdentifier(column), quoteIdentifier(timestampColumn)),
+        : await readGrowth(
+            conn,
+            quoteIdentifier(target.table),
+            quoteIdentifier(column),
+            quoteIdentifier(timestampColumn),
+          ),
   };
 }
 
@@ -145,7 +153,10 @@ export async function readLegacyHigh(
   conn: Connection,
   table: Pick<LegacyTable, 'name' | 'column' | 'hasAutoIncrement'>,
 ): Promise<{ maxExisting: bigint; autoIncrement: bigint | undefined }> {
-  const [top] = await query(conn, `SELECT MAX(${quoteIdentifier(table.column)}) AS top FROM ${quoteIdentifier(table.name)}`);
+  const [top] = await query(
+    conn,
+    `SELECT MAX(${quoteIdentifier(table.column)}) AS top FROM ${quoteIdentifier(table.name)}`,
+  );
   // Negative IDs in a signed column are below any startAfter: an empty or all-negative table counts as 0.
   const max = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
   const maxExisting = max > 0n ? max : 0n;
@@ -153,10 +164,16 @@ export async function readLegacyHigh(
 }
 
 /** The highest ID at or below `bound` (0 when none is above 0): what the legacy table holds in a sequence's range. */
-export async function readHighestUpTo(conn: Connection, table: Pick<LegacyTable, 'name' | 'column'>, bound: bigint): Promise<bigint> {
+export async function readHighestUpTo(
+  conn: Connection,
+  table: Pick<LegacyTable, 'name' | 'column'>,
+  bound: bigint,
+): Promise<bigint> {
   const id = quoteIdentifier(table.column);
   // A decimal string compared with the column: exact on MariaDB and MySQL at any size.
-  const [top] = await query(conn, `SELECT MAX(${id}) AS top FROM ${quoteIdentifier(table.name)} WHERE ${id} <= ?`, [String(bound)]);
+  const [top] = await query(conn, `SELECT MAX(${id}) AS top FROM ${quoteIdentifier(table.name)} WHERE ${id} <= ?`, [
+    String(bound),
+  ]);
   const max = top?.top === null || top?.top === undefined ? 0n : BigInt(String(top.top));
   return max > 0n ? max : 0n;
 }
@@ -171,7 +188,12 @@ export interface IdCount {
  * Legacy IDs above `after`, with their row counts, in ascending pages of `limit`: keyset
  * pagination on the ID column's index (AUTO_INCREMENT needs one), so each page costs its own rows.
  */
-export async function readIdCountsAbove(conn: Connection, table: Pick<LegacyTable, 'name' | 'column'>, after: bigint, limit: number): Promise<IdCount[]> {
+export async function readIdCountsAbove(
+  conn: Connection,
+  table: Pick<LegacyTable, 'name' | 'column'>,
+  after: bigint,
+  limit: number,
+): Promise<IdCount[]> {
   const id = quoteIdentifier(table.column);
   const rows = await query(
     conn,
@@ -182,9 +204,18 @@ export async function readIdCountsAbove(conn: Connection, table: Pick<LegacyTabl
 }
 
 /** Legacy IDs above `after`, in ascending pages of `limit`. */
-export async function readIdsAbove(conn: Connection, table: LegacyTable, after: bigint, limit: number): Promise<bigint[]> {
+export async function readIdsAbove(
+  conn: Connection,
+  table: LegacyTable,
+  after: bigint,
+  limit: number,
+): Promise<bigint[]> {
   const id = quoteIdentifier(table.column);
-  const rows = await query(conn, `SELECT ${id} AS id FROM ${quoteIdentifier(table.name)} WHERE ${id} > ? ORDER BY ${id} LIMIT ${Math.trunc(limit)}`, [String(after)]);
+  const rows = await query(
+    conn,
+    `SELECT ${id} AS id FROM ${quoteIdentifier(table.name)} WHERE ${id} > ? ORDER BY ${id} LIMIT ${Math.trunc(limit)}`,
+    [String(after)],
+  );
   return rows.map((r) => BigInt(String(r.id)));
 }
 
@@ -217,7 +248,12 @@ async function readGrowth(conn: Connection, table: string, id: string, stamp: st
   );
   if (row === undefined || row.micros === null || Number(row.micros) <= 0 || Number(row.n) < 2) return undefined;
   const span = Number(BigInt(String(row.hi)) - BigInt(String(row.lo)));
-  return { idsPerSecond: span / (Number(row.micros) / 1e6), rows: Number(row.n), from: formatStamp(row.t0), to: formatStamp(row.t1) };
+  return {
+    idsPerSecond: span / (Number(row.micros) / 1e6),
+    rows: Number(row.n),
+    from: formatStamp(row.t0),
+    to: formatStamp(row.t1),
+  };
 }
 
 function formatStamp(value: unknown): string {

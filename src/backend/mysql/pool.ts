@@ -53,7 +53,12 @@ export class Pools implements Db {
   #verified = new WeakSet<object>();
   #transport: Transport | undefined;
 
-  constructor(address: BackendAddress, guard: (settings: ServerSettings) => void, options: BackendOptions, admin: BackendAddress | undefined) {
+  constructor(
+    address: BackendAddress,
+    guard: (settings: ServerSettings) => void,
+    options: BackendOptions,
+    admin: BackendAddress | undefined,
+  ) {
     this.label = address.label;
     this.options = options;
     this.#guard = guard;
@@ -150,7 +155,12 @@ export class Pools implements Db {
       logBin: Number(row.log_bin) === 1,
       galeraAutoIncrementControl: on('wsrep_on') && on('wsrep_auto_increment_control'),
       galera: on('wsrep_on'),
-      groupReplication: await groupReplicationRole(conn, timeout, value('group_replication_group_name'), on('group_replication_single_primary_mode')),
+      groupReplication: await groupReplicationRole(
+        conn,
+        timeout,
+        value('group_replication_group_name'),
+        on('group_replication_single_primary_mode'),
+      ),
       readOnly: on('read_only') || on('super_read_only'),
       tidb: /tidb/i.test(value('version') ?? ''),
       identity: await readIdentity(conn, timeout),
@@ -176,9 +186,17 @@ export function readNeedsVersion(conn: Connection, timeout: number): Promise<str
 }
 
 /** A column of a one-row table init writes; undefined when the table or its row is not there yet. */
-async function readSingleton(conn: Connection, timeout: number, table: 'ticketd_backend' | 'ticketd_schema', column: 'backend_id' | 'needs_version'): Promise<string | undefined> {
+async function readSingleton(
+  conn: Connection,
+  timeout: number,
+  table: 'ticketd_backend' | 'ticketd_schema',
+  column: 'backend_id' | 'needs_version',
+): Promise<string | undefined> {
   try {
-    const [rows] = await conn.query<RowDataPacket[]>({ sql: `SELECT ${column} AS value FROM ${table} WHERE singleton = 1`, timeout });
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql: `SELECT ${column} AS value FROM ${table} WHERE singleton = 1`,
+      timeout,
+    });
     const value = rows[0]?.value;
     return typeof value === 'string' ? value : undefined;
   } catch (error) {
@@ -191,7 +209,12 @@ async function readSingleton(conn: Connection, timeout: number, table: 'ticketd_
  * This member's place in a running Group Replication group: undefined when the server is in none.
  * The member table is read only when a group is named (performance_schema may be off elsewhere).
  */
-async function groupReplicationRole(conn: Connection, timeout: number, group: string | undefined, singlePrimary: boolean): Promise<'primary' | 'secondary' | 'multi-primary' | undefined> {
+async function groupReplicationRole(
+  conn: Connection,
+  timeout: number,
+  group: string | undefined,
+  singlePrimary: boolean,
+): Promise<'primary' | 'secondary' | 'multi-primary' | undefined> {
   if (group === undefined || group === '') return undefined;
   const [rows] = await conn.query<RowDataPacket[]>({
     sql: "SELECT MEMBER_ROLE AS role FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid AND MEMBER_STATE = 'ONLINE'",
@@ -229,7 +252,8 @@ class TlsPool {
     try {
       return await this.#pool.getConnection();
     } catch (error) {
-      if (isLoginDenied(error) && (this.#ssl === undefined || this.#plaintext) && (await this.#takesTls())) throw plaintextRefused(this.#address, error);
+      if (isLoginDenied(error) && (this.#ssl === undefined || this.#plaintext) && (await this.#takesTls()))
+        throw plaintextRefused(this.#address, error);
       if (!plaintextAllowed(error, this.#address.tls)) throw tlsError(error, this.#address);
       // Connections asked for at once all fail so on the TLS pool: the first swaps it, each asks the plaintext one.
       if (!this.#plaintext) {
@@ -250,7 +274,15 @@ class TlsPool {
   async #takesTls(): Promise<boolean> {
     const { host, port, user, password, database } = this.#address;
     try {
-      const conn = await mysql.createConnection({ host, port, user, password, database, connectTimeout: this.#options.connectTimeoutMs, ssl: { rejectUnauthorized: false } });
+      const conn = await mysql.createConnection({
+        host,
+        port,
+        user,
+        password,
+        database,
+        connectTimeout: this.#options.connectTimeoutMs,
+        ssl: { rejectUnauthorized: false },
+      });
       await conn.end().catch(() => undefined);
       return true;
     } catch {
@@ -271,9 +303,13 @@ class TlsPool {
 
 /** How a connection travels: read off its socket, which mysql2 replaced by a TLS one after the handshake. */
 function transportOf(conn: Connection): Transport {
-  const stream = (conn.connection as unknown as { stream?: { getProtocol?: () => string | null; getCipher?: () => { name: string } } }).stream;
+  const stream = (
+    conn.connection as unknown as { stream?: { getProtocol?: () => string | null; getCipher?: () => { name: string } } }
+  ).stream;
   const version = stream?.getProtocol?.();
-  return typeof version === 'string' ? { tls: true, version, cipher: stream?.getCipher?.()?.name ?? 'unknown' } : { tls: false };
+  return typeof version === 'string'
+    ? { tls: true, version, cipher: stream?.getCipher?.()?.name ?? 'unknown' }
+    : { tls: false };
 }
 
 function createPool(address: BackendAddress, options: BackendOptions, size: number, ssl: MysqlSsl | undefined): Pool {

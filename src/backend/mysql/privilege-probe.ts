@@ -24,36 +24,84 @@ function servingProbes(ticketTable: string | undefined): Probe[] {
   return [
     ...(ticketTable === undefined
       ? []
-      : [{ feature: 'issuing' as const, needs: 'INSERT and DELETE (REPLACE INTO the ticket tables)', sql: `REPLACE INTO \`${ticketTable}\` (stub) SELECT 'a' FROM DUAL WHERE 1 = 0` }]),
-    { feature: 'issuing', needs: 'INSERT on ticketd_claims (claims)', sql: 'INSERT INTO ticketd_claims SELECT * FROM ticketd_claims WHERE 1 = 0' },
-    { feature: 'issuing', needs: 'DELETE on ticketd_claims (pruning claims)', sql: 'DELETE FROM ticketd_claims WHERE 1 = 0' },
-    { feature: 'issuing', needs: 'INSERT on ticketd_claim_floors', sql: 'INSERT INTO ticketd_claim_floors SELECT * FROM ticketd_claim_floors WHERE 1 = 0' },
-    { feature: 'issuing', needs: 'DELETE on ticketd_claim_floors', sql: 'DELETE FROM ticketd_claim_floors WHERE 1 = 0' },
+      : [
+          {
+            feature: 'issuing' as const,
+            needs: 'INSERT and DELETE (REPLACE INTO the ticket tables)',
+            sql: `REPLACE INTO \`${ticketTable}\` (stub) SELECT 'a' FROM DUAL WHERE 1 = 0`,
+          },
+        ]),
+    {
+      feature: 'issuing',
+      needs: 'INSERT on ticketd_claims (claims)',
+      sql: 'INSERT INTO ticketd_claims SELECT * FROM ticketd_claims WHERE 1 = 0',
+    },
+    {
+      feature: 'issuing',
+      needs: 'DELETE on ticketd_claims (pruning claims)',
+      sql: 'DELETE FROM ticketd_claims WHERE 1 = 0',
+    },
+    {
+      feature: 'issuing',
+      needs: 'INSERT on ticketd_claim_floors',
+      sql: 'INSERT INTO ticketd_claim_floors SELECT * FROM ticketd_claim_floors WHERE 1 = 0',
+    },
+    {
+      feature: 'issuing',
+      needs: 'DELETE on ticketd_claim_floors',
+      sql: 'DELETE FROM ticketd_claim_floors WHERE 1 = 0',
+    },
     {
       feature: 'worker leases',
-      needs: 'SELECT … FOR UPDATE on ticketd_worker_leases (MySQL: besides SELECT, one of UPDATE, DELETE or LOCK TABLES)',
+      needs:
+        'SELECT … FOR UPDATE on ticketd_worker_leases (MySQL: besides SELECT, one of UPDATE, DELETE or LOCK TABLES)',
       sql: 'SELECT pool FROM ticketd_worker_leases WHERE 1 = 0 FOR UPDATE',
     },
-    { feature: 'worker leases', needs: 'INSERT and DELETE on ticketd_worker_leases (REPLACE)', sql: 'REPLACE INTO ticketd_worker_leases SELECT * FROM ticketd_worker_leases WHERE 1 = 0' },
+    {
+      feature: 'worker leases',
+      needs: 'INSERT and DELETE on ticketd_worker_leases (REPLACE)',
+      sql: 'REPLACE INTO ticketd_worker_leases SELECT * FROM ticketd_worker_leases WHERE 1 = 0',
+    },
     {
       feature: 'strict sequences',
-      needs: 'SELECT … FOR UPDATE on ticketd_strict_sequences (MySQL: besides SELECT, one of UPDATE, DELETE or LOCK TABLES)',
+      needs:
+        'SELECT … FOR UPDATE on ticketd_strict_sequences (MySQL: besides SELECT, one of UPDATE, DELETE or LOCK TABLES)',
       sql: 'SELECT name FROM ticketd_strict_sequences WHERE 1 = 0 FOR UPDATE',
     },
-    { feature: 'strict sequences', needs: 'INSERT and DELETE on ticketd_strict_sequences (REPLACE)', sql: 'REPLACE INTO ticketd_strict_sequences SELECT * FROM ticketd_strict_sequences WHERE 1 = 0' },
+    {
+      feature: 'strict sequences',
+      needs: 'INSERT and DELETE on ticketd_strict_sequences (REPLACE)',
+      sql: 'REPLACE INTO ticketd_strict_sequences SELECT * FROM ticketd_strict_sequences WHERE 1 = 0',
+    },
   ];
 }
 
 /** What the admin account (TICKETD_ADMIN_BACKENDS, or the serving one without it) runs. */
 const ADMIN_PROBES: readonly Probe[] = [
   // Two columns of one name: refused (1060) after the privilege is checked, so no table is ever made.
-  { feature: 'schema changes', needs: 'CREATE (init, creating sequences)', sql: 'CREATE TABLE ticketd_privilege_probe (probe INT, probe INT)' },
-  { feature: 'schema changes', needs: 'ALTER (advancing a counter that went back or fell behind, migrate)', sql: 'ALTER TABLE ticketd_privilege_probe AUTO_INCREMENT = 1' },
-  { feature: 'schema changes', needs: 'UPDATE on ticketd_sequences (widening, retiring)', sql: 'UPDATE ticketd_sequences SET max_id = max_id WHERE 1 = 0' },
+  {
+    feature: 'schema changes',
+    needs: 'CREATE (init, creating sequences)',
+    sql: 'CREATE TABLE ticketd_privilege_probe (probe INT, probe INT)',
+  },
+  {
+    feature: 'schema changes',
+    needs: 'ALTER (advancing a counter that went back or fell behind, migrate)',
+    sql: 'ALTER TABLE ticketd_privilege_probe AUTO_INCREMENT = 1',
+  },
+  {
+    feature: 'schema changes',
+    needs: 'UPDATE on ticketd_sequences (widening, retiring)',
+    sql: 'UPDATE ticketd_sequences SET max_id = max_id WHERE 1 = 0',
+  },
 ];
 
 /** Runs every probe on both accounts; what fails for another reason than a denial is not reported here. */
-export async function probePrivileges(db: Db, ticketTable: string | undefined, separateAdmin: boolean): Promise<PrivilegeProbe[]> {
+export async function probePrivileges(
+  db: Db,
+  ticketTable: string | undefined,
+  separateAdmin: boolean,
+): Promise<PrivilegeProbe[]> {
   const found: PrivilegeProbe[] = [];
   const run = async (conn: Connection, account: PrivilegeProbe['account'], probes: readonly Probe[]): Promise<void> => {
     for (const probe of probes) {

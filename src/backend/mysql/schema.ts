@@ -26,7 +26,8 @@ export function schemaTables(): string[] {
 /** CREATE TABLE IF NOT EXISTS for a sequence's ticket table, from sql/ticket-table.sql. */
 export function createTicketTableStatement(sequence: string): string {
   const template = splitStatements(readFileSync(join(SQL_DIR, 'ticket-table.sql'), 'utf8'));
-  if (template.length !== 1 || template[0] === undefined) throw new Error('sql/ticket-table.sql must hold one statement');
+  if (template.length !== 1 || template[0] === undefined)
+    throw new Error('sql/ticket-table.sql must hold one statement');
   return template[0].replaceAll('{{table}}', ticketTable(sequence));
 }
 
@@ -41,7 +42,10 @@ export function applySchema(db: Db): Promise<string> {
     const held = await readNeedsVersion(conn, db.options.queryTimeoutMs);
     const needs = held === undefined ? BACKEND_NEEDS_VERSION : laterVersion(held, BACKEND_NEEDS_VERSION);
     if (needs !== held) {
-      await conn.query('INSERT INTO ticketd_schema (singleton, needs_version) VALUES (1, ?) ON DUPLICATE KEY UPDATE needs_version = VALUES(needs_version)', [needs]);
+      await conn.query(
+        'INSERT INTO ticketd_schema (singleton, needs_version) VALUES (1, ?) ON DUPLICATE KEY UPDATE needs_version = VALUES(needs_version)',
+        [needs],
+      );
     }
     const identity = await readIdentity(conn, db.options.queryTimeoutMs);
     if (identity === undefined) throw new Error(`backend ${db.label} has no identity row after init`);

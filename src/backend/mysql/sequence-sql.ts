@@ -2,7 +2,14 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { isPermutationScheme } from 'ticketd-client';
 import { conflictOf, withKey, type SequenceSettings } from '../../core/sequence.js';
-import { DECOY_SETTINGS, GATE_VERSION, gateFor, newerNeeded, RETIRE_VERSION, THIS_VERSION } from '../../core/versions.js';
+import {
+  DECOY_SETTINGS,
+  GATE_VERSION,
+  gateFor,
+  newerNeeded,
+  RETIRE_VERSION,
+  THIS_VERSION,
+} from '../../core/versions.js';
 import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from '../../errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
@@ -10,7 +17,8 @@ import type { TicketSql } from './ticket-sql.js';
 
 const COLUMNS = 's.name, s.block_size, s.start_after, s.max_id';
 const KEYS = 'k.scheme, k.id_key';
-const GATED = 'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
+const GATED =
+  'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
 const RETIRED = 'r.retired_at';
 const STRICT = 't.name AS strict_name';
 
@@ -34,7 +42,13 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
   ];
   for (const [i, sql] of queries.entries()) {
     try {
-      const [rows] = await db.withConnection((conn) => conn.query<RowDataPacket[]>({ sql, values: name === undefined ? [] : [name], timeout: db.options.queryTimeoutMs }));
+      const [rows] = await db.withConnection((conn) =>
+        conn.query<RowDataPacket[]>({
+          sql,
+          values: name === undefined ? [] : [name],
+          timeout: db.options.queryTimeoutMs,
+        }),
+      );
       return rows.map((row) => rowToSettings(row, db.label));
     } catch (error) {
       if (!isNoSuchTable(error) || i === queries.length - 1) throw error;
@@ -47,14 +61,25 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
  * Creates the sequence: ticket table, counter advanced to its first useful ticket, then the row.
  * Returns false when an identical sequence already exists; throws on a conflicting one.
  */
-export async function createSequence(db: Db, tickets: TicketSql, settings: SequenceSettings, firstTicket: bigint): Promise<boolean> {
+export async function createSequence(
+  db: Db,
+  tickets: TicketSql,
+  settings: SequenceSettings,
+  firstTicket: bigint,
+): Promise<boolean> {
   const existing = (await readSequences(db, settings.name))[0];
   if (existing !== undefined) {
     const needs = newerNeeded(existing);
     // Its settings may hold what this version cannot compare (a later mode, another key): never touch it.
-    if (needs !== undefined) throw new UpgradeRequiredError(`sequence ${settings.name} on ${db.label} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`);
+    if (needs !== undefined)
+      throw new UpgradeRequiredError(
+        `sequence ${settings.name} on ${db.label} needs ticketd ${needs} or later; this process is ${THIS_VERSION} and leaves it as it is`,
+      );
     // A retired name never starts again from its first IDs: consumers keyed on (sequence, ID) would meet them twice.
-    if (existing.retired === true) throw new SequenceConflictError(`sequence ${settings.name} was retired on ${db.label}; a retired name is never created again: choose another name`);
+    if (existing.retired === true)
+      throw new SequenceConflictError(
+        `sequence ${settings.name} was retired on ${db.label}; a retired name is never created again: choose another name`,
+      );
     assertSame(db.label, existing, settings);
     return false;
   }
@@ -69,15 +94,26 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
       await conn.beginTransaction();
       try {
         if (settings.ids === 'opaque') {
-          if (settings.key === undefined || settings.scheme === undefined) throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key and scheme`);
-          await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [settings.name, settings.scheme, Buffer.from(settings.key)]);
+          if (settings.key === undefined || settings.scheme === undefined)
+            throw new Error(`opaque sequence ${settings.name} reached ${db.label} without a key and scheme`);
+          await conn.query('INSERT INTO ticketd_sequence_keys (name, scheme, id_key) VALUES (?, ?, ?)', [
+            settings.name,
+            settings.scheme,
+            Buffer.from(settings.key),
+          ]);
         }
         if (settings.ids === 'strict') {
           // Its lease row, free, with the bound at startAfter: the first leader serves above it.
-          await conn.query("INSERT INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, 0, '', '', 0, ?)", [settings.name, String(settings.startAfter)]);
+          await conn.query(
+            "INSERT INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, 0, '', '', 0, ?)",
+            [settings.name, String(settings.startAfter)],
+          );
         }
         if (needsVersion !== undefined) await insertGated(conn, settings, needsVersion);
-        await conn.query('INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)', rowValues(settings.name, needsVersion === undefined ? settings : DECOY_SETTINGS));
+        await conn.query(
+          'INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)',
+          rowValues(settings.name, needsVersion === undefined ? settings : DECOY_SETTINGS),
+        );
         await conn.commit();
       } catch (error) {
         await conn.rollback().catch(() => undefined);
@@ -86,7 +122,11 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
     });
     return true;
   } catch (error) {
-    if (isNoSuchTable(error)) throw new SchemaOutdatedError(`backend ${db.label} has the schema of a ticketd older than ${GATE_VERSION}, which cannot keep sequence ${settings.name} from it; run npx ticketd init, then repeat`, { cause: error });
+    if (isNoSuchTable(error))
+      throw new SchemaOutdatedError(
+        `backend ${db.label} has the schema of a ticketd older than ${GATE_VERSION}, which cannot keep sequence ${settings.name} from it; run npx ticketd init, then repeat`,
+        { cause: error },
+      );
     if (!isDuplicateKey(error)) throw error;
     // Another process created it between our read and insert.
     const raced = (await readSequences(db, settings.name))[0];
@@ -103,7 +143,11 @@ export async function createSequence(db: Db, tickets: TicketSql, settings: Seque
  */
 export async function widenSequence(db: Db, name: string, maxId: bigint): Promise<boolean> {
   const [result] = await db.withAdminConnection((conn) =>
-    conn.query<ResultSetHeader>({ sql: 'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ?', values: [String(maxId), name, String(maxId)], timeout: db.options.queryTimeoutMs }),
+    conn.query<ResultSetHeader>({
+      sql: 'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ?',
+      values: [String(maxId), name, String(maxId)],
+      timeout: db.options.queryTimeoutMs,
+    }),
   );
   return result.affectedRows > 0;
 }
@@ -124,18 +168,27 @@ export async function retireSequence(db: Db, tickets: TicketSql, settings: Seque
         'INSERT INTO ticketd_gated_sequences (name, block_size, start_after, max_id, needs_version) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE needs_version = VALUES(needs_version)',
         [...rowValues(settings.name, settings), RETIRE_VERSION],
       );
-      await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [...rowValues(settings.name, DECOY_SETTINGS).slice(1), settings.name]);
+      await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [
+        ...rowValues(settings.name, DECOY_SETTINGS).slice(1),
+        settings.name,
+      ]);
       await conn.commit();
     } catch (error) {
       await conn.rollback().catch(() => undefined);
-      throw isNoSuchTable(error) ? new SchemaOutdatedError(`backend ${db.label} has no ticketd_retired_sequences (schema of a ticketd before ${RETIRE_VERSION}); run npx ticketd init, then repeat`, { cause: error }) : error;
+      throw isNoSuchTable(error)
+        ? new SchemaOutdatedError(
+            `backend ${db.label} has no ticketd_retired_sequences (schema of a ticketd before ${RETIRE_VERSION}); run npx ticketd init, then repeat`,
+            { cause: error },
+          )
+        : error;
     }
   });
 }
 
 function assertSame(label: string, existing: SequenceSettings, wanted: SequenceSettings): void {
   const conflict = conflictOf(existing, wanted);
-  if (conflict !== undefined) throw new SequenceConflictError(`sequence ${wanted.name} exists on ${label} with ${conflict}`);
+  if (conflict !== undefined)
+    throw new SequenceConflictError(`sequence ${wanted.name} exists on ${label} with ${conflict}`);
 }
 
 /**
@@ -153,7 +206,10 @@ export async function gateSequences(db: Db, tickets: TicketSql): Promise<string[
       await conn.beginTransaction();
       try {
         await insertGated(conn, settings, needsVersion);
-        await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [...rowValues(settings.name, DECOY_SETTINGS).slice(1), settings.name]);
+        await conn.query('UPDATE ticketd_sequences SET block_size = ?, start_after = ?, max_id = ? WHERE name = ?', [
+          ...rowValues(settings.name, DECOY_SETTINGS).slice(1),
+          settings.name,
+        ]);
         await conn.commit();
       } catch (error) {
         await conn.rollback().catch(() => undefined);
@@ -166,10 +222,16 @@ export async function gateSequences(db: Db, tickets: TicketSql): Promise<string[
 }
 
 async function insertGated(conn: Connection, settings: SequenceSettings, needsVersion: string): Promise<void> {
-  await conn.query('INSERT INTO ticketd_gated_sequences (name, block_size, start_after, max_id, needs_version) VALUES (?, ?, ?, ?, ?)', [...rowValues(settings.name, settings), needsVersion]);
+  await conn.query(
+    'INSERT INTO ticketd_gated_sequences (name, block_size, start_after, max_id, needs_version) VALUES (?, ?, ?, ?, ?)',
+    [...rowValues(settings.name, settings), needsVersion],
+  );
 }
 
-function rowValues(name: string, s: { readonly blockSize: bigint; readonly startAfter: bigint; readonly maxId: bigint }): string[] {
+function rowValues(
+  name: string,
+  s: { readonly blockSize: bigint; readonly startAfter: bigint; readonly maxId: bigint },
+): string[] {
   return [name, String(s.blockSize), String(s.startAfter), String(s.maxId)];
 }
 
@@ -181,18 +243,27 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
     blockSize: BigInt(String(gated ? row.gated_block_size : row.block_size)),
     startAfter: BigInt(String(gated ? row.gated_start_after : row.start_after)),
     maxId: BigInt(String(gated ? row.gated_max_id : row.max_id)),
-    ids: row.id_key !== null && row.id_key !== undefined ? 'opaque' : row.strict_name !== null && row.strict_name !== undefined ? 'strict' : 'ordered',
+    ids:
+      row.id_key !== null && row.id_key !== undefined
+        ? 'opaque'
+        : row.strict_name !== null && row.strict_name !== undefined
+          ? 'strict'
+          : 'ordered',
     ...(gated ? { needsVersion: String(row.needs_version) } : {}),
     ...(row.retired_at !== null && row.retired_at !== undefined ? { retired: true } : {}),
   });
   if (!gated && settings.maxId <= settings.startAfter) {
-    throw new SequenceConflictError(`sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`);
+    throw new SequenceConflictError(
+      `sequence ${name} on ${label} has only its decoy row (maxId ${settings.maxId}), not its settings in ticketd_gated_sequences; restore that table from the other backends`,
+    );
   }
   // A later ticketd's sequence is refused by name and version when it is used (service), not misread here.
   if (settings.ids !== 'opaque' || newerNeeded(settings) !== undefined) return settings;
   // A key written by a later ticketd under another scheme must not be read as one this one knows.
   if (!isPermutationScheme(row.scheme)) {
-    throw new SequenceConflictError(`sequence ${name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`);
+    throw new SequenceConflictError(
+      `sequence ${name} on ${label} uses ID scheme ${String(row.scheme)}, which this ticketd does not know; upgrade ticketd`,
+    );
   }
   return withKey(settings, new Uint8Array(row.id_key as Buffer), row.scheme);
 }

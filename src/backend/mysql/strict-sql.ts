@@ -28,25 +28,49 @@ export class StrictSql implements StrictStore {
   read(name: string): Promise<StrictRow | undefined> {
     return this.#outdatedIfMissing(async () => {
       const [rows] = await this.#db.withConnection((conn) =>
-        conn.query<RowDataPacket[]>({ sql: `SELECT ${COLUMNS}, ${NOW_MS} AS now_ms FROM ticketd_strict_sequences WHERE name = ?`, values: [name], timeout: this.#db.options.claimTimeoutMs }),
+        conn.query<RowDataPacket[]>({
+          sql: `SELECT ${COLUMNS}, ${NOW_MS} AS now_ms FROM ticketd_strict_sequences WHERE name = ?`,
+          values: [name],
+          timeout: this.#db.options.claimTimeoutMs,
+        }),
       );
       return rows[0] === undefined ? undefined : toRow(rows[0]);
     });
   }
 
   take(name: string, epoch: bigint, candidate: string, url: string, startAfter: bigint): Promise<StrictTake> {
-    return this.#outdatedIfMissing(() => this.#db.withConnection((conn) => this.#takeOn(conn, name, epoch, candidate, url, startAfter)));
+    return this.#outdatedIfMissing(() =>
+      this.#db.withConnection((conn) => this.#takeOn(conn, name, epoch, candidate, url, startAfter)),
+    );
   }
 
-  async #takeOn(conn: Connection, name: string, epoch: bigint, candidate: string, url: string, startAfter: bigint): Promise<StrictTake> {
+  async #takeOn(
+    conn: Connection,
+    name: string,
+    epoch: bigint,
+    candidate: string,
+    url: string,
+    startAfter: bigint,
+  ): Promise<StrictTake> {
     const timeout = this.#db.options.claimTimeoutMs;
     // A backend added after the sequence was created lacks the row: free, at startAfter. Committed
     // on its own, before the locking read (locking a missing row takes a gap lock).
-    await conn.query({ sql: "INSERT IGNORE INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, 0, '', '', 0, ?)", values: [name, String(startAfter)], timeout });
+    await conn.query({
+      sql: "INSERT IGNORE INTO ticketd_strict_sequences (name, epoch, leader, leader_url, expires_ms, bound) VALUES (?, 0, '', '', 0, ?)",
+      values: [name, String(startAfter)],
+      timeout,
+    });
     await conn.query({ sql: 'START TRANSACTION', timeout });
     try {
-      const [rows] = await conn.query<RowDataPacket[]>({ sql: `SELECT ${COLUMNS}, ${LOCKED_NOW_MS} AS now_ms FROM ticketd_strict_sequences WHERE name = ? FOR UPDATE`, values: [name], timeout });
-      if (rows[0] === undefined) throw new Error(`backend ${this.#db.label} lost the lease row of strict sequence ${name} inside its transaction`);
+      const [rows] = await conn.query<RowDataPacket[]>({
+        sql: `SELECT ${COLUMNS}, ${LOCKED_NOW_MS} AS now_ms FROM ticketd_strict_sequences WHERE name = ? FOR UPDATE`,
+        values: [name],
+        timeout,
+      });
+      if (rows[0] === undefined)
+        throw new Error(
+          `backend ${this.#db.label} lost the lease row of strict sequence ${name} inside its transaction`,
+        );
       const row = toRow(rows[0]);
       const won = mayTake(row, epoch, candidate);
       if (won) {
@@ -101,7 +125,11 @@ export class StrictSql implements StrictStore {
     try {
       return await run();
     } catch (error) {
-      if (isNoSuchTable(error)) throw new SchemaOutdatedError(`backend ${this.#db.label} has no ticketd_strict_sequences (schema of a ticketd before ${STRICT_VERSION}); run npx ticketd init`, { cause: error });
+      if (isNoSuchTable(error))
+        throw new SchemaOutdatedError(
+          `backend ${this.#db.label} has no ticketd_strict_sequences (schema of a ticketd before ${STRICT_VERSION}); run npx ticketd init`,
+          { cause: error },
+        );
       throw error;
     }
   }

@@ -49,7 +49,10 @@ export class TicketSql {
       });
       return { tickets, error: undefined };
     } catch (error) {
-      return { tickets, error: retiredTableError(overflowError(error, this.#db.label, table), this.#db.label, sequence) };
+      return {
+        tickets,
+        error: retiredTableError(overflowError(error, this.#db.label, table), this.#db.label, sequence),
+      };
     }
   }
 
@@ -82,7 +85,10 @@ export class TicketSql {
     const table = ticketTable(name);
     return this.#db.withAdminConnection(async (conn) => {
       if (!(await this.#hasColumn(conn, name, 'stub'))) return;
-      await conn.query({ sql: `ALTER TABLE ${table} RENAME COLUMN stub TO ${GATED_STUB_COLUMN}`, timeout: this.#db.options.ddlTimeoutMs });
+      await conn.query({
+        sql: `ALTER TABLE ${table} RENAME COLUMN stub TO ${GATED_STUB_COLUMN}`,
+        timeout: this.#db.options.ddlTimeoutMs,
+      });
     });
   }
 
@@ -97,7 +103,10 @@ export class TicketSql {
     return this.gateTicketTable(name).then(() =>
       this.#db.withAdminConnection(async (conn) => {
         if (await this.#hasColumn(conn, name, RETIRED_COLUMN)) return;
-        await conn.query({ sql: `ALTER TABLE ${table} ADD COLUMN ${RETIRED_COLUMN} TINYINT NOT NULL DEFAULT 1`, timeout: this.#db.options.ddlTimeoutMs });
+        await conn.query({
+          sql: `ALTER TABLE ${table} ADD COLUMN ${RETIRED_COLUMN} TINYINT NOT NULL DEFAULT 1`,
+          timeout: this.#db.options.ddlTimeoutMs,
+        });
       }),
     );
   }
@@ -119,13 +128,20 @@ export class TicketSql {
 
   async #advance(conn: Connection, table: string, minTicket: bigint): Promise<void> {
     // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
-    if (minTicket > 1n) await conn.query({ sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`, timeout: this.#db.options.ddlTimeoutMs });
+    if (minTicket > 1n)
+      await conn.query({
+        sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`,
+        timeout: this.#db.options.ddlTimeoutMs,
+      });
   }
 
   /** The last ticket this backend issued for the sequence (0 when none). */
   async lastTicket(sequence: string): Promise<bigint> {
     const [rows] = await this.#db.withConnection((conn) =>
-      conn.query<RowDataPacket[]>({ sql: `SELECT MAX(id) AS id FROM ${ticketTable(sequence)}`, timeout: this.#db.options.queryTimeoutMs }),
+      conn.query<RowDataPacket[]>({
+        sql: `SELECT MAX(id) AS id FROM ${ticketTable(sequence)}`,
+        timeout: this.#db.options.queryTimeoutMs,
+      }),
     );
     const id = rows[0]?.id;
     return id === null || id === undefined ? 0n : BigInt(String(id));

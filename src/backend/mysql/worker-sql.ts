@@ -41,7 +41,9 @@ export class WorkerSql implements WorkerLeaseStore {
     if (inserted) return true;
     const [held] = await this.readPools(pool.name);
     if (held !== undefined && !samePool(held, pool)) {
-      throw new PoolConflictError(`backend ${this.#db.label} has pool ${pool.name} with other settings (workerBits ${held.workerBits}, ttlMs ${held.ttlMs}, maxSkewMs ${held.maxSkewMs}, reuseDelayMs ${held.reuseDelayMs}, owners ${held.owners.join(',')})`);
+      throw new PoolConflictError(
+        `backend ${this.#db.label} has pool ${pool.name} with other settings (workerBits ${held.workerBits}, ttlMs ${held.ttlMs}, maxSkewMs ${held.maxSkewMs}, reuseDelayMs ${held.reuseDelayMs}, owners ${held.owners.join(',')})`,
+      );
     }
     return false;
   }
@@ -62,7 +64,11 @@ export class WorkerSql implements WorkerLeaseStore {
           ttlMs: Number(r.ttl_ms),
           maxSkewMs: Number(r.max_skew_ms),
           reuseDelayMs: Number(r.reuse_delay_ms),
-          owners: Object.freeze(String(r.owners).split(',').map((o) => BigInt(o))),
+          owners: Object.freeze(
+            String(r.owners)
+              .split(',')
+              .map((o) => BigInt(o)),
+          ),
         }),
       );
     });
@@ -73,12 +79,20 @@ export class WorkerSql implements WorkerLeaseStore {
   }
 
   async readRecord(pool: string, workerId: number): Promise<RecordRead> {
-    const { records, now } = await this.#readWithClock(' AND worker_id = ?', [pool, workerId], this.#db.options.claimTimeoutMs);
+    const { records, now } = await this.#readWithClock(
+      ' AND worker_id = ?',
+      [pool, workerId],
+      this.#db.options.claimTimeoutMs,
+    );
     return { record: records[0], now };
   }
 
   /** A pool's records (those `filter` admits) and this backend's clock, in one round trip. */
-  #readWithClock(filter: string, values: (string | number)[], timeout: number): Promise<{ records: LeaseRecord[]; now: ServerTime }> {
+  #readWithClock(
+    filter: string,
+    values: (string | number)[],
+    timeout: number,
+  ): Promise<{ records: LeaseRecord[]; now: ServerTime }> {
     return this.#outdatedIfMissing(async () => {
       const [results] = await this.#db.withConnection((conn) =>
         conn.query<RowDataPacket[][]>({
@@ -94,7 +108,9 @@ export class WorkerSql implements WorkerLeaseStore {
   async change(pool: string, workerId: number, decide: LeaseDecision): Promise<RecordRead> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#outdatedIfMissing(() => this.#db.withConnection((conn) => this.#changeOnce(conn, pool, workerId, decide)));
+        return await this.#outdatedIfMissing(() =>
+          this.#db.withConnection((conn) => this.#changeOnce(conn, pool, workerId, decide)),
+        );
       } catch (error) {
         if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
       }
@@ -106,7 +122,7 @@ export class WorkerSql implements WorkerLeaseStore {
     // The row exists before the transaction locks it: locking a missing row takes a gap lock, and
     // two front ends inserting into one gap deadlock. Committed on its own, it holds no lock after.
     await conn.query({
-      sql: 'INSERT IGNORE INTO ticketd_worker_leases (pool, worker_id, epoch, holder, high_water_ms, expires_ms, free_ms) VALUES (?, ?, 0, \'\', 0, 0, 0)',
+      sql: "INSERT IGNORE INTO ticketd_worker_leases (pool, worker_id, epoch, holder, high_water_ms, expires_ms, free_ms) VALUES (?, ?, 0, '', 0, 0, 0)",
       values: [pool, workerId],
       timeout,
     });
@@ -118,14 +134,27 @@ export class WorkerSql implements WorkerLeaseStore {
         timeout,
       });
       const row = rows[0];
-      if (row === undefined) throw new Error(`backend ${this.#db.label} lost the row of worker ${workerId} of pool ${pool} inside its transaction`);
+      if (row === undefined)
+        throw new Error(
+          `backend ${this.#db.label} lost the row of worker ${workerId} of pool ${pool} inside its transaction`,
+        );
       const now = toTime(row);
       const current = toRecord(row);
       const next = decide(current, now);
       if (next !== undefined) {
         await conn.query({
           sql: `REPLACE INTO ticketd_worker_leases (pool, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          values: [pool, workerId, String(next.epoch), next.holder, next.highWaterMs, next.expiresMs, next.freeMs, next.releasedMs ?? null, next.lastUsedMs ?? null],
+          values: [
+            pool,
+            workerId,
+            String(next.epoch),
+            next.holder,
+            next.highWaterMs,
+            next.expiresMs,
+            next.freeMs,
+            next.releasedMs ?? null,
+            next.lastUsedMs ?? null,
+          ],
           timeout,
         });
       }
@@ -142,7 +171,10 @@ export class WorkerSql implements WorkerLeaseStore {
     await this.#outdatedIfMissing(() =>
       this.#db.withAdminConnection(async (conn) => {
         // Two statements: within one SET, MariaDB reads @fence_now before it is assigned.
-        await conn.query({ sql: 'SET @fence_now = FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000)', timeout: this.#db.options.queryTimeoutMs });
+        await conn.query({
+          sql: 'SET @fence_now = FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000)',
+          timeout: this.#db.options.queryTimeoutMs,
+        });
         await conn.query({
           sql: 'SET @fence_hw = @fence_now + ?, @fence_free = @fence_now + ?',
           values: [pool.ttlMs + pool.maxSkewMs, pool.ttlMs + pool.reuseDelayMs],
@@ -166,7 +198,11 @@ export class WorkerSql implements WorkerLeaseStore {
     try {
       return await run();
     } catch (error) {
-      if (isNoSuchTable(error)) throw new SchemaOutdatedError(`backend ${this.#db.label} has no worker-pool tables (schema of a ticketd before 0.7); run npx ticketd init`, { cause: error });
+      if (isNoSuchTable(error))
+        throw new SchemaOutdatedError(
+          `backend ${this.#db.label} has no worker-pool tables (schema of a ticketd before 0.7); run npx ticketd init`,
+          { cause: error },
+        );
       throw error;
     }
   }
@@ -194,6 +230,11 @@ function toTime(row: RowDataPacket | undefined): ServerTime {
 
 /** How many worker pools a backend holds (for `ticketd check`: whether worker leases are in use). */
 export async function countWorkerPools(db: Db): Promise<number> {
-  const [rows] = await db.withConnection((conn) => conn.query<RowDataPacket[]>({ sql: 'SELECT COUNT(*) AS pools FROM ticketd_worker_pools', timeout: db.options.queryTimeoutMs }));
+  const [rows] = await db.withConnection((conn) =>
+    conn.query<RowDataPacket[]>({
+      sql: 'SELECT COUNT(*) AS pools FROM ticketd_worker_pools',
+      timeout: db.options.queryTimeoutMs,
+    }),
+  );
   return Number(rows[0]?.pools ?? 0);
 }

@@ -28,7 +28,14 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
         const count = parseCount(req.query.count, maxCount);
         const ids = service.tryIssue(name, count) ?? (await service.issue(name, count, req.headers.authorization));
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
-        writeAnswer(res, idsAnswer(name, ids, mentionsPlainText(req.headers.accept) && req.accepts(['application/json', 'text/plain']) === 'text/plain'));
+        writeAnswer(
+          res,
+          idsAnswer(
+            name,
+            ids,
+            mentionsPlainText(req.headers.accept) && req.accepts(['application/json', 'text/plain']) === 'text/plain',
+          ),
+        );
       },
     },
   });
@@ -69,7 +76,10 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
         if (ids === 'opaque') ownToken(req, name, 'blocks');
         const block = await service.leaseBlock(name);
-        writeAnswer(res, jsonAnswer(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`));
+        writeAnswer(
+          res,
+          jsonAnswer(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`),
+        );
       },
     },
   });
@@ -86,7 +96,14 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         const key = Buffer.from(settings.key).toString('base64url');
         // Clients of 0.4 read `key` and apply v1 whatever the scheme: only a v1 key goes there.
         const keyField = settings.scheme === FIRST_PERMUTATION_SCHEME ? { key } : { schemeKey: key };
-        res.json({ sequence: name, ids: settings.ids, scheme: settings.scheme, startAfter: String(settings.startAfter), maxId: String(settings.maxId), ...keyField });
+        res.json({
+          sequence: name,
+          ids: settings.ids,
+          scheme: settings.scheme,
+          startAfter: String(settings.startAfter),
+          maxId: String(settings.maxId),
+          ...keyField,
+        });
       },
     },
   });

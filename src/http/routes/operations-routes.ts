@@ -38,10 +38,16 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
       res.set('Cache-Control', 'no-store');
       const admin = isAdmin(req);
       const counted = countedFor(service, admin);
-      const sequences = Object.fromEntries(service.servedSequences().map((name) => [name, counted(name) ? (service.capacityStatus(name) ?? null) : null]));
+      const sequences = Object.fromEntries(
+        service.servedSequences().map((name) => [name, counted(name) ? (service.capacityStatus(name) ?? null) : null]),
+      );
       const backends = service.backendStatus(counted);
       const names = namesOf(service);
-      res.status(service.ready ? 200 : 503).json({ ready: service.ready, backends: admin ? backends : backends.map((b) => strangerBackend(b, names)), sequences });
+      res.status(service.ready ? 200 : 503).json({
+        ready: service.ready,
+        backends: admin ? backends : backends.map((b) => strangerBackend(b, names)),
+        sequences,
+      });
     },
   });
   route('/metrics', {
@@ -58,8 +64,16 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
       const now = clock();
       // The figures of the whole process, as /metrics has them (every worker's under --workers); without them, this worker's.
       const totals = await metrics.render().then(processTotals, () => undefined);
-      const info = { version: options.version, startedAt: options.startedAt ?? now, now, ...(totals === undefined ? {} : { totals }) };
-      res.set('Cache-Control', 'no-store').type('html').send(renderStatusPage(service, options.activity?.points() ?? [], info, pools));
+      const info = {
+        version: options.version,
+        startedAt: options.startedAt ?? now,
+        now,
+        ...(totals === undefined ? {} : { totals }),
+      };
+      res
+        .set('Cache-Control', 'no-store')
+        .type('html')
+        .send(renderStatusPage(service, options.activity?.points() ?? [], info, pools));
     },
   });
 }

@@ -12,7 +12,12 @@ import { withoutTickets, type AdminCheck } from '../visibility.js';
  * Adds the sequence routes; `admin` guards what needs the admin token, `isAdmin` tells who may see
  * an opaque sequence's counts (visibility.ts).
  */
-export function addSequenceRoutes(route: Route, service: TicketService, admin: RequestHandler, isAdmin: AdminCheck): void {
+export function addSequenceRoutes(
+  route: Route,
+  service: TicketService,
+  admin: RequestHandler,
+  isAdmin: AdminCheck,
+): void {
   addAdminRoutes(route, service, admin);
   route('/v1/sequences/:name', {
     get: async (req, res) => {
@@ -20,9 +25,18 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
       const { settings, cached } = await service.currentSettings(name);
       const admin = isAdmin(req);
       const names = namesOf(service);
-      const backends = admin ? service.backendsFor(name) : service.backendsFor(name).map((b) => strangerSequenceBackend(b, names));
+      const backends = admin
+        ? service.backendsFor(name)
+        : service.backendsFor(name).map((b) => strangerSequenceBackend(b, names));
       if (settings.ids === 'opaque' && !admin) {
-        res.json({ ...settingsToJson(settings), cached, cache: null, capacity: null, backends: backends.map(withoutTickets), redacted: true });
+        res.json({
+          ...settingsToJson(settings),
+          cached,
+          cache: null,
+          capacity: null,
+          backends: backends.map(withoutTickets),
+          redacted: true,
+        });
         return;
       }
       const leader = await service.strictLeader(name);
@@ -40,7 +54,9 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
       guards: [admin],
       jsonBody: true,
       handler: async (req, res) => {
-        const { created, settings } = await service.createFromRequest(parseSequenceSettings(req.params.name as string, req.body));
+        const { created, settings } = await service.createFromRequest(
+          parseSequenceSettings(req.params.name as string, req.body),
+        );
         res.status(created ? 201 : 200).json(settingsToJson(settings));
       },
     },
@@ -64,12 +80,18 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: R
     get: async (req, res) => {
       const list = await service.listSequences();
       if (isAdmin(req)) {
-        res.json({ sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })), unanswered: list.unanswered });
+        res.json({
+          sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends })),
+          unanswered: list.unanswered,
+        });
         return;
       }
       const names = namesOf(service);
       res.json({
-        sequences: list.sequences.map((s) => ({ ...settingsToJson(s.settings), backends: s.backends.map((b) => names.letter(b)) })),
+        sequences: list.sequences.map((s) => ({
+          ...settingsToJson(s.settings),
+          backends: s.backends.map((b) => names.letter(b)),
+        })),
         unanswered: list.unanswered.map((u) => ({ backend: names.letter(u.backend), reason: ERROR_SHOWN_TO_ADMIN })),
       });
     },
@@ -103,7 +125,9 @@ function addAdminRoutes(route: Route, service: TicketService, admin: RequestHand
       handler: async (req, res) => {
         const body = req.body as { backend?: unknown } | undefined;
         if (typeof body?.backend !== 'string' || body.backend === '') {
-          throw new BadRequestError('body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db), or its letter in TICKETD_BACKENDS (A, B, …)');
+          throw new BadRequestError(
+            'body must be a JSON object with backend: the backend as GET /v1/sequences/{name} names it (mysql://host:port/db), or its letter in TICKETD_BACKENDS (A, B, …)',
+          );
         }
         res.json(await service.release(req.params.name as string, body.backend));
       },
@@ -113,7 +137,9 @@ function addAdminRoutes(route: Route, service: TicketService, admin: RequestHand
 
 function parseId(value: unknown): bigint {
   if (typeof value !== 'string' || !/^[0-9]{1,20}$/.test(value)) {
-    throw new BadRequestError(`id must be a decimal integer from 1 to 18446744073709551615; got ${JSON.stringify(value)?.slice(0, 40)}`);
+    throw new BadRequestError(
+      `id must be a decimal integer from 1 to 18446744073709551615; got ${JSON.stringify(value)?.slice(0, 40)}`,
+    );
   }
   return parseUnsigned(value, 'id');
 }

@@ -43,7 +43,15 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
       // Who holds which worker ID (pod names, hosts) is the admin's to see; the counts are everyone's.
       const detail = isAdmin(req);
       const unanswered = detail ? state.unanswered : state.unanswered.map(options.scrub ?? ((owner) => owner));
-      res.json({ ...poolToJson(state.pool), leased: state.leased, cooling: state.cooling, free: state.free, unanswered, leases: detail ? state.leases : null, redacted: !detail });
+      res.json({
+        ...poolToJson(state.pool),
+        leased: state.leased,
+        cooling: state.cooling,
+        free: state.free,
+        unanswered,
+        leases: detail ? state.leases : null,
+        redacted: !detail,
+      });
     },
     put: {
       guards: [admin],
@@ -75,7 +83,8 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
         const name = req.params.name as string;
         const body = objectBody(req);
         const skew = body.skewMs;
-        if (skew !== undefined && (typeof skew !== 'number' || !Number.isFinite(skew))) throw new BadRequestError(`skewMs must be a number of milliseconds; got ${JSON.stringify(skew)}`);
+        if (skew !== undefined && (typeof skew !== 'number' || !Number.isFinite(skew)))
+          throw new BadRequestError(`skewMs must be a number of milliseconds; got ${JSON.stringify(skew)}`);
         const lease = await leases().renew(name, workerOf(req), epochOf(body), skew);
         res.set('Cache-Control', 'no-store').json(leaseToJson(lease, await pools().pool(name)));
       },
@@ -90,7 +99,9 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
         const body = objectBody(req);
         const last = body.lastUsedMs;
         if (typeof last !== 'number' || !Number.isInteger(last) || last < 0) {
-          throw new BadRequestError(`lastUsedMs must be the last millisecond (Unix time) the holder used in an ID, or 0 when it used none; got ${JSON.stringify(last)}`);
+          throw new BadRequestError(
+            `lastUsedMs must be the last millisecond (Unix time) the holder used in an ID, or 0 when it used none; got ${JSON.stringify(last)}`,
+          );
         }
         await leases().release(req.params.name as string, workerOf(req), epochOf(body), last);
         res.json({ released: true });
@@ -118,7 +129,8 @@ function leaseToJson(lease: Lease, pool: PoolSettings): Record<string, unknown> 
 
 function objectBody(req: Request): Record<string, unknown> {
   const body: unknown = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('body must be a JSON object such as {"epoch":"1733270400000000"}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequestError('body must be a JSON object such as {"epoch":"1733270400000000"}');
   return body as Record<string, unknown>;
 }
 
@@ -127,7 +139,9 @@ function holderOf(req: Request): string {
   const given = typeof body === 'object' && body !== null ? (body as { holder?: unknown }).holder : undefined;
   if (given === undefined) return `${req.ip ?? 'unknown'}`.slice(0, MAX_HOLDER_LENGTH);
   if (typeof given !== 'string' || given === '' || given.length > MAX_HOLDER_LENGTH || /[\u0000-\u001f]/.test(given)) {
-    throw new BadRequestError(`holder must be a name of 1 to ${MAX_HOLDER_LENGTH} printable characters (a pod name, host:pid); got ${JSON.stringify(given)?.slice(0, 60)}`);
+    throw new BadRequestError(
+      `holder must be a name of 1 to ${MAX_HOLDER_LENGTH} printable characters (a pod name, host:pid); got ${JSON.stringify(given)?.slice(0, 60)}`,
+    );
   }
   return given;
 }
@@ -137,14 +151,17 @@ const MAX_WORKER_ID = 65535;
 
 function workerOf(req: Request): number {
   const text = req.params.worker as string;
-  if (!/^[0-9]{1,5}$/.test(text) || Number(text) > MAX_WORKER_ID) throw new BadRequestError(`worker must be a worker ID from 0 to 65535; got ${JSON.stringify(text.slice(0, 20))}`);
+  if (!/^[0-9]{1,5}$/.test(text) || Number(text) > MAX_WORKER_ID)
+    throw new BadRequestError(`worker must be a worker ID from 0 to 65535; got ${JSON.stringify(text.slice(0, 20))}`);
   return Number(text);
 }
 
 function epochOf(body: Record<string, unknown>): bigint {
   const e = body.epoch;
   if (typeof e !== 'string' || !/^[1-9][0-9]{0,19}$/.test(e) || BigInt(e) > 0xffff_ffff_ffff_ffffn) {
-    throw new BadRequestError(`epoch must be the lease's epoch as a decimal string; got ${JSON.stringify(e)?.slice(0, 40)}`);
+    throw new BadRequestError(
+      `epoch must be the lease's epoch as a decimal string; got ${JSON.stringify(e)?.slice(0, 40)}`,
+    );
   }
   return BigInt(e);
 }
