@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Allocator } from '../src/allocator/allocator.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { parseSequenceSettings } from '../src/core/sequence.js';
 import { startLocalPair } from '../src/launcher/local-pair.js';
 import { silentLogger } from '../src/logger.js';

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Allocator } from '../src/allocator/allocator.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { parseSequenceSettings } from '../src/core/sequence.js';
 import { startLocalPair } from '../src/launcher/local-pair.js';
 import { findServerBinary, freePort } from '../src/launcher/local-mysql.js';

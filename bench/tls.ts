@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { Allocator } from '../src/allocator/allocator.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { parseSequenceSettings } from '../src/core/sequence.js';
 import { startLocalPair, type LocalPair } from '../src/launcher/local-pair.js';
 import { silentLogger } from '../src/logger.js';

@@ -4,7 +4,8 @@ import type { BackendAddress } from '../backend/backend-address.js';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { ClaimsPolicy } from '../core/claims.js';
 import type { RegressionPolicy } from '../core/counters.js';
-import type { BreakerOptions, Clock, Random } from './breaker.js';
+import type { BreakerOptions } from './breaker.js';
+import type { Clock, Random } from '../core/clock.js';
 import type { AllocatorEvents } from './events.js';
 import type { Logger } from '../logger.js';
 

@@ -1,5 +1,5 @@
 /** Backends' answers as errors to throw: the one place a backend's raw failure becomes ticketd's. */
-import { BackendsUnavailableError, TicketdError } from '../errors.js';
+import { BackendsUnavailableError, TicketdError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 import type { Answer } from './key-agreement.js';
 

@@ -2,10 +2,10 @@
  * Backend health: every call's outcome goes to the backend's circuit breaker, state changes are
  * logged once with their reason, and an open breaker is probed in the background until it closes.
  */
-import { BackendAccessDeniedError, refusesBackend, type TicketdError } from '../errors.js';
+import { BackendAccessDeniedError, refusesBackend, type TicketdError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendSlot } from './backend-slot.js';
-import type { Clock } from './breaker.js';
+import type { Clock } from '../core/clock.js';
 import { errorText } from '../util/error-text.js';
 
 /** Least time between two probes of one backend forced by requests while every backend is open. */

@@ -6,7 +6,12 @@
 import type { TicketBackend, Transport } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
 import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
-import { BackendsUnavailableError, refusesBackend, SequenceExhaustedError, SequenceNotFoundError } from '../errors.js';
+import {
+  BackendsUnavailableError,
+  refusesBackend,
+  SequenceExhaustedError,
+  SequenceNotFoundError,
+} from '../core/errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
 import type { Refusal } from './refusal.js';
 

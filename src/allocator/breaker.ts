@@ -4,11 +4,7 @@
  * exponentially growing backoff runs out. Half-open: the probe is in flight.
  */
 import { errorText } from '../util/error-text.js';
-
-/** Milliseconds since some epoch; injected so tests control time. */
-export type Clock = () => number;
-/** A number in [0, 1); injected so backoff jitter is reproducible in tests. */
-export type Random = () => number;
+import type { Clock, Random } from '../core/clock.js';
 
 /** State shown in GET /v1/sequences/{name}, /readyz and the metrics. */
 export type BreakerState = 'unknown' | 'up' | 'down' | 'open' | 'half-open';

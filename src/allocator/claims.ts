@@ -8,7 +8,7 @@ import { judgeReplies, type ClaimsPolicy, type ClassClaims, type PeerReply } fro
 import type { Step } from '../core/lane.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { Stripe } from '../core/stripes.js';
-import { TicketClaimedBeforeError } from '../errors.js';
+import { TicketClaimedBeforeError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { errorText } from '../util/error-text.js';
 import { settleWithin } from '../util/settle-within.js';

@@ -6,7 +6,7 @@
 import type { Logger } from '../logger.js';
 import { judgeConnection, type ServerSettings, type Stripe } from '../core/stripes.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
-import { BackendMisconfiguredError, UpgradeRequiredError } from '../errors.js';
+import { BackendMisconfiguredError, UpgradeRequiredError } from '../core/errors.js';
 import type { BackendSlot } from './backend-slot.js';
 
 /** Throws when the connection to `label` may not be used; notes a usable one's settings on its slot. */

@@ -3,7 +3,7 @@
  * breakers, and each backend's answer comes back on its own.
  */
 import type { TicketBackend } from '../backend/ticket-backend.js';
-import { BackendAccessDeniedError, BackendsUnavailableError, refusesBackend, TicketdError } from '../errors.js';
+import { BackendAccessDeniedError, BackendsUnavailableError, refusesBackend, TicketdError } from '../core/errors.js';
 import type { BackendHealth } from './backend-health.js';
 import type { BackendSlot } from './backend-slot.js';
 import type { Answer } from './key-agreement.js';

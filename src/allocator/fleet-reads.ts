@@ -15,7 +15,7 @@ import {
   SequenceConflictError,
   UnknownBackendError,
   UpgradeRequiredError,
-} from '../errors.js';
+} from '../core/errors.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { errorText } from '../util/error-text.js';
 import { failureOf, throwFirstFailure } from './answers.js';

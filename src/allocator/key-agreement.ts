@@ -8,7 +8,7 @@ import type { TicketBackend } from '../backend/ticket-backend.js';
 import { firstUsefulTicket } from '../core/blocks.js';
 import { describeSettings, sameSettings, withKey, type SequenceSettings } from '../core/sequence.js';
 import { newerNeeded, THIS_VERSION } from '../core/versions.js';
-import { BackendsUnavailableError, SequenceConflictError, UpgradeRequiredError } from '../errors.js';
+import { BackendsUnavailableError, SequenceConflictError, UpgradeRequiredError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** One backend's answer, as the allocator's breakers saw it. */

@@ -12,11 +12,11 @@ import {
   BackendsUnavailableError,
   CounterOverflowError,
   SequenceRetiredError,
-} from '../errors.js';
+} from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendHealth } from './backend-health.js';
 import { emptyHandedError, type BackendSlot } from './backend-slot.js';
-import type { Clock } from './breaker.js';
+import type { Clock } from '../core/clock.js';
 import type { Claimer } from './claims.js';
 import type { AllocatorEvents } from './events.js';
 import { runRound, type RoundResult } from './refill-round.js';

@@ -3,7 +3,7 @@
  * Its breaker stays as it is; the refusal is a state of its own, shown as `refused` for as long as
  * refusals keep coming (each one holds it REFUSAL_HOLD_MS), logged once per episode and reason.
  */
-import type { Clock } from './breaker.js';
+import type { Clock } from '../core/clock.js';
 
 /** How long one refusal keeps the backend shown as refused. */
 export const REFUSAL_HOLD_MS = 60_000;

@@ -12,7 +12,7 @@ import type { Refusal, RegressionPolicy } from '../core/counters.js';
 import type { Effect, LaneEvent, Step } from '../core/lane.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { Stripe } from '../core/stripes.js';
-import { BackendsUnavailableError, UnknownBackendError } from '../errors.js';
+import { BackendsUnavailableError, UnknownBackendError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { failureOf } from './answers.js';
 import { settleWithin } from '../util/settle-within.js';

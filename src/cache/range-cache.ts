@@ -4,9 +4,9 @@
  * are empty. The segment size adapts so that a steady load refills about once per target interval.
  * IDs handed out are removed before they are returned and never put back: a crash leaves gaps only.
  */
-import { SequenceExhaustedError } from '../errors.js';
+import { SequenceExhaustedError } from '../core/errors.js';
 import type { IdRange } from '../core/blocks.js';
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 
 /** Fraction of a segment used before the next one is fetched. */
 export const PREFETCH_AT_USED_RATIO = 0.1;

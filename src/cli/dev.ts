@@ -2,9 +2,9 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Allocator } from '../allocator/allocator.js';
-import { DEFAULT_PORT, loadConfig } from '../config.js';
+import { DEFAULT_PORT, loadConfig } from '../config/load-config.js';
 import { parseSequenceSettings } from '../core/sequence.js';
-import { PoolConflictError, SequenceConflictError } from '../errors.js';
+import { PoolConflictError, SequenceConflictError } from '../core/errors.js';
 import { acquireDevLock } from '../launcher/dev-lock.js';
 import { DEV_STATE_FILE, portIfFree, readDevState, writeDevState, type DevState } from '../launcher/dev-state.js';
 import type { Logger } from '../logger.js';

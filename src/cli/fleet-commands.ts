@@ -5,12 +5,12 @@
 import type { Command } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
 import { backendLetter, displayUrl, parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/load-config.js';
 import { silentLogger } from '../logger.js';
 import { planAdd, planRemove, retireLeaving, seedJoining, type FleetStep } from '../service/fleet-changes.js';
 import { DEFAULT_FENCE_MARGIN } from '../core/fence.js';
 import { parseUnsigned } from '../core/sequence.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { applyFences, planFences, type SequenceFence } from '../service/fence.js';
 import { WorkerPools } from '../service/worker-pools.js';
 import type { WithService } from './migrate-commands.js';

@@ -10,10 +10,10 @@ import {
   readConfigFile,
   type Config,
   type ConfigInput,
-} from '../config.js';
+} from '../config/load-config.js';
 import { parseSequenceSettings, parseUnsigned } from '../core/sequence.js';
 import { parseWidening } from '../core/widening.js';
-import { ConfigError, TicketdError } from '../errors.js';
+import { ConfigError, TicketdError } from '../core/errors.js';
 import { createLogger, silentLogger, type Logger } from '../logger.js';
 import { packageVersion } from '../paths.js';
 import { startTicketd } from '../server.js';

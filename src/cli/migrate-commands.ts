@@ -4,7 +4,7 @@ import type { Allocator } from '../allocator/allocator.js';
 import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend-address.js';
 import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { largestIncrement } from '../core/stripes.js';
-import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../errors.js';
+import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../core/errors.js';
 import { applyMigration } from '../migrate/apply.js';
 import {
   alterLegacy,

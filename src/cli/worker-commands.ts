@@ -1,7 +1,7 @@
 /** `ticketd workers`: Snowflake worker pools and their leases, for operators (README, "Snowflake worker IDs"). */
 import type { Command } from 'commander';
 import { poolSize } from '../core/worker-leases.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { WorkerPools } from '../service/worker-pools.js';
 import type { WithService } from './migrate-commands.js';
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
 import { parseBackendTls, type TlsDefaults } from '../backend/backend-tls.js';
 import { unreadableFile } from '../util/read-file.js';
-import { adminTokens, clientTokens } from '../secrets.js';
+import { adminTokens, clientTokens } from './secrets.js';
 import { LOG_LEVELS, type LogLevel } from '../logger.js';
 import { shown as got } from '../util/error-text.js';
 import {

@@ -3,7 +3,7 @@
  * (the environment variable or flag that messages name it by).
  */
 import type { BackendAddress } from '../backend/backend-address.js';
-import type { SecretFiles } from '../secrets.js';
+import type { SecretFiles } from './secrets.js';
 import type { LogLevel } from '../logger.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */

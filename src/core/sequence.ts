@@ -1,6 +1,6 @@
 /** Sequence names and settings: validated here, before any SQL is built from them. */
 import { MIN_OPAQUE_DOMAIN, type PermutationScheme } from 'ticketd-client';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from './errors.js';
 import { DEFAULT_MAX_ID, LEGACY_DEFAULT_MAX_ID, MAX_UINT64, type BlockSettings } from './blocks.js';
 
 /** Names become table names, so they are held to this pattern before any SQL sees them. */

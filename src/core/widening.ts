@@ -4,7 +4,7 @@
  * [t·B, t·B + B − 1] whatever maxId is; maxId only says which tickets may be served. A larger one
  * lets later tickets serve, and a process that still holds the smaller one only stops early.
  */
-import { BadRequestError, SequenceConflictError } from '../errors.js';
+import { BadRequestError, SequenceConflictError } from './errors.js';
 import { parseUnsigned, sameButMaxId, type SequenceSettings } from './sequence.js';
 
 /** What a PATCH asks: the new maxId; anything else in the body is refused by name. */

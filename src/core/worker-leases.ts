@@ -20,7 +20,7 @@
  * Everything here is pure; src/backend/mysql/worker-sql.ts does the I/O, src/service/worker-leases.ts
  * the sequence of steps.
  */
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from './errors.js';
 import { SEQUENCE_NAME_PATTERN } from './sequence.js';
 
 /** Worker-ID width when a pool is created without one: 0–1023, as Twitter's layout. */

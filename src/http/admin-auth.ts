@@ -1,6 +1,6 @@
 /** Bearer-token check for admin routes, in constant time. */
 import type { Request, RequestHandler } from 'express';
-import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { ForbiddenError, UnauthorizedError } from '../core/errors.js';
 import { bearerToken } from './client-auth.js';
 import type { Credentials } from './credentials.js';
 

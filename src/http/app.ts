@@ -1,8 +1,8 @@
 /** The HTTP API: routes of the public contract, mapped onto the ticket service. */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { DEFAULT_MAX_COUNT } from '../config.js';
-import { RouteNotFoundError } from '../errors.js';
+import { DEFAULT_MAX_COUNT } from '../config/load-config.js';
+import { RouteNotFoundError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';

@@ -1,6 +1,6 @@
 /** Optional per-sequence client tokens for the issuing routes, compared in constant time. */
 import type { Request, RequestHandler } from 'express';
-import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { ForbiddenError, UnauthorizedError } from '../core/errors.js';
 import { isOneOf, type Credentials } from './credentials.js';
 
 /**

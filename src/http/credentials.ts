@@ -3,7 +3,7 @@
  * whole (a reload after SIGHUP), so a request is judged by one set or the other, never a mix.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ANY_SEQUENCE, type Secrets } from '../secrets.js';
+import { ANY_SEQUENCE, type Secrets } from '../config/secrets.js';
 
 const NONE: readonly Buffer[] = Object.freeze([]);
 

@@ -1,7 +1,7 @@
 /** HTTPS for clients (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA): the PEM files read, now and on a reload. */
 import type { SecureContextOptions } from 'node:tls';
-import type { HttpsFiles } from '../config.js';
-import { ConfigError } from '../errors.js';
+import type { HttpsFiles } from '../config/load-config.js';
+import { ConfigError } from '../core/errors.js';
 import { readTextFile } from '../util/read-file.js';
 
 /** The certificate, key and client CA as node:tls takes them. Throws a ConfigError naming the file it could not read. */

@@ -1,5 +1,5 @@
 /** What the issuing routes read from a request and answer, shared by the Express routes and the fast path. */
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../core/errors.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import { JSON_TYPE, TEXT_TYPE, type Answer } from './answer.js';
 import { firstId, idsAsJson, idsAsLines } from './format-ids.js';

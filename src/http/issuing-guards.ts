@@ -3,7 +3,7 @@
  * limit. One instance per app: the Express routes and the fast path share its buckets.
  */
 import type { RequestHandler } from 'express';
-import type { TicketdError } from '../errors.js';
+import type { TicketdError } from '../core/errors.js';
 import { clientTokenRefusal, requireClientToken } from './client-auth.js';
 import type { Credentials } from './credentials.js';
 import { createRateLimiter, rateLimitGuard } from './rate-limit.js';

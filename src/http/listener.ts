@@ -1,6 +1,6 @@
 /** The request listener of the public port: the issuing routes' fast path, then the Express app. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_MAX_COUNT } from '../config.js';
+import { DEFAULT_MAX_COUNT } from '../config/load-config.js';
 import { createApp, type AppOptions } from './app.js';
 import { createFastPath } from './fast-path.js';
 import { problemView } from './backend-names.js';

@@ -5,7 +5,7 @@
  * nothing of the API behind it.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { ForbiddenError, RouteNotFoundError } from '../errors.js';
+import { ForbiddenError, RouteNotFoundError } from '../core/errors.js';
 import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from '../service/peer-proof.js';
 import type { RequestListener } from './listener.js';
 import { sendProblem } from './problem.js';

@@ -8,7 +8,7 @@ import {
   RateLimitedError,
   TicketdError,
   UnauthorizedError,
-} from '../errors.js';
+} from '../core/errors.js';
 
 /** Problem type URIs are relative references under this path; docs/reference.md documents each one. */
 export const PROBLEM_TYPE_BASE = '/problems/';

@@ -1,7 +1,7 @@
 /** An optional per-token rate limit on the issuing routes: a token bucket per credential. */
 import type { RequestHandler } from 'express';
-import type { Clock } from '../allocator/breaker.js';
-import { RateLimitedError } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { RateLimitedError } from '../core/errors.js';
 import { bearerOf } from './client-auth.js';
 import { digest } from './credentials.js';
 

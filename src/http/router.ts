@@ -1,6 +1,6 @@
 /** Routes with their guards, a JSON body parser where they take one, and 405 for other methods. */
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { MethodNotAllowedError } from '../errors.js';
+import { MethodNotAllowedError } from '../core/errors.js';
 import { sendProblem } from './problem.js';
 
 /** Largest request body accepted (PUT bodies are three small fields). */

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DevAlreadyRunningError } from '../errors.js';
+import { DevAlreadyRunningError } from '../core/errors.js';
 
 /** The lock file's name inside the data folder. */
 export const DEV_LOCK_FILE = 'ticketd-dev.pid';

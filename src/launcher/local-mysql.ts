@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pingSocket, runAsRoot } from '../backend/mysql/socket-admin.js';
-import { LauncherError } from '../errors.js';
+import { LauncherError } from '../core/errors.js';
 import { SQL_DIR } from '../paths.js';
 import { commandFor, isExecutable, rootServerArgs, type ServerBinary, type ServerFlavor } from './server-binary.js';
 

@@ -8,7 +8,7 @@
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { delimiter, join, resolve } from 'node:path';
-import { NoServerBinaryError } from '../errors.js';
+import { NoServerBinaryError } from '../core/errors.js';
 
 /** Which server a binary is. */
 export type ServerFlavor = 'mariadb' | 'mysql';

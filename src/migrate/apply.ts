@@ -8,7 +8,7 @@ import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
 import { rowsOf } from '../service/sequence-rows.js';
 import { sameSettings, type SequenceSettings } from '../core/sequence.js';
 import { firstUsefulTicket } from '../core/blocks.js';
-import { MigrationRefusedError, SequenceConflictError } from '../errors.js';
+import { MigrationRefusedError, SequenceConflictError } from '../core/errors.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { MigrationPlan } from './plan.js';
 import {

@@ -4,7 +4,7 @@
  */
 import { MIN_OPAQUE_DOMAIN } from 'ticketd-client';
 import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, type IdMode, type SequenceSettings } from '../core/sequence.js';
-import { MigrationRefusedError } from '../errors.js';
+import { MigrationRefusedError } from '../core/errors.js';
 import { quoteIdentifier, type LegacyTable } from '../backend/mysql/legacy-table.js';
 import { defaultReserve } from './cut-over.js';
 

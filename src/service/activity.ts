@@ -1,5 +1,5 @@
 /** IDs issued per second over the last minutes, sampled from the service, for the status page chart. */
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 
 /** How often a sample is taken, and how many are kept (10 minutes). */
 export const ACTIVITY_SAMPLE_MS = 5000;

@@ -3,7 +3,7 @@
  * highest ID of any ticket this process has fetched: ticket numbers are shared by every process,
  * so its growth over time shows the whole fleet's rate, not only this process's.
  */
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 
 /** Fractions of maxId at which a sequence is logged once and shown as warning / critical. */
 export const CAPACITY_WARNING_RATIO = 0.8;

@@ -7,7 +7,7 @@ import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
 import type { Inspection, PrivilegeProbe } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { largestIncrement, serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
-import { BackendTlsError, TicketdError } from '../errors.js';
+import { BackendTlsError, TicketdError } from '../core/errors.js';
 import { gateFor, newerNeeded, THIS_VERSION } from '../core/versions.js';
 import { errorText } from '../util/error-text.js';
 

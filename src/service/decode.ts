@@ -3,7 +3,7 @@ import type { Allocator } from '../allocator/allocator.js';
 import { ticketOfId } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { ownsTicket } from '../core/stripes.js';
-import { IdNotIssuedError } from '../errors.js';
+import { IdNotIssuedError } from '../core/errors.js';
 import type { IdCodec } from './id-codec.js';
 
 /** Where an ID of a sequence came from (the admin decode route). */

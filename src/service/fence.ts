@@ -2,7 +2,7 @@
 import type { Allocator } from '../allocator/allocator.js';
 import { planFence, type FencePlan } from '../core/fence.js';
 import { largestIncrement } from '../core/stripes.js';
-import { BackendsUnavailableError, FenceRefusedError } from '../errors.js';
+import { BackendsUnavailableError, FenceRefusedError } from '../core/errors.js';
 import { requireEveryBackend } from './init.js';
 import { listSequences } from './sequence-list.js';
 

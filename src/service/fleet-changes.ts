@@ -8,7 +8,7 @@ import { backendLetter } from '../backend/backend-address.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { classesOverlap, residueOf, type ServerSettings } from '../core/stripes.js';
 import { newerNeeded } from '../core/versions.js';
-import { ConfigError, FleetChangeRefusedError } from '../errors.js';
+import { ConfigError, FleetChangeRefusedError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** The increment a fleet grows into by default: room for 16 backends without re-striping again. */

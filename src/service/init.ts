@@ -1,7 +1,7 @@
 /** `ticketd init`: schema, backend identity and the `default` sequence on every backend. */
 import type { Allocator } from '../allocator/allocator.js';
 import { DEFAULT_BLOCK_SIZE, DEFAULT_SEQUENCE_NAME, parseSequenceSettings } from '../core/sequence.js';
-import { BackendTlsError, BackendsUnavailableError } from '../errors.js';
+import { BackendTlsError, BackendsUnavailableError } from '../core/errors.js';
 import type { TicketService } from './ticket-service.js';
 import { errorText } from '../util/error-text.js';
 import { isLoginDenied, isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';

@@ -5,7 +5,7 @@
  */
 import type { Allocator, ClaimsPolicy } from '../allocator/allocator.js';
 import { acceptsClaim, isLive, renewedRecord, type LeaseRecord, type PoolSettings } from '../core/worker-leases.js';
-import { BackendsUnavailableError, LeaseLostError } from '../errors.js';
+import { BackendsUnavailableError, LeaseLostError } from '../core/errors.js';
 
 /** Writes, judges and revokes the claims of leases, under the claims policy. */
 export class LeaseClaims {

@@ -1,6 +1,6 @@
 /** The leases' refusals and choices that need no backend: pure functions of a pool and a record. */
 import { poolSize, type LeaseRecord, type PoolSettings } from '../core/worker-leases.js';
-import { BadRequestError, LeaseLostError } from '../errors.js';
+import { BadRequestError, LeaseLostError } from '../core/errors.js';
 
 /** Why a lease at `epoch` is no longer held, as the error its holder gets. */
 export function leaseLost(

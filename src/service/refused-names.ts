@@ -3,8 +3,8 @@
  * newer ticketd): a burst of requests for one asks MySQL once a second, not once each. Retired ones
  * are also kept for good, for the status page and the metrics.
  */
-import type { Clock } from '../allocator/breaker.js';
-import { SequenceRetiredError, type TicketdError } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { SequenceRetiredError, type TicketdError } from '../core/errors.js';
 
 /** How long a refused name is answered from memory without asking the backends again. */
 export const UNKNOWN_SEQUENCE_TTL_MS = 1000;

@@ -3,7 +3,7 @@
  * This class is their one owner: the service asks it, and only a widening (adopt) changes the
  * settings and the capacity view.
  */
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 import { DEFAULT_BACKEND_OPTIONS } from '../backend/mysql/backend.js';
 import { RangeCache } from '../cache/range-cache.js';
 import type { IdRange } from '../core/blocks.js';

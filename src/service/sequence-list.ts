@@ -1,7 +1,7 @@
 /** The sequences every reachable backend holds, gathered into one list. */
 import type { Allocator } from '../allocator/allocator.js';
 import type { SequenceSettings } from '../core/sequence.js';
-import { BackendsUnavailableError } from '../errors.js';
+import { BackendsUnavailableError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** A sequence as listed: its settings and the backends that have it. */

@@ -12,7 +12,7 @@ import {
   SequenceRetiredError,
   UpgradeRequiredError,
   type TicketdError,
-} from '../errors.js';
+} from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** The settings to serve, or the error to answer and whether it may be remembered (every backend said so). */

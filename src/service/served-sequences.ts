@@ -5,11 +5,11 @@
  * refilled through the allocator, and dropped when retired.
  */
 import type { Allocator } from '../allocator/allocator.js';
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 import type { IdRange } from '../core/blocks.js';
 import { assertSequenceName, type SequenceSettings } from '../core/sequence.js';
 import { judgeRows } from '../core/widening.js';
-import { BackendsUnavailableError, SequenceExhaustedError, SequenceRetiredError } from '../errors.js';
+import { BackendsUnavailableError, SequenceExhaustedError, SequenceRetiredError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';

@@ -4,7 +4,7 @@
  * process learns of a retirement (or a widening) within the same bound as a busy one, and a request
  * pays nothing for it.
  */
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 
 /** What the rechecks need. */
 export interface SettingsRechecksOptions {

@@ -4,7 +4,7 @@
  * the answer in the order it came.
  */
 import type { IdRange } from '../core/blocks.js';
-import { NotLeaderError } from '../errors.js';
+import { NotLeaderError } from '../core/errors.js';
 import type { ForwardRange } from './strict-forwarder.js';
 
 /** Requests waiting for one forwarded call. */

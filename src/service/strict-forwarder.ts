@@ -5,7 +5,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
-import { TicketdError } from '../errors.js';
+import { TicketdError } from '../core/errors.js';
 import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
 
 /** Forwards a request to the leader: its range, or 'not-leader' when that process does not lead. */

@@ -21,7 +21,7 @@ import {
   type LeaderSeen,
   type StrictRow,
 } from '../core/strict.js';
-import { BackendsUnavailableError, SequenceExhaustedError } from '../errors.js';
+import { BackendsUnavailableError, SequenceExhaustedError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { StrictEvents } from './strict-events.js';
 import { firstMajority, quorumFailures } from './strict-quorum.js';

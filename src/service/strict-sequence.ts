@@ -7,7 +7,7 @@ import type { Allocator } from '../allocator/allocator.js';
 import type { IdRange } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { STRICT_WAIT_MS } from '../core/strict.js';
-import { BackendsUnavailableError, NotLeaderError } from '../errors.js';
+import { BackendsUnavailableError, NotLeaderError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { errorText } from '../util/error-text.js';
 import type { StrictEvents } from './strict-events.js';

@@ -1,10 +1,10 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import type { Allocator, BackendStatus, ReleaseResult } from '../allocator/allocator.js';
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 import { assertSequenceName, settleDefaultMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { judgeWidening } from '../core/widening.js';
 import type { IdRange } from '../core/blocks.js';
-import { BadRequestError, StrictNoBlocksError } from '../errors.js';
+import { BadRequestError, StrictNoBlocksError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { CapacityStatus } from './capacity.js';
 import type { CacheStatus } from './sequence-entry.js';

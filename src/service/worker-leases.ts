@@ -3,7 +3,7 @@
  * core/worker-leases.ts argues for. Every call to a backend goes through the allocator's breakers.
  */
 import { failureOf, type Allocator, type Answer, type ClaimsPolicy } from '../allocator/allocator.js';
-import type { Random } from '../allocator/breaker.js';
+import type { Random } from '../core/clock.js';
 import type { RecordRead } from '../backend/worker-lease-store.js';
 import {
   grantRecord,
@@ -20,7 +20,7 @@ import {
   type LeaseRecord,
   type PoolSettings,
 } from '../core/worker-leases.js';
-import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError } from '../errors.js';
+import { BackendsUnavailableError, LeaseLostError, PoolExhaustedError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { EpisodeLog } from '../util/episode-log.js';
 import { errorText } from '../util/error-text.js';

@@ -5,7 +5,7 @@
  * the allocator's breakers.
  */
 import { throwFirstFailure, type Allocator } from '../allocator/allocator.js';
-import type { Clock } from '../allocator/breaker.js';
+import type { Clock } from '../core/clock.js';
 import {
   assertPoolName,
   isFree,
@@ -16,7 +16,7 @@ import {
   workersOwnedBy,
   type PoolSettings,
 } from '../core/worker-leases.js';
-import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../errors.js';
+import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
 
 /** Pools the status page shows at most. */

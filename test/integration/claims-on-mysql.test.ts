@@ -1,8 +1,8 @@
 /** The claim statements on a real server: the unique key, the floor, pruning and the state read back. */
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backend.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { floorUnder } from '../../src/core/claims.js';
-import { TicketClaimedBeforeError } from '../../src/errors.js';
+import { TicketClaimedBeforeError } from '../../src/core/errors.js';
 import { describeEachEngine } from '../support/engines.js';
 import { startPrivatePair } from '../support/ticketd.js';
 

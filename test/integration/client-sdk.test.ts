@@ -1,5 +1,5 @@
 import { createTicketClient } from 'ticketd-client';
-import { LeaseFailedError, NoBufferedIdsError } from '../../src/errors.js';
+import { LeaseFailedError, NoBufferedIdsError } from '../../src/core/errors.js';
 import { freePort } from '../../src/launcher/local-mysql.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { putSequence, sharedBackends, startInProcess } from '../support/ticketd.js';

@@ -5,7 +5,7 @@
  * proof, and with it serves the strict-range route only.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
 import { sharedBackends, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
 

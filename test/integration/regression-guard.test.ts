@@ -1,4 +1,4 @@
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTicketd, type RunningTicketd } from '../../src/server.js';

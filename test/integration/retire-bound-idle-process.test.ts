@@ -6,7 +6,7 @@
  * again only when asked for it, and served it once more from memory.
  */
 import { request } from 'node:http';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { RETIRE_BOUND_MS } from '../../src/service/sequence-entry.js';
 import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
 import {

@@ -5,7 +5,7 @@
  * (compared as doubles); either lets a new leader start below IDs already issued.
  */
 import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backend.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { describeEachEngine } from '../support/engines.js';
 import { startPrivatePair } from '../support/ticketd.js';
 

@@ -3,7 +3,7 @@
  * process: real-time order across them, the leader shown, forwarding, and what a strict sequence refuses.
  */
 import { createTicketClient, NoBufferedIdsError, StrictSequenceError } from 'ticketd-client';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { peerProof, PEER_PROOF_HEADER } from '../../src/service/peer-proof.js';
 import { checkLinearizable, describeVerdict, type Operation } from '../support/linearizability.js';

@@ -1,5 +1,5 @@
 import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { silentLogger } from '../../src/logger.js';
 import type { RunningTicketd } from '../../src/server.js';
 import { nextId, postIds, putSequence, sharedBackends, startInProcess } from '../support/ticketd.js';

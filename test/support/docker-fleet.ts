@@ -8,7 +8,7 @@ import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestC
 import { MySqlContainer, type StartedMySqlContainer } from '@testcontainers/mysql';
 import { resolve } from 'node:path';
 import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { backendOptionFile } from '../../src/launcher/local-mysql.js';
 import { silentLogger } from '../../src/logger.js';
 import { initBackends } from '../../src/service/init.js';

@@ -8,7 +8,7 @@ import type { ConnectionGuard } from '../../src/backend/mysql/backend.js';
 import type { Claim, ClassClaims, TicketBackend, TicketBatch } from '../../src/backend/ticket-backend.js';
 import { sameSettings, type SequenceSettings } from '../../src/core/sequence.js';
 import type { ServerSettings, Stripe } from '../../src/core/stripes.js';
-import { SequenceConflictError, TicketClaimedBeforeError } from '../../src/errors.js';
+import { SequenceConflictError, TicketClaimedBeforeError } from '../../src/core/errors.js';
 
 interface StoredClaim {
   readonly increment: bigint;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Allocator } from '../../src/allocator/allocator.js';
-import { loadConfig, type ConfigInput } from '../../src/config.js';
+import { loadConfig, type ConfigInput } from '../../src/config/load-config.js';
 import {
   backendOptionFile,
   findServerBinary,

@@ -2,7 +2,7 @@ import { Allocator, type AllocatorOptions } from '../../src/allocator/allocator.
 import { NO_EVENTS, type AllocatorEvents } from '../../src/allocator/events.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
 import { MAX_UINT64, type IdRange } from '../../src/core/blocks.js';
-import { BackendsUnavailableError } from '../../src/errors.js';
+import { BackendsUnavailableError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { fakeServers, type FakeServer } from '../support/fake-backend.js';
 

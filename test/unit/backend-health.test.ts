@@ -5,7 +5,7 @@ import { BackendSlot } from '../../src/allocator/backend-slot.js';
 import { Refusal, REFUSAL_HOLD_MS } from '../../src/allocator/refusal.js';
 import { usable } from '../../src/core/lane.js';
 import type { Backend } from '../../src/backend/mysql/backend.js';
-import { BackendAccessDeniedError, BackendMisconfiguredError } from '../../src/errors.js';
+import { BackendAccessDeniedError, BackendMisconfiguredError } from '../../src/core/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 
 /** A stand-in for a backend: only what the probe calls. Its answer is switched by the test. */

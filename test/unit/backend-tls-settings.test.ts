@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseBackendUrl, type BackendAddress } from '../../src/backend/backend-address.js';
 import { mysqlSsl, type BackendTls } from '../../src/backend/backend-tls.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { makeCertificates, type TestCertificates } from '../support/tls-certs.js';
 
 describe('TLS settings of a backend URL', () => {

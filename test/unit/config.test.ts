@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, readConfigFile } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig, readConfigFile } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 describe('loadConfig', () => {
   it('parses backends, port and token; flags win over env', () => {

@@ -1,7 +1,7 @@
 import { maxValueOfColumn } from '../../src/backend/mysql/column-types.js';
 import type { LegacyTable } from '../../src/backend/mysql/legacy-table.js';
 import { formatDuration, formatPlan, planMigration } from '../../src/migrate/plan.js';
-import { MigrationRefusedError } from '../../src/errors.js';
+import { MigrationRefusedError } from '../../src/core/errors.js';
 
 const table = (over: Partial<LegacyTable> = {}): LegacyTable => ({
   name: 'orders',

@@ -1,7 +1,7 @@
 import { IdPermutation } from 'ticketd-client';
 import { Allocator } from '../../src/allocator/allocator.js';
 import { parseSequenceSettings, withKey } from '../../src/core/sequence.js';
-import { BackendsUnavailableError } from '../../src/errors.js';
+import { BackendsUnavailableError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { ENCODED_AHEAD, ENCODED_IN_BACKGROUND, OpaqueIds, type QuotedRun } from '../../src/service/opaque-ids.js';
 import { TicketService } from '../../src/service/ticket-service.js';

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { peerProof } from '../../src/service/peer-proof.js';
 
 const backendsOf = (urls: string): ReturnType<typeof loadConfig>['backends'] => loadConfig({ backends: urls }).backends;

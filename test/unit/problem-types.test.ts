@@ -1,4 +1,4 @@
-import * as errors from '../../src/errors.js';
+import * as errors from '../../src/core/errors.js';
 import { toProblem } from '../../src/http/problem.js';
 
 /** Errors carry a code only; the HTTP layer's one table gives each its status and problem type. */

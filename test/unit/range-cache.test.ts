@@ -1,6 +1,6 @@
 import { RangeCache } from '../../src/cache/range-cache.js';
 import type { IdRange } from '../../src/core/blocks.js';
-import { BackendsUnavailableError, SequenceExhaustedError } from '../../src/errors.js';
+import { BackendsUnavailableError, SequenceExhaustedError } from '../../src/core/errors.js';
 
 /** A refill that hands out consecutive tickets, and can be told to hang or fail. */
 function fakeRefill(blockSize: bigint) {

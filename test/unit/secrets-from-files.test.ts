@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { reloadSecrets } from '../../src/secrets.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { reloadSecrets } from '../../src/config/secrets.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 describe('secrets from files, several admin tokens, HTTPS settings', () => {
   let dir: string;

@@ -7,7 +7,7 @@ import {
   withKey,
 } from '../../src/core/sequence.js';
 import { DEFAULT_MAX_ID, MAX_UINT64 } from '../../src/core/blocks.js';
-import { BadRequestError } from '../../src/errors.js';
+import { BadRequestError } from '../../src/core/errors.js';
 
 describe('sequence names and settings', () => {
   it('accepts names of the pattern and refuses the rest before any SQL', () => {

@@ -1,7 +1,7 @@
 import { judgeRows, judgeWidening, parseWidening } from '../../src/core/widening.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
 import { sameButMaxId, withKey } from '../../src/core/sequence.js';
-import { BadRequestError, SequenceConflictError } from '../../src/errors.js';
+import { BadRequestError, SequenceConflictError } from '../../src/core/errors.js';
 
 const int32: SequenceSettings = Object.freeze({
   name: 'orders',

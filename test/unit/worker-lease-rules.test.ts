@@ -17,7 +17,7 @@ import {
   type LeaseRecord,
   type ServerTime,
 } from '../../src/core/worker-leases.js';
-import { BadRequestError } from '../../src/errors.js';
+import { BadRequestError } from '../../src/core/errors.js';
 
 const POOL = parsePoolSettings('web', { workerBits: 3, ttlMs: 10_000, maxSkewMs: 500 }, [1n, 2n]);
 const at = (ms: number): ServerTime => ({ nowMs: ms, nowUs: BigInt(ms) * 1000n });

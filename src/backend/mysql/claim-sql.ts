@@ -3,7 +3,7 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { ClassClaims } from '../../core/claims.js';
 import type { ClaimHistory } from '../../core/fence.js';
 import { residueOf, type ResidueClass, type Stripe } from '../../core/stripes.js';
-import { TicketClaimedBeforeError } from '../../errors.js';
+import { TicketClaimedBeforeError } from '../../core/errors.js';
 import type { Claim } from '../ticket-backend.js';
 import { isDuplicateKey } from './errors.js';
 import type { Db } from './pool.js';

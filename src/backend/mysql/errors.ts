@@ -1,5 +1,10 @@
 /** MySQL's error numbers, told apart in one place and turned into ticketd's errors here only. */
-import { BackendAccessDeniedError, BackendTlsError, CounterOverflowError, SequenceRetiredError } from '../../errors.js';
+import {
+  BackendAccessDeniedError,
+  BackendTlsError,
+  CounterOverflowError,
+  SequenceRetiredError,
+} from '../../core/errors.js';
 import type { BackendAddress } from '../backend-address.js';
 import { describeTls } from '../backend-tls.js';
 

@@ -5,7 +5,7 @@
  */
 import mysql from 'mysql2/promise';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { MigrationRefusedError } from '../../errors.js';
+import { MigrationRefusedError } from '../../core/errors.js';
 import type { BackendAddress } from '../backend-address.js';
 import { maxValueOfColumn } from './column-types.js';
 import { mysqlSsl, plaintextAllowed } from '../backend-tls.js';

@@ -10,7 +10,7 @@ import {
   RETIRE_VERSION,
   THIS_VERSION,
 } from '../../core/versions.js';
-import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from '../../errors.js';
+import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from '../../core/errors.js';
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import type { TicketSql } from './ticket-sql.js';

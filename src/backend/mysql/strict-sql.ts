@@ -1,7 +1,7 @@
 /** Strict sequences' lease rows on MySQL (core/strict.ts says what they mean). */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { mayTake, STRICT_LEASE_MS, type StrictRow } from '../../core/strict.js';
-import { SchemaOutdatedError } from '../../errors.js';
+import { SchemaOutdatedError } from '../../core/errors.js';
 import { STRICT_VERSION } from '../../core/versions.js';
 import type { StrictStore, StrictTake } from '../strict-store.js';
 import { isNoSuchTable } from './errors.js';

@@ -2,7 +2,7 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import type { LeaseRecord, PoolSettings, ServerTime } from '../../core/worker-leases.js';
 import { samePool } from '../../core/worker-leases.js';
-import { PoolConflictError, SchemaOutdatedError } from '../../errors.js';
+import { PoolConflictError, SchemaOutdatedError } from '../../core/errors.js';
 import type { LeaseDecision, RecordRead, WorkerLeaseStore } from '../worker-lease-store.js';
 import { isDeadlock, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';

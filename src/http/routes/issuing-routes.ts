@@ -1,7 +1,7 @@
 /** The issuing routes: IDs, the next ID, whole blocks, and an opaque sequence's key for its own clients. */
 import type { Request, RequestHandler } from 'express';
 import { FIRST_PERMUTATION_SCHEME } from 'ticketd-client';
-import { BadRequestError } from '../../errors.js';
+import { BadRequestError } from '../../core/errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import { writeAnswer } from '../answer.js';
 import { idsAnswer, jsonAnswer, mentionsPlainText, nextAnswer, parseCount } from '../issuing-answers.js';

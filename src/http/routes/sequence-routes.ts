@@ -2,7 +2,7 @@
 import type { RequestHandler } from 'express';
 import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core/sequence.js';
 import { parseWidening } from '../../core/widening.js';
-import { BadRequestError } from '../../errors.js';
+import { BadRequestError } from '../../core/errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import type { Route } from '../router.js';
 import { ERROR_SHOWN_TO_ADMIN, namesOf, strangerSequenceBackend } from '../backend-names.js';

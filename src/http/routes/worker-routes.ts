@@ -1,7 +1,7 @@
 /** The worker-pool routes: pools (admin creates), and leases of Snowflake worker IDs (clients take, renew, release). */
 import type { Request, RequestHandler } from 'express';
 import { poolToJson, type Lease, type PoolSettings } from '../../core/worker-leases.js';
-import { BadRequestError, RouteNotFoundError } from '../../errors.js';
+import { BadRequestError, RouteNotFoundError } from '../../core/errors.js';
 import type { WorkerLeases, Workers } from '../../service/worker-leases.js';
 import type { WorkerPools } from '../../service/worker-pools.js';
 import type { Route } from '../router.js';

@@ -4,10 +4,10 @@
  * Token files are read again on SIGHUP (reloadSecrets).
  */
 import { z } from 'zod';
-import { SEQUENCE_NAME_PATTERN } from './core/sequence.js';
-import { ConfigError } from './errors.js';
-import { errorText, shown as got } from './util/error-text.js';
-import { readTextFile } from './util/read-file.js';
+import { SEQUENCE_NAME_PATTERN } from '../core/sequence.js';
+import { ConfigError } from '../core/errors.js';
+import { errorText, shown as got } from '../util/error-text.js';
+import { readTextFile } from '../util/read-file.js';
 
 /** Tokens shorter than this are refused: they would be guessable. */
 export const MIN_TOKEN_LENGTH = 16;

@@ -4,12 +4,12 @@
  */
 import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from './errors.js';
-import type { BackendAddress } from './backend/backend-address.js';
+import { ConfigError } from '../core/errors.js';
+import type { BackendAddress } from '../backend/backend-address.js';
 import { readSecretFiles } from './secrets.js';
-import { errorText } from './util/error-text.js';
-import { flagName, SETTING_NAMES, type Config, type ConfigInput } from './config/settings.js';
-import { settingsSchema, tlsDefaults } from './config/schema.js';
+import { errorText } from '../util/error-text.js';
+import { flagName, SETTING_NAMES, type Config, type ConfigInput } from './settings.js';
+import { settingsSchema, tlsDefaults } from './schema.js';
 
 export {
   configInputFromEnv,
@@ -18,8 +18,8 @@ export {
   MAX_MAX_COUNT,
   MAX_WORKERS,
   MIN_PEER_SECRET_CHARS,
-} from './config/settings.js';
-export type { Config, ConfigInput, HttpsFiles } from './config/settings.js';
+} from './settings.js';
+export type { Config, ConfigInput, HttpsFiles } from './settings.js';
 
 /** Reads a JSON config file whose keys are the settings' camelCase names (`backends`, `port`, …). */
 export function readConfigFile(path: string): ConfigInput {
