@@ -94,6 +94,7 @@ export class FakeServer {
       },
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
+      restoreFromDump: () => Promise.reject(new Error('the fake backend restores no dump')),
       inspect: async () => {
         server.#enter();
         return {

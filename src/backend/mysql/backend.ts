@@ -5,7 +5,16 @@ import type { SequenceSettings } from '../../core/sequence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
 import { describeTls } from '../backend-tls.js';
-import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch, Transport } from '../ticket-backend.js';
+import type {
+  Claim,
+  Inspection,
+  RestoreReport,
+  SchemaApplied,
+  TicketBackend,
+  TicketBatch,
+  Transport,
+} from '../ticket-backend.js';
+import { restoreFromDump } from './restore-sql.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
@@ -87,6 +96,19 @@ export class Backend implements TicketBackend {
   async applySchema(): Promise<SchemaApplied> {
     const identity = await applySchema(this.#pools);
     return { identity, gated: await gateSequences(this.#pools, this.#tickets) };
+  }
+
+  async restoreFromDump(dump: string): Promise<RestoreReport> {
+    const merged = await restoreFromDump(this.#pools, dump);
+    // This version's tables, and the gating of sequences it must keep from older processes.
+    await this.applySchema();
+    // A ticket table the dump brought back for a sequence retired since: it must take no tickets either.
+    const created = new Set(merged.tablesCreated);
+    const retiredAgain = (await readSequences(this.#pools))
+      .filter((s) => s.retired === true && created.has(`tickets_${s.name}`))
+      .map((s) => s.name);
+    for (const name of retiredAgain) await this.#tickets.retireTicketTable(name);
+    return { ...merged, retiredAgain };
   }
 
   claimTickets(claim: Claim): Promise<ClassClaims[]> {
