@@ -63,6 +63,12 @@ export interface SchemaApplied {
   readonly gated: readonly string[];
 }
 
+/** The largest maxId a sequence may ever reach, and why (a migrated sequence's legacy reserve lies above it). */
+export interface SequenceCeiling {
+  readonly ceiling: bigint;
+  readonly reason: string;
+}
+
 /** What `backends restore` did on one backend: only additions (backend/mysql/restore-sql.ts). */
 export interface RestoreReport {
   /** Statements of the dump loaded into the staging database. */
@@ -129,6 +135,12 @@ export interface TicketBackend {
   createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
   /** Raises an ordered sequence's maxId to `maxId` (never lowers it); true when this backend's row changed. */
   widenSequence(name: string, maxId: bigint): Promise<boolean>;
+  /** Records the largest maxId the sequence may ever reach (only ever lowers a recorded one). */
+  recordCeiling(name: string, ceiling: bigint, reason: string): Promise<void>;
+  /** Lifts the sequence's ceiling; true when there was one. */
+  liftCeiling(name: string): Promise<boolean>;
+  /** The sequence's ceiling here, if one was recorded. */
+  readCeiling(name: string): Promise<SequenceCeiling | undefined>;
   /** Retires the sequence here for good: its ticket table takes no more tickets from any ticketd. Idempotent. */
   retireSequence(settings: SequenceSettings): Promise<void>;
   /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */

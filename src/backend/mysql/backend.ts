@@ -10,6 +10,7 @@ import type {
   Inspection,
   RestoreReport,
   SchemaApplied,
+  SequenceCeiling,
   TicketBackend,
   TicketBatch,
   Transport,
@@ -18,7 +19,16 @@ import { restoreFromDump } from './restore-sql.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
-import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
+import {
+  createSequence,
+  gateSequences,
+  liftCeiling,
+  readCeiling,
+  readSequences,
+  recordCeiling,
+  retireSequence,
+  widenSequence,
+} from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
@@ -145,6 +155,18 @@ export class Backend implements TicketBackend {
 
   widenSequence(name: string, maxId: bigint): Promise<boolean> {
     return widenSequence(this.#pools, name, maxId);
+  }
+
+  recordCeiling(name: string, ceiling: bigint, reason: string): Promise<void> {
+    return recordCeiling(this.#pools, name, ceiling, reason);
+  }
+
+  liftCeiling(name: string): Promise<boolean> {
+    return liftCeiling(this.#pools, name);
+  }
+
+  readCeiling(name: string): Promise<SequenceCeiling | undefined> {
+    return readCeiling(this.#pools, name);
   }
 
   retireSequence(settings: SequenceSettings): Promise<void> {
