@@ -28,7 +28,7 @@ const GRANTS = [
   "GRANT SELECT, INSERT, DELETE ON ticketd.* TO 'tk_serve'@'%'",
   "CREATE USER IF NOT EXISTS 'tk_admin'@'%' IDENTIFIED BY 'admin-pass'",
   "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON ticketd.* TO 'tk_admin'@'%'",
-  "GRANT ALL PRIVILEGES ON `ticketd_restore`.* TO 'tk_admin'@'%'",
+  "GRANT ALL PRIVILEGES ON `ticketd\\_restore`.* TO 'tk_admin'@'%'",
 ];
 
 /** The backup command of docs/production.md for the engine (`--databases`: the restore leaves its CREATE DATABASE and USE out). */
