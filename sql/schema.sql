@@ -156,3 +156,13 @@ CREATE TABLE IF NOT EXISTS ticketd_strict_sequences (
   bound       DECIMAL(20, 0)   NOT NULL,
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
+
+-- The largest maxId a sequence may ever be widened to: a migrated sequence's legacy table keeps
+-- AUTO_INCREMENT above it for the old version's inserts (docs/migrating.md), so IDs above it are theirs.
+CREATE TABLE IF NOT EXISTS ticketd_sequence_ceilings (
+  name       VARCHAR(48)      NOT NULL,
+  ceiling    BIGINT UNSIGNED  NOT NULL,
+  reason     VARCHAR(255)     NOT NULL,
+  created_at TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;

@@ -85,9 +85,28 @@ export class FleetReads {
 
   /** Raises the sequence's maxId on every backend, open ones included; one that fails makes it a 503 to repeat. */
   async widenSequence(name: string, maxId: bigint): Promise<void> {
+    const answers = await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true });
+    // A ceiling (a migrated sequence's legacy reserve), or a schema too old to know one, is the answer: repeating will not help.
+    const refusal = answers.find(
+      (a) => !a.ok && (a.error instanceof SequenceConflictError || a.error instanceof SchemaOutdatedError),
+    );
+    if (refusal !== undefined && !refusal.ok) throw refusal.error;
+    throwUnfinished(answers, `maxId of sequence ${name} was not raised`);
+  }
+
+  /** Records the sequence's ceiling on every backend, open ones included; one that fails makes it a 503 to repeat. */
+  async recordCeiling(name: string, ceiling: bigint, reason: string): Promise<void> {
     throwUnfinished(
-      await this.#everywhere((b) => b.widenSequence(name, maxId), { includeOpen: true }),
-      `maxId of sequence ${name} was not raised`,
+      await this.#everywhere((b) => b.recordCeiling(name, ceiling, reason), { includeOpen: true }),
+      `the ceiling of sequence ${name} was not recorded`,
+    );
+  }
+
+  /** Lifts the sequence's ceiling on every backend; one that fails makes it a 503 to repeat. */
+  async liftCeiling(name: string): Promise<void> {
+    throwUnfinished(
+      await this.#everywhere((b) => b.liftCeiling(name), { includeOpen: true }),
+      `the ceiling of sequence ${name} was not lifted`,
     );
   }
 

@@ -63,11 +63,35 @@ export interface SchemaApplied {
   readonly gated: readonly string[];
 }
 
-/** A ticket server as the allocator uses it. */
+/** The largest maxId a sequence may ever reach, and why (a migrated sequence's legacy reserve lies above it). */
+export interface SequenceCeiling {
+  readonly ceiling: bigint;
+  readonly reason: string;
+}
+
+/** What `backends restore` did on one backend: only additions (backend/mysql/restore-sql.ts). */
+export interface RestoreReport {
+  /** Statements of the dump loaded into the staging database. */
+  readonly statements: number;
+  /** Kinds of statement left out because they would reach past the staging database (`USE`, `CREATE DATABASE`…). */
+  readonly leftOut: readonly string[];
+  /** Tables the live database lacked, created from the dump's. */
+  readonly tablesCreated: readonly string[];
+  /** Ticket counters the dump held higher than the live ones, raised to the dump's. */
+  readonly countersRaised: readonly { readonly sequence: string; readonly from: bigint; readonly to: bigint }[];
+  /** Rows the live tables lacked, inserted from the dump. */
+  readonly rowsAdded: readonly { readonly table: string; readonly rows: number }[];
+  /** Tables in the dump that are not ticketd's, left alone. */
+  readonly tablesLeftOut: readonly string[];
+  /** Retired sequences whose ticket tables the restore created, retired again. */
+  readonly retiredAgain: readonly string[];
+}
+
 /** How a backend's connections travel: TLS (its version and cipher) or plaintext. */
 export type Transport =
   { readonly tls: true; readonly version: string; readonly cipher: string } | { readonly tls: false };
 
+/** A ticket server as the allocator uses it. */
 export interface TicketBackend {
   /** `mysql://host:port/db`: safe to log. */
   readonly label: string;
@@ -111,6 +135,12 @@ export interface TicketBackend {
   createSequence(settings: SequenceSettings, firstTicket: bigint): Promise<boolean>;
   /** Raises an ordered sequence's maxId to `maxId` (never lowers it); true when this backend's row changed. */
   widenSequence(name: string, maxId: bigint): Promise<boolean>;
+  /** Records the largest maxId the sequence may ever reach (only ever lowers a recorded one). */
+  recordCeiling(name: string, ceiling: bigint, reason: string): Promise<void>;
+  /** Lifts the sequence's ceiling; true when there was one. */
+  liftCeiling(name: string): Promise<boolean>;
+  /** The sequence's ceiling here, if one was recorded. */
+  readCeiling(name: string): Promise<SequenceCeiling | undefined>;
   /** Retires the sequence here for good: its ticket table takes no more tickets from any ticketd. Idempotent. */
   retireSequence(settings: SequenceSettings): Promise<void>;
   /** Creates the ticket table and advances its counter to firstTicket, without the sequence row (migrations). */
@@ -125,6 +155,11 @@ export interface TicketBackend {
    * older ticketd must not serve gated (core/versions.ts); returns the identity and the names gated now.
    */
   applySchema(): Promise<SchemaApplied>;
+  /**
+   * Restores a logical dump through a staging database, merging it into the live one by additions
+   * only (a missing table or row, a counter raised, never lowered); idempotent.
+   */
+  restoreFromDump(dump: string): Promise<RestoreReport>;
   /** Snowflake worker pools and their leases on this backend. */
   readonly workers: WorkerLeaseStore;
   /** Strict sequences' lease rows on this backend. */

@@ -4,7 +4,16 @@
  */
 import type { Command } from 'commander';
 import { Allocator } from '../allocator/allocator.js';
-import { backendLetter, displayUrl, parseBackendUrl, type BackendAddress } from '../backend/backend-address.js';
+import {
+  backendIndexOf,
+  backendLetter,
+  displayUrl,
+  parseBackendUrl,
+  type BackendAddress,
+} from '../backend/backend-address.js';
+import type { RestoreReport } from '../backend/ticket-backend.js';
+import { readTextFile } from '../util/read-file.js';
+import { errorText } from '../util/error-text.js';
 import type { Config } from '../config/load-config.js';
 import { silentLogger } from '../logger.js';
 import { planAdd, planRemove, retireLeaving, seedJoining, type FleetStep } from '../service/fleet-changes.js';
@@ -23,6 +32,12 @@ interface FenceFlags {
   adminBackends?: string;
 }
 
+interface RestoreFlags {
+  from: string;
+  backends?: string;
+  adminBackends?: string;
+}
+
 interface BackendsFlags {
   increment?: string;
   seed?: boolean;
@@ -34,7 +49,7 @@ interface BackendsFlags {
 /** The configured backends (TICKETD_BACKENDS, flags, config file). */
 export type FleetConfig = (flags: { backends?: string | undefined; adminBackends?: string | undefined }) => Config;
 
-/** Adds `fence` and `backends add|remove` to the program. */
+/** Adds `fence` and `backends add|remove|restore` to the program. */
 export function addFleetCommands(program: Command, withService: WithService, fleetConfig: FleetConfig): void {
   const backends = program
     .command('backends')
@@ -79,6 +94,28 @@ export function addFleetCommands(program: Command, withService: WithService, fle
             console.log(`floor of ${f.sequence} at ticket ${f.floor} on every other backend`);
         console.log(`removing ${urls[urls.length - 1]}`);
         printSteps(await planRemove(allocator, urls));
+      });
+    });
+
+  backends
+    .command('restore <backend>')
+    .description(
+      'restore one backend (a letter or its URL) from a dump while the front ends serve: loaded into a staging database, then merged by additions only (docs/operating.md)',
+    )
+    .requiredOption('--from <file>', 'the dump (mysqldump or mariadb-dump of the backend database)')
+    .option('--backends <urls>', 'the fleet (TICKETD_BACKENDS)')
+    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
+    .action(async (backend: string, flags: RestoreFlags) => {
+      const label = restoreTarget(fleetConfig(flags), backend);
+      let dump: string;
+      try {
+        dump = readTextFile(flags.from);
+      } catch (error) {
+        throw new ConfigError(`--from: ${errorText(error)}`);
+      }
+      await withService(flags, async (allocator) => {
+        const report = await allocator.fleet.onOne(label, (b) => b.restoreFromDump(dump));
+        for (const line of describeRestore(label, flags.from, report)) console.log(line);
       });
     });
 
@@ -153,6 +190,37 @@ async function withFleet(
   } finally {
     await allocator.close();
   }
+}
+
+/** The label of the backend a letter (A, B…) or a URL names among the configured ones. */
+function restoreTarget(config: Config, backend: string): string {
+  const index = backendIndexOf(backend);
+  const byLetter = index === undefined ? undefined : config.backends[index];
+  if (byLetter !== undefined) return byLetter.label;
+  const parsed = parseBackendUrl(backend);
+  const byUrl = typeof parsed === 'string' ? undefined : config.backends.find((b) => b.label === parsed.label);
+  if (byUrl !== undefined) return byUrl.label;
+  throw new ConfigError(
+    `backend ${JSON.stringify(backend)} is not among TICKETD_BACKENDS: give its letter (${config.backends.map((_, i) => backendLetter(i)).join(', ')}) or its URL`,
+  );
+}
+
+function describeRestore(label: string, file: string, r: RestoreReport): string[] {
+  const lines = [`restoring ${label} from ${file}: ${r.statements} statements loaded into a staging database`];
+  if (r.leftOut.length > 0)
+    lines.push(`left out of the dump: ${r.leftOut.join(', ')} (they reach past the staging database)`);
+  if (r.tablesLeftOut.length > 0) lines.push(`not ticketd's, left alone: ${r.tablesLeftOut.join(', ')}`);
+  for (const t of r.tablesCreated) lines.push(`created ${t}`);
+  for (const c of r.countersRaised) lines.push(`counter of ${c.sequence} raised from ${c.from} to ${c.to}`);
+  for (const a of r.rowsAdded) lines.push(`${a.table}: ${a.rows} ${a.rows === 1 ? 'row' : 'rows'} added`);
+  for (const s of r.retiredAgain) lines.push(`retired sequence ${s}: its ticket table takes no tickets`);
+  const changed = r.tablesCreated.length + r.countersRaised.length + r.rowsAdded.length > 0;
+  lines.push(
+    changed
+      ? `restored ${label}: only additions, nothing lowered; running it again changes nothing more`
+      : `restored ${label}: it already held everything the dump holds; nothing changed`,
+  );
+  return lines;
 }
 
 function printSteps(steps: readonly FleetStep[]): void {

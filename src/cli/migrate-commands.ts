@@ -5,7 +5,7 @@ import { parseBackendUrl, redact, type BackendAddress } from '../backend/backend
 import { assertSequenceName, parseUnsigned, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { largestIncrement } from '../core/stripes.js';
 import { ConfigError, MigrationRefusedError, SequenceNotFoundError } from '../core/errors.js';
-import { applyMigration } from '../migrate/apply.js';
+import { applyMigration, keepReserve } from '../migrate/apply.js';
 import {
   alterLegacy,
   connectLegacy,
@@ -231,6 +231,10 @@ async function runApply(
     if (flags.alter === true && table.hasAutoIncrement && !ran.includes(plan.alterStatement)) {
       await alterLegacy(conn, plan.alterStatement);
       console.log(`ran: ${plan.alterStatement}`);
+      // No insert without an ID lands above maxId any more: the sequence may be widened again.
+      await withService(flags, (allocator) =>
+        keepReserve(conn, { ...table, hasAutoIncrement: false }, plan.settings, allocator).then(() => undefined),
+      );
     }
   });
 }

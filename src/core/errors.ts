@@ -196,6 +196,11 @@ export class FenceRefusedError extends TicketdError {
   readonly code = 'TICKETD_FENCE_REFUSED';
 }
 
+/** `ticketd backends restore`: the dump did not load into the staging database, or another restore of the backend runs; the live database is unchanged. */
+export class RestoreRefusedError extends TicketdError {
+  readonly code = 'TICKETD_RESTORE_REFUSED';
+}
+
 /** `ticketd backends add|remove`: a step asked for before the steps it needs are done, or a fleet that does not answer. */
 export class FleetChangeRefusedError extends TicketdError {
   readonly code = 'TICKETD_FLEET_CHANGE_REFUSED';

@@ -329,10 +329,10 @@ export const sequencePaths = {
         '403': problemResponse('Wrong token, or admin API disabled.'),
         '404': problemResponse('Unknown sequence.'),
         '409': problemResponse(
-          'A lower maxId (it can only grow), an opaque sequence (its domain is its key’s: another maxId would move every ID), or a strict one (not widened in this release).',
+          'A lower maxId (it can only grow), an opaque sequence (its domain is its key’s: another maxId would move every ID), a strict one (not widened in this release), or a maxId past the ceiling of a migrated sequence whose legacy table keeps AUTO_INCREMENT (the old version’s reserve lies above it).',
         ),
         '503': problemResponse(
-          'A backend did not answer: repeat to complete (every backend that answered has the new maxId already).',
+          'A backend did not answer: repeat to complete (every backend that answered has the new maxId already), or a backend’s schema predates 0.12 (type /problems/schema-outdated: run npx ticketd init).',
         ),
       },
     },

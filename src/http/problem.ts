@@ -68,6 +68,7 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_MIGRATION_REFUSED: { status: 409, slug: 'migration-refused' },
   TICKETD_FENCE_REFUSED: { status: 409, slug: 'fence-refused' },
   TICKETD_FLEET_CHANGE_REFUSED: { status: 409, slug: 'fleet-change-refused' },
+  TICKETD_RESTORE_REFUSED: { status: 409, slug: 'restore-refused' },
   TICKETD_POOL_NOT_FOUND: { status: 404, slug: 'pool-not-found' },
   TICKETD_POOL_CONFLICT: { status: 409, slug: 'pool-conflict' },
   TICKETD_POOL_EXHAUSTED: { status: 503, slug: 'pool-exhausted' },

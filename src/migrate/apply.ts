@@ -74,12 +74,8 @@ export async function applyMigration(
     const ran = await moveCounterAbove(legacy, plan, existing, choices.alter);
     // A backend that missed the first apply gets the sequence now; the others are left alone.
     await service.createSequence(existing);
-    return {
-      kind: 'unchanged',
-      settings: existing,
-      counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement,
-      ran,
-    };
+    const counter = await keepReserve(legacy, stillAutoIncrement(plan, ran), existing, allocator);
+    return { kind: 'unchanged', settings: existing, counter, ran };
   }
   await allocator.prepareSequence(wanted.name, firstUsefulTicket(wanted));
   // Rows the old version inserted since the plan: none may lie above startAfter in ticketd's range.
@@ -94,13 +90,38 @@ export async function applyMigration(
     ` (AUTO_INCREMENT already moved above maxId ${wanted.maxId}, which is harmless: apply again with --start-after above that)`,
   );
   await service.createSequence(wanted);
-  return {
-    kind: 'created',
-    settings: wanted,
-    legacyHigh,
-    counter: (await readLegacyHigh(legacy, plan.table)).autoIncrement,
-    ran,
-  };
+  const counter = await keepReserve(legacy, stillAutoIncrement(plan, ran), wanted, allocator);
+  return { kind: 'created', settings: wanted, legacyHigh, counter, ran };
+}
+
+/** The legacy table as it is after apply's own statements (one of which may have dropped AUTO_INCREMENT). */
+function stillAutoIncrement(plan: MigrationPlan, ran: readonly string[]): LegacyTable {
+  return { ...plan.table, hasAutoIncrement: plan.table.hasAutoIncrement && !ran.includes(plan.alterStatement) };
+}
+
+/**
+ * While the legacy table keeps AUTO_INCREMENT, the IDs above maxId are the old version's: the
+ * sequence's ceiling is recorded on every backend, so no `sequences set --max-id` can widen it into
+ * them. Without AUTO_INCREMENT (apply --alter) nothing inserts there, and the ceiling is lifted.
+ * Returns the legacy counter.
+ */
+export async function keepReserve(
+  legacy: LegacyConnection,
+  table: Pick<LegacyTable, 'name' | 'column' | 'hasAutoIncrement'>,
+  settings: SequenceSettings,
+  allocator: Allocator,
+): Promise<bigint | undefined> {
+  const counter = (await readLegacyHigh(legacy, table)).autoIncrement;
+  if (counter === undefined) {
+    await allocator.fleet.liftCeiling(settings.name);
+  } else {
+    await allocator.fleet.recordCeiling(
+      settings.name,
+      settings.maxId,
+      `migrated from ${table.name}.${table.column}, whose AUTO_INCREMENT keeps the IDs above it for the old version (docs/migrating.md); migrate apply --alter lifts this once no old version runs`,
+    );
+  }
+  return counter;
 }
 
 /** The highest ID an insert without an ID has taken or will take inside (…, maxId]; refuses past startAfter. */

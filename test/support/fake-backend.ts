@@ -94,6 +94,10 @@ export class FakeServer {
       },
       prepareSequence: async (name, first) => (enter(), server.prepareSequence(name, first)),
       applySchema: async () => (enter(), { identity: server.identity, gated: [] }),
+      restoreFromDump: () => Promise.reject(new Error('the fake backend restores no dump')),
+      recordCeiling: () => Promise.reject(new Error('the fake backend keeps no ceilings')),
+      liftCeiling: () => Promise.reject(new Error('the fake backend keeps no ceilings')),
+      readCeiling: () => Promise.resolve(undefined),
       inspect: async () => {
         server.#enter();
         return {

@@ -5,11 +5,30 @@ import type { SequenceSettings } from '../../core/sequence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../../core/stripes.js';
 import type { BackendAddress } from '../backend-address.js';
 import { describeTls } from '../backend-tls.js';
-import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch, Transport } from '../ticket-backend.js';
+import type {
+  Claim,
+  Inspection,
+  RestoreReport,
+  SchemaApplied,
+  SequenceCeiling,
+  TicketBackend,
+  TicketBatch,
+  Transport,
+} from '../ticket-backend.js';
+import { restoreFromDump } from './restore-sql.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
 import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
-import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
+import {
+  createSequence,
+  gateSequences,
+  liftCeiling,
+  readCeiling,
+  readSequences,
+  recordCeiling,
+  retireSequence,
+  widenSequence,
+} from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
@@ -89,6 +108,19 @@ export class Backend implements TicketBackend {
     return { identity, gated: await gateSequences(this.#pools, this.#tickets) };
   }
 
+  async restoreFromDump(dump: string): Promise<RestoreReport> {
+    const merged = await restoreFromDump(this.#pools, dump);
+    // This version's tables, and the gating of sequences it must keep from older processes.
+    await this.applySchema();
+    // A ticket table the dump brought back for a sequence retired since: it must take no tickets either.
+    const created = new Set(merged.tablesCreated);
+    const retiredAgain = (await readSequences(this.#pools))
+      .filter((s) => s.retired === true && created.has(`tickets_${s.name}`))
+      .map((s) => s.name);
+    for (const name of retiredAgain) await this.#tickets.retireTicketTable(name);
+    return { ...merged, retiredAgain };
+  }
+
   claimTickets(claim: Claim): Promise<ClassClaims[]> {
     return claimTickets(this.#pools, claim);
   }
@@ -123,6 +155,18 @@ export class Backend implements TicketBackend {
 
   widenSequence(name: string, maxId: bigint): Promise<boolean> {
     return widenSequence(this.#pools, name, maxId);
+  }
+
+  recordCeiling(name: string, ceiling: bigint, reason: string): Promise<void> {
+    return recordCeiling(this.#pools, name, ceiling, reason);
+  }
+
+  liftCeiling(name: string): Promise<boolean> {
+    return liftCeiling(this.#pools, name);
+  }
+
+  readCeiling(name: string): Promise<SequenceCeiling | undefined> {
+    return readCeiling(this.#pools, name);
   }
 
   retireSequence(settings: SequenceSettings): Promise<void> {

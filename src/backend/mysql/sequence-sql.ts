@@ -14,6 +14,7 @@ import { SchemaOutdatedError, SequenceConflictError, UpgradeRequiredError } from
 import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import type { TicketSql } from './ticket-sql.js';
+import type { SequenceCeiling } from '../ticket-backend.js';
 
 const COLUMNS = 's.name, s.block_size, s.start_after, s.max_id';
 const KEYS = 'k.scheme, k.id_key';
@@ -139,17 +140,80 @@ export async function createSequence(
 /**
  * Raises an ordered sequence's maxId. The WHERE clause only ever raises it: a repeat, or a process
  * racing with an older value, changes nothing. Gated sequences (opaque ones) are never widened
- * (core/widening.ts), so their row is never the one touched here.
+ * (core/widening.ts), so their row is never the one touched here. A ceiling (a migrated sequence's
+ * legacy reserve above it) refuses a maxId past it, in the statement itself, so a ceiling recorded
+ * between a read and the write still holds.
  */
 export async function widenSequence(db: Db, name: string, maxId: bigint): Promise<boolean> {
+  return db.withAdminConnection(async (conn) => {
+    const ceiling = await readCeilingOn(conn, db, name);
+    if (ceiling !== undefined && maxId > ceiling.ceiling)
+      throw new SequenceConflictError(
+        `sequence ${name} cannot be widened past ${ceiling.ceiling} on ${db.label}: ${ceiling.reason}`,
+      );
+    const [result] = await conn.query<ResultSetHeader>({
+      sql:
+        'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ? ' +
+        'AND NOT EXISTS (SELECT 1 FROM ticketd_sequence_ceilings c WHERE c.name = ? AND c.ceiling < ?)',
+      values: [String(maxId), name, String(maxId), name, String(maxId)],
+      timeout: db.options.queryTimeoutMs,
+    });
+    return result.affectedRows > 0;
+  });
+}
+
+/**
+ * Records the largest maxId the sequence may ever reach (a migrated one's legacy reserve starts
+ * above it). A ceiling only comes down: a second record keeps the lower of the two.
+ */
+export async function recordCeiling(db: Db, name: string, ceiling: bigint, reason: string): Promise<void> {
+  await db.withAdminConnection((conn) =>
+    conn.query({
+      // CAST: a string parameter would compare as a string on MySQL and as a double on MariaDB.
+      sql:
+        'INSERT INTO ticketd_sequence_ceilings (name, ceiling, reason) VALUES (?, ?, ?) ' +
+        'ON DUPLICATE KEY UPDATE reason = IF(VALUES(ceiling) < ceiling, VALUES(reason), reason), ' +
+        'ceiling = LEAST(ceiling, CAST(VALUES(ceiling) AS DECIMAL(20, 0)))',
+      values: [name, String(ceiling), reason.slice(0, 255)],
+      timeout: db.options.queryTimeoutMs,
+    }),
+  );
+}
+
+/** Lifts the sequence's ceiling (its legacy table no longer has AUTO_INCREMENT); true when there was one. */
+export async function liftCeiling(db: Db, name: string): Promise<boolean> {
   const [result] = await db.withAdminConnection((conn) =>
     conn.query<ResultSetHeader>({
-      sql: 'UPDATE ticketd_sequences SET max_id = ? WHERE name = ? AND max_id < ?',
-      values: [String(maxId), name, String(maxId)],
+      sql: 'DELETE FROM ticketd_sequence_ceilings WHERE name = ?',
+      values: [name],
       timeout: db.options.queryTimeoutMs,
     }),
   );
   return result.affectedRows > 0;
+}
+
+/** The sequence's ceiling on this backend, if one was recorded. */
+export function readCeiling(db: Db, name: string): Promise<SequenceCeiling | undefined> {
+  return db.withConnection((conn) => readCeilingOn(conn, db, name));
+}
+
+async function readCeilingOn(conn: Connection, db: Db, name: string): Promise<SequenceCeiling | undefined> {
+  const [rows] = await conn
+    .query<RowDataPacket[]>({
+      sql: 'SELECT ceiling, reason FROM ticketd_sequence_ceilings WHERE name = ?',
+      values: [name],
+      timeout: db.options.queryTimeoutMs,
+    })
+    .catch((error: unknown) => {
+      // Without the table no ceiling can be known, so nothing may be widened until init adds it.
+      if (!isNoSuchTable(error)) throw error;
+      throw new SchemaOutdatedError(
+        `backend ${db.label} has no ticketd_sequence_ceilings (schema of a ticketd before 0.12.0); run npx ticketd init, then repeat`,
+        { cause: error },
+      );
+    });
+  const row = rows[0];
+  return row === undefined ? undefined : { ceiling: BigInt(String(row.ceiling)), reason: String(row.reason) };
 }
 
 /**
