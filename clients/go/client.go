@@ -60,6 +60,9 @@ type Client struct {
 
 	codecMu sync.Mutex
 	codec   *Codec
+
+	// leaser leases one block: c.lease, or a stand-in in the package's tests.
+	leaser func(ctx context.Context) (block, error)
 }
 
 // NewClient makes a client of one sequence; it fails with CodeLeaseFailed when no URL is given.
@@ -83,6 +86,7 @@ func NewClient(options Options) (*Client, error) {
 		cancel:        cancel,
 		ahead:         1,
 	}
+	c.leaser = c.lease
 	c.hot.Store(emptyHot())
 	return c, nil
 }
@@ -105,9 +109,9 @@ func (c *Client) Next(ctx context.Context) (uint64, error) {
 	return c.nextSlow(ctx)
 }
 
-// TryNext returns the next ID without waiting; it fails with CodeEmpty when no block is buffered,
+// NextNow returns the next ID without waiting; it fails with CodeEmpty when no block is buffered,
 // CodeStrict on a strict sequence (Node's nextSync()).
-func (c *Client) TryNext() (uint64, error) {
+func (c *Client) NextNow() (uint64, error) {
 	h := c.hot.Load()
 	k := h.drawn.Add(1) - 1
 	if k < h.end {

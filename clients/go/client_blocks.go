@@ -100,7 +100,7 @@ func (c *Client) refill() *leaseWait {
 }
 
 func (c *Client) leaseInto(wait *leaseWait) {
-	b, err := c.lease(c.life)
+	b, err := c.leaser(c.life)
 	c.mu.Lock()
 	c.inFlight--
 	if err == nil && !c.closed {

@@ -4,9 +4,9 @@ import "strings"
 
 // The client's error codes: the same as the Node, Java and Python clients' (clients/vectors/errors.json).
 const (
-	// CodeEmpty is TryNext's refusal when no block is buffered.
+	// CodeEmpty is NextNow's refusal when no block is buffered.
 	CodeEmpty = "TICKETD_CLIENT_EMPTY"
-	// CodeStrict is TryNext's refusal on a strict sequence, whose IDs are never buffered.
+	// CodeStrict is NextNow's refusal on a strict sequence, whose IDs are never buffered.
 	CodeStrict = "TICKETD_CLIENT_STRICT"
 	// CodeLeaseFailed says no ticketd URL leased a block, a worker ID or a key.
 	CodeLeaseFailed = "TICKETD_CLIENT_LEASE_FAILED"
