@@ -207,6 +207,13 @@ func (k *leaseKeeper) renew() {
 		k.mu.Unlock()
 		return
 	}
+	// Woken past the lease's end (a pause): it is over, whatever a renewal would answer now.
+	if k.clock.MonoMs() >= held.expiresMono {
+		k.endLocked(fmt.Sprintf("lease of worker %d ran out unrenewed", held.workerID))
+		k.retakeLocked()
+		k.mu.Unlock()
+		return
+	}
 	var skew *int64
 	if k.skewMs != nil {
 		rounded := int64(math.Round(*k.skewMs))
@@ -244,12 +251,16 @@ func (k *leaseKeeper) renewFailed(held *heldLease, err error) {
 	if k.held != held {
 		return
 	}
+	left := held.expiresMono - k.clock.MonoMs()
 	if leaseIsLost(err) {
-		k.endLocked(fmt.Sprintf("ticketd answered that the lease of worker %d is lost", held.workerID))
+		reason := fmt.Sprintf("ticketd answered that the lease of worker %d is lost", held.workerID)
+		if left <= 0 {
+			reason = fmt.Sprintf("lease of worker %d ran out unrenewed (ticketd answered that it is lost)", held.workerID)
+		}
+		k.endLocked(reason)
 		k.retakeLocked()
 		return
 	}
-	left := held.expiresMono - k.clock.MonoMs()
 	if left <= 0 {
 		// Over: an idle generator learns it here rather than at its next ID.
 		k.endLocked(fmt.Sprintf("lease of worker %d ran out unrenewed", held.workerID))
