@@ -95,11 +95,17 @@ func NewClient(options Options) (*Client, error) {
 // sequence: it asks ticketd each time). It fails with CodeLeaseFailed when no URL leased a block,
 // or with ctx's error.
 func (c *Client) Next(ctx context.Context) (uint64, error) {
+	// The hot path, small enough to be inlined: one atomic add below the block's prefetch point.
 	h := c.hot.Load()
 	k := h.drawn.Add(1) - 1
-	if k < h.end {
+	if k < h.end.Load() {
 		return h.first + k, nil
 	}
+	return c.nextPastHot(ctx, h, k)
+}
+
+// nextPastHot is Next at or past the hot block's prefetch point, or with no block.
+func (c *Client) nextPastHot(ctx context.Context, h *hotBlock, k uint64) (uint64, error) {
 	c.mu.Lock()
 	id, ok := c.takeLocked(h, k, true)
 	c.mu.Unlock()
@@ -114,7 +120,7 @@ func (c *Client) Next(ctx context.Context) (uint64, error) {
 func (c *Client) NextNow() (uint64, error) {
 	h := c.hot.Load()
 	k := h.drawn.Add(1) - 1
-	if k < h.end {
+	if k < h.end.Load() {
 		return h.first + k, nil
 	}
 	c.mu.Lock()
@@ -131,16 +137,17 @@ func (c *Client) NextNow() (uint64, error) {
 }
 
 // NextBatch returns count IDs, in the order handed out (a strict sequence's in increasing order,
-// in as few requests as ticketd's limit allows).
+// in as few requests as ticketd's limit allows). From a buffered block, a run of IDs costs one atomic add.
 func (c *Client) NextBatch(ctx context.Context, count int) ([]uint64, error) {
 	ids := make([]uint64, 0, count)
 	for len(ids) < count {
-		c.mu.Lock()
-		strict := c.strict
-		c.mu.Unlock()
-		if strict != nil {
+		if strict := c.strictIDs(); strict != nil {
 			rest, err := strict.batch(ctx, count-len(ids))
 			return append(ids, rest...), err
+		}
+		ids = c.takeRun(ids, count-len(ids))
+		if len(ids) == count {
+			break
 		}
 		id, err := c.Next(ctx)
 		if err != nil {
@@ -149,6 +156,35 @@ func (c *Client) NextBatch(ctx context.Context, count int) ([]uint64, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// takeRun appends up to n IDs of the hot block, drawn with one atomic add: all of them below its
+// prefetch point, else those drawn inside the block (the prefetch then starts as in Next).
+func (c *Client) takeRun(ids []uint64, n int) []uint64 {
+	h := c.hot.Load()
+	k := h.drawn.Add(uint64(n)) - uint64(n)
+	if k+uint64(n) <= h.end.Load() {
+		for j := uint64(0); j < uint64(n); j++ {
+			ids = append(ids, h.first+k+j)
+		}
+		return ids
+	}
+	// Offsets drawn past the block's end are never handed out, by anyone.
+	for j := k; j < k+uint64(n) && j < h.size; j++ {
+		ids = append(ids, h.first+j)
+	}
+	c.mu.Lock()
+	if c.hot.Load() == h && h.end.Load() < h.size && k < h.size {
+		c.pastPrefetchPoint(h)
+	}
+	c.mu.Unlock()
+	return ids
+}
+
+func (c *Client) strictIDs() *strictIDs {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.strict
 }
 
 // Codec returns the sequence's codec; for an opaque sequence it fetches the key (which needs the

@@ -19,14 +19,20 @@ type block struct {
 // with one atomic add; from end on (the prefetch point, then the block's end) the lock is taken.
 // Offsets, not IDs, are counted, so a block at the top of 2^64 cannot wrap around.
 type hotBlock struct {
+	drawn atomic.Uint64
+	end   atomic.Uint64
 	first uint64
-	drawn *atomic.Uint64
-	end   uint64
 	size  uint64
 }
 
 func emptyHot() *hotBlock {
-	return &hotBlock{drawn: new(atomic.Uint64)}
+	return &hotBlock{}
+}
+
+func newHot(b block) *hotBlock {
+	h := &hotBlock{first: b.first, size: b.last - b.first + 1}
+	h.end.Store(b.prefetchAt - b.first)
+	return h
 }
 
 // opaqueCursor is an opaque block being handed out (under the lock): the next ordered ID, the
@@ -53,8 +59,8 @@ func (c *Client) takeLocked(h *hotBlock, k uint64, drawn bool) (uint64, bool) {
 		return c.takeEncoded()
 	}
 	if drawn && k < h.size {
-		if current := c.hot.Load(); current.drawn == h.drawn && current.end < current.size {
-			c.pastPrefetchPoint(current)
+		if c.hot.Load() == h && h.end.Load() < h.size {
+			c.pastPrefetchPoint(h)
 		}
 		return h.first + k, true
 	}
@@ -62,7 +68,7 @@ func (c *Client) takeLocked(h *hotBlock, k uint64, drawn bool) (uint64, bool) {
 		h := c.hot.Load()
 		k := h.drawn.Add(1) - 1
 		if k < h.size {
-			if h.end < h.size {
+			if h.end.Load() < h.size {
 				c.pastPrefetchPoint(h)
 			}
 			return h.first + k, true
@@ -73,7 +79,7 @@ func (c *Client) takeLocked(h *hotBlock, k uint64, drawn bool) (uint64, bool) {
 		}
 		b := c.blocks[0]
 		c.blocks = c.blocks[1:]
-		c.hot.Store(&hotBlock{first: b.first, drawn: new(atomic.Uint64), end: b.prefetchAt - b.first, size: b.last - b.first + 1})
+		c.hot.Store(newHot(b))
 	}
 }
 
@@ -81,7 +87,7 @@ func (c *Client) takeLocked(h *hotBlock, k uint64, drawn bool) (uint64, bool) {
 // rest of the block then goes out on the hot path.
 func (c *Client) pastPrefetchPoint(h *hotBlock) {
 	c.topUp()
-	c.hot.Store(&hotBlock{first: h.first, drawn: h.drawn, end: h.size, size: h.size})
+	h.end.Store(h.size)
 }
 
 func (c *Client) topUp() {

@@ -50,6 +50,16 @@ func TestBlocksAreHandedOutOnceAcrossGoroutines(t *testing.T) {
 			for k := 0; k < each; k++ {
 				var id uint64
 				var err error
+				if k%5 == 1 {
+					// A run of IDs from one atomic add, across the ends of blocks too.
+					batch, err := c.NextBatch(context.Background(), 7)
+					if err != nil || len(batch) != 7 {
+						t.Error(err, len(batch))
+						return
+					}
+					got[w] = append(got[w], batch...)
+					continue
+				}
 				if k%3 == 0 {
 					id, err = c.NextNow()
 					if errors.Is(err, ErrEmpty) {
@@ -85,8 +95,8 @@ func TestBlocksAreHandedOutOnceAcrossGoroutines(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != workers*each {
-		t.Fatalf("%d IDs, want %d", len(seen), workers*each)
+	if want := workers * (each + 6*each/5); len(seen) != want {
+		t.Fatalf("%d IDs, want %d", len(seen), want)
 	}
 	if n := uint64(len(source.leased)); n*100 < uint64(len(seen)) || n > uint64(len(seen))/100+MaxBlocksAhead+1 {
 		t.Fatalf("%d blocks leased for %d IDs", n, len(seen))
