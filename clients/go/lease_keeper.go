@@ -111,12 +111,9 @@ func (k *leaseKeeper) runTake(wait *takeWait) {
 	k.mu.Lock()
 	k.taking = nil
 	if err != nil && !k.closed {
-		event := SnowflakeEvent{Type: "take-failed", Error: err.Error()}
-		if e, ok := err.(*Error); ok {
+		event := SnowflakeEvent{Type: "take-failed", Error: err.Error(), Codes: []string{}}
+		if e, ok := err.(*Error); ok && e.Codes != nil {
 			event.Codes = e.Codes
-		}
-		if retryable(err) {
-			event.RetryInMs = RetakeDelay.Milliseconds()
 		}
 		k.emit(event)
 	}

@@ -54,7 +54,6 @@ type SnowflakeEvent struct {
 	Reason      string
 	Error       string
 	Codes       []string
-	RetryInMs   int64
 }
 
 // SnowflakeOptions configure a Snowflake generator.

@@ -98,7 +98,7 @@ func (h *holder) event(e ticketd.SnowflakeEvent) {
 	case "lease-ended":
 		f["workerId"], f["reason"] = e.WorkerID, e.Reason
 	case "take-failed":
-		f["error"], f["codes"], f["retryInMs"] = e.Error, e.Codes, e.RetryInMs
+		f["error"], f["codes"] = e.Error, e.Codes
 	case "clock-back":
 		f["behindMs"] = e.BehindMs
 	case "skew":
