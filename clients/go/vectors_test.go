@@ -13,9 +13,14 @@ import (
 
 // The shared vectors (clients/vectors/, written from the TypeScript client): every value identical.
 
+// load reads a vector file of clients/vectors. Outside a ticketd checkout (the module as a proxy
+// serves it) there is none: the test says so and skips, or fails when CI is set.
 func load(t *testing.T, name string, into interface{}) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "vectors", name))
+	if errors.Is(err, os.ErrNotExist) && os.Getenv("CI") == "" {
+		t.Skipf("the shared vectors are not here (%v): they live in a ticketd checkout, clients/vectors", err)
+	}
 	if err != nil {
 		t.Fatalf("the shared vectors: %v", err)
 	}
