@@ -2,7 +2,6 @@ package ticketd
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -10,84 +9,6 @@ import (
 	"sync"
 	"time"
 )
-
-// DefaultMaxStepBack is the clock step back waited out when SnowflakeOptions.MaxStepBack is zero.
-const DefaultMaxStepBack = 50 * time.Millisecond
-
-// DefaultLeaseWait is how long Next and Ready wait for a lease when SnowflakeOptions.LeaseWait is zero.
-const DefaultLeaseWait = 30 * time.Second
-
-// Clock is what a generator reads: wall-clock Unix milliseconds (what goes into IDs) and monotonic
-// milliseconds (what judges the lease). Tests pass their own in SnowflakeOptions.Clock.
-type Clock interface {
-	WallMs() int64
-	MonoMs() float64
-}
-
-// SystemClock is the system's clocks: time.Now's wall and monotonic readings.
-type SystemClock struct{}
-
-var processStart = time.Now()
-
-// WallMs is Unix milliseconds.
-func (SystemClock) WallMs() int64 { return time.Now().UnixMilli() }
-
-// MonoMs is milliseconds on the monotonic clock (since this package was loaded).
-func (SystemClock) MonoMs() float64 {
-	return float64(time.Since(processStart)) / float64(time.Millisecond)
-}
-
-// SnowflakeEvent is what a generator reports to SnowflakeOptions.OnEvent. Type is one of leased,
-// renewed, renew-failed, lease-ended, take-failed, clock-back, skew, released; the fields each type
-// sets are listed in the README ("Snowflake events").
-type SnowflakeEvent struct {
-	Type        string
-	WorkerID    int
-	Epoch       string
-	ExpiresInMs float64
-	HighWaterMs int64
-	SkewMs      float64
-	LimitMs     float64
-	BehindMs    float64
-	LastUsedMs  int64
-	LeftMs      float64
-	Reason      string
-	Error       string
-	Codes       []string
-}
-
-// SnowflakeOptions configure a Snowflake generator.
-type SnowflakeOptions struct {
-	// URLs are ticketd base URLs (at least one); each call fails over from one to the next.
-	URLs []string
-	// Pool is the worker pool (created by an admin: PUT /v1/worker-pools/{pool}).
-	Pool string
-	// Token is a client token of the pool, when ticketd has TICKETD_CLIENT_TOKENS.
-	Token string
-	// Epoch is the IDs' time zero (the zero time: 2024-01-01T00:00:00Z, DefaultSnowflakeEpochMs).
-	Epoch time.Time
-	// Layout is the bit widths (the zero layout: DefaultLayout); WorkerBits must hold the pool's worker IDs.
-	Layout SnowflakeLayout
-	// Holder is shown to operators (default host/pid).
-	Holder string
-	// MaxStepBack: a clock step back up to this is waited out; a larger one stops issuing until the
-	// clock passes the last timestamp (zero: DefaultMaxStepBack; negative: none).
-	MaxStepBack time.Duration
-	// RenewAfterRatio: renew after this fraction of the TTL (zero: 1/3, two more tries before the lease ends).
-	RenewAfterRatio float64
-	// Timeout is the time per request (default 2 s).
-	Timeout time.Duration
-	// LeaseWait is how long Next and Ready wait for a lease (zero: DefaultLeaseWait; negative: one try of every URL).
-	LeaseWait time.Duration
-	// TLSConfig is for https:// URLs with a private CA or client certificates.
-	TLSConfig *tls.Config
-	// OnEvent is called with each event, with the generator's lock held: it must not call the generator.
-	OnEvent func(SnowflakeEvent)
-	// Clock replaces the system clocks (tests).
-	Clock Clock
-	// LeaseRequests replaces ticketd's lease routes (tests).
-	LeaseRequests LeaseRequests
-}
 
 // Snowflake mints Snowflake IDs (milliseconds since the epoch, worker ID, sequence) on a worker ID
 // leased from ticketd; safe for concurrent use. Two rules keep IDs unique: only while a lease is
@@ -344,73 +265,4 @@ func (s *Snowflake) Close() error {
 	s.cancel()
 	s.t.close()
 	return nil
-}
-
-// errRanOut marks the lease found run out by issueLocked: Next then waits for a new one.
-var errRanOut = errors.New("lease ran out")
-
-// ranOut is the CodeNoLease error of a lease found run out; it matches errRanOut too.
-type ranOut struct{ err *Error }
-
-func (r ranOut) Error() string        { return r.err.Error() }
-func (r ranOut) Is(target error) bool { return target == errRanOut }
-func (r ranOut) Unwrap() error        { return r.err }
-
-// issueLocked is the next ID at wall time now; or, with wait > 0, the milliseconds to wait for the
-// clock to pass the last millisecond opened (lock held).
-func (s *Snowflake) issueLocked(now int64) (uint64, int64, error) {
-	k := s.keeper
-	held := k.held
-	if held == nil {
-		return 0, 0, newError(CodeNoLease, fmt.Sprintf("no lease of a worker ID is held (%s); Next waits for one", k.ended))
-	}
-	mono := s.clock.MonoMs()
-	if mono >= held.expiresMono {
-		k.endLocked(fmt.Sprintf("lease of worker %d ran out unrenewed", held.workerID))
-		k.retakeLocked()
-		return 0, 0, ranOut{newError(CodeNoLease, fmt.Sprintf("the lease of worker %d ran out before it was renewed; nothing more is issued on it", held.workerID))}
-	}
-	// The server's clock now lies in [serverMs + (mono - answered), serverMs + (mono - asked)].
-	// Ahead is judged by the most it may be (a holder ahead of the server could mint past the
-	// high-water mark the next holder starts from); behind by the least it surely is, since minting
-	// above the high-water mark already guards that side, and a slow answer must not read as a clock behind.
-	since := mono - held.answeredMono
-	ahead := float64(now) - held.serverMs - since
-	behind := held.serverMs + since - float64(now)
-	if ahead > held.maxSkewMs || behind > held.maxSkewMs {
-		skew := -behind
-		if ahead > held.maxSkewMs {
-			skew = ahead
-		}
-		s.emit(SnowflakeEvent{Type: "skew", SkewMs: skew, LimitMs: held.maxSkewMs})
-		return 0, 0, newError(CodeClockSkew, fmt.Sprintf("this clock is %s the server's (limit %g ms, the pool's maxSkewMs): nothing is issued until it is back within it", skewText(skew), held.maxSkewMs))
-	}
-	if now > s.ms {
-		first, err := firstIDOf(now, held.workerID, s.layout, s.epochMs)
-		if err != nil {
-			return 0, 0, err
-		}
-		s.ms = now
-		s.backReported = false
-		s.next = first + 1
-		s.end = first + 1<<uint(s.layout.SequenceBits)
-		return first, 0, nil
-	}
-	// A step back past MaxStepBack stops it at once: going on with the open millisecond's sequence
-	// would freeze the time in its IDs without a word.
-	stepBack := s.ms - now
-	if float64(stepBack) > s.maxStepBack {
-		if !s.backReported {
-			s.emit(SnowflakeEvent{Type: "clock-back", BehindMs: float64(stepBack)})
-		}
-		s.backReported = true
-		return 0, 0, newError(CodeClockBack, fmt.Sprintf("the clock is %d ms behind the last timestamp used (more than MaxStepBack %g ms): nothing is issued until it passes %s", stepBack, s.maxStepBack, isoMs(s.ms)))
-	}
-	// At or a little behind the last millisecond opened: its sequence goes on while it lasts.
-	if s.next < s.end {
-		id := s.next
-		s.next++
-		return id, 0, nil
-	}
-	return 0, stepBack + 1, nil
 }
