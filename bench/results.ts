@@ -30,7 +30,7 @@ export interface BenchResults {
   readonly strict: StrictResults;
   /** Scenario 11: one ID per request against node:http alone, one process and `serve --workers 2`. */
   readonly oneId: OneIdResults;
-  /** Scenario 12: the Java and Python clients beside the Node SDK. */
+  /** Scenario 12: the Java, Python and Go clients beside the Node SDK. */
   readonly clients: ClientsResults;
   readonly opaque: {
     readonly http: HttpResult[];

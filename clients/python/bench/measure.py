@@ -8,9 +8,11 @@ does for the Node SDK). Every ID measured is kept and checked: a repeat fails th
 """
 from __future__ import annotations
 
+import itertools
 import json
 import platform
 import sys
+import threading
 import time
 import urllib.request
 from typing import Callable, Dict, List
@@ -45,6 +47,21 @@ def time_chunks(name: str, chunk: Callable[[], List[int]], unique: bool = True) 
                 raise SystemExit(f"{name}: {len(ids) - len(set(ids))} repeated IDs")
             checked += len(ids)
     return {"name": name, "idsPerSecond": round(best)}
+
+
+def baseline() -> Dict[str, object]:
+    """The in-process baseline, no client: next(itertools.count()) under a lock, as a thread-safe counter costs."""
+    counter = itertools.count(1)
+    lock = threading.Lock()
+
+    def counted() -> List[int]:
+        out = []
+        for _ in range(1000):
+            with lock:
+                out.append(next(counter))
+        return out
+
+    return time_chunks("Python next(itertools.count()) under a lock (in-process baseline, no client)", counted)
 
 
 def put_pool(url: str, admin: str, pool: str, worker_bits: int) -> None:
@@ -124,7 +141,7 @@ def primitives() -> List[Dict[str, object]]:
 
 def main(argv: List[str]) -> None:
     url, admin = argv[0], argv[1]
-    results: List[Dict[str, object]] = []
+    results: List[Dict[str, object]] = [baseline()]
     for spec in argv[2:]:
         sequence, blocks, token = (spec.split(":") + ["", ""])[:3]
         results.extend(ticket_client(url, sequence, blocks or "?", token))

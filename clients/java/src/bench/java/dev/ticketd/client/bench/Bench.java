@@ -36,6 +36,9 @@ public final class Bench {
         TicketClient large = client(url, System.getenv("BENCH_SEQUENCE_1M"));
         // Unsigned: an opaque sequence made with the default maxId of older versions spans 64 bits.
         TicketClient opaque = TicketClient.builder().urls(url).sequence(System.getenv("BENCH_SEQUENCE_OPAQUE")).token(System.getenv("BENCH_OPAQUE_TOKEN")).unsignedIds(true).build()) {
+      // The in-process baseline, no client: what one atomic increment costs on this JVM, this run.
+      java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong();
+      report("Java AtomicLong.incrementAndGet (in-process baseline, no client)", single(counter::incrementAndGet));
       report("Java next() (leases blocks of 10,000)", single(small::next));
       report("Java nextNow() (leases blocks of 10,000)", single(() -> nowOrWait(small)));
       report("Java next() (leases blocks of 1,000,000)", single(large::next));

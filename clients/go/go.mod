@@ -1,0 +1,3 @@
+module ticketd.dev/ticketd
+
+go 1.19
