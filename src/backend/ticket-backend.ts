@@ -37,6 +37,12 @@ export interface PrivilegeProbe {
   readonly error: string;
 }
 
+/** A schema other than ticketd's on a backend's server, with its tables that have an AUTO_INCREMENT column. */
+export interface SharedSchema {
+  readonly name: string;
+  readonly tables: number;
+}
+
 /** What a server reports of itself, for `ticketd check` and serve's start-up; nothing is judged here. */
 export interface Inspection {
   readonly settings: ServerSettings;
@@ -54,6 +60,8 @@ export interface Inspection {
   readonly privileges: readonly PrivilegeProbe[];
   /** Worker pools created on it: whether worker leases are in use. */
   readonly workerPools: number;
+  /** Other schemas on the same server with AUTO_INCREMENT tables (as far as the account sees). */
+  readonly sharedSchemas: readonly SharedSchema[];
 }
 
 /** What `applySchema` did on one backend. */

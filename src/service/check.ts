@@ -63,6 +63,7 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
   checkSequences(up, findings);
   checkPrivileges(up, findings);
   checkRestoredEverywhere(up, allocator.backendCount, findings);
+  checkSharedServers(up, findings);
   return findings;
 }
 
@@ -162,6 +163,23 @@ function checkRestoredEverywhere(up: Observed[], backendCount: number, findings:
     kind: 'warning',
     message: `the newest claim on any backend is ${(newest / 3_600_000).toFixed(1)} h old: if every backend was restored from backups, run npx ticketd fence before serving (docs/operating.md, "Restoring every backend")`,
   });
+}
+
+/**
+ * auto_increment_increment and _offset are server-wide: other applications' AUTO_INCREMENT tables
+ * on a backend's server stride by ticketd's increment too. Their IDs stay unique, so it is a warning.
+ */
+function checkSharedServers(up: Observed[], findings: Finding[]): void {
+  for (const o of up) {
+    if (o.sharedSchemas.length === 0) continue;
+    const schemas = o.sharedSchemas.map(
+      (s) => `${s.name} (${s.tables} AUTO_INCREMENT table${s.tables === 1 ? '' : 's'})`,
+    );
+    findings.push({
+      kind: 'warning',
+      message: `backend ${o.label} shares its server with other schemas: ${schemas.join(', ')}; auto_increment_increment=${o.settings.increment} and auto_increment_offset=${o.settings.offset} are server-wide, so their new rows stride by ${o.settings.increment} too: give ticketd a server (or an instance) of its own (docs/operating.md, "Topologies")`,
+    });
+  }
 }
 
 function checkSequences(up: Observed[], findings: Finding[]): void {

@@ -116,8 +116,9 @@ describe('docs/production.md', () => {
       const fleet = [
         `export A_HOST=127.0.0.1 A_PORT=${pair.a.port} B_HOST=127.0.0.1 B_PORT=${pair.b.port}`,
         `export SERVE_PASSWORD=${passwords.ticketd} ADMIN_PASSWORD=${passwords.ticketd_admin}`,
-        `export BACKEND_CA=${certs.ca}`,
+        `export A_CA=${certs.ca} B_CA=${certs.ca}`,
         `export HTTPS_CERT=${certs.server.cert} HTTPS_KEY=${certs.server.key} HTTPS_CA=${certs.ca}`,
+        'export HOST_ADDRESS=127.0.0.1 HTTPS_NAME=localhost',
         `export TICKETD_PORT=${await freePort()}`,
       ].join('\n');
       const script = [
@@ -151,6 +152,9 @@ describe('docs/production.md', () => {
       // The IDs over HTTPS with the client token.
       const ids = /\{"sequence":"default","ids":\[("\d+",?){3}\]\}/.exec(result.stdout);
       expect(ids).not.toBeNull();
+      // A token that is not one of ours is refused (and audit-logged, in ticketd.log).
+      expect(result.stdout).toMatch(/"status":403,[^}]*"code":"TICKETD_FORBIDDEN"/);
+      expect(readFileSync(join(work, 'ticketd.log'), 'utf8')).toMatch(/^\{.*"msg"/m);
       expect(result.stdout).toMatch(/Overall exposure level for ticketd\.service: [\d.]+/);
       expect(result.stdout + result.stderr).toMatch(/SUCCESS/); // promtool check rules
       expect(readFileSync(join(work, 'ticketd-a.sql'), 'utf8')).toMatch(/CREATE TABLE `ticketd_sequences`/);

@@ -110,6 +110,7 @@ export class FakeServer {
           tls: { mode: 'DISABLED', host: server.label, described: 'ssl-mode=DISABLED' },
           privileges: [],
           workerPools: 0,
+          sharedSchemas: [],
         };
       },
       // The allocator's fakes serve tickets only: worker pools are tested on real servers.

@@ -33,6 +33,7 @@ import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
 import { probePrivileges } from './privilege-probe.js';
+import { sharedSchemas } from './shared-server.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
 export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
@@ -100,6 +101,7 @@ export class Backend implements TicketBackend {
         ? await probePrivileges(db, [...engines.keys()].map((name) => `tickets_${name}`)[0], this.#pools.separateAdmin)
         : [],
       workerPools: initialised ? await countWorkerPools(db).catch(() => 0) : 0,
+      sharedSchemas: await sharedSchemas(db).catch(() => []),
     };
   }
 
