@@ -16,6 +16,8 @@ import { pythonDists } from './python-dists.mjs';
 import { must, runs } from './run.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
+/** Debian's interpreter (where python3-build is installed), else the first python3 on PATH. */
+const DEFAULT_PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 /** The docs a release carries, at the paths the README's links expect. */
 const DOCS = [
   'README.md',
@@ -62,6 +64,59 @@ function filesUnder(dir) {
     .sort();
 }
 
+/**
+ * Writes every artifact into its folder under `out`, saying what it made.
+ * @param {{ out: string, work: string, version: string, python: string, goModule: string, image: boolean, time: Date, revision: string }} release
+ */
+function writeArtifacts({ out, work, version, python, goModule, image, time, revision }) {
+  const npm = npmTarballs({ root, work: join(work, 'npm'), outDir: join(out, 'npm') });
+  say(`npm: ${relative(out, npm.server)} (dependencies bundled, npm-shrinkwrap.json), ${relative(out, npm.client)}`);
+  const pythonDir = join(root, 'clients', 'python');
+  const dists = pythonDists({ pythonDir, outDir: join(out, 'python'), version, python });
+  say(`python: ${dists.map((d) => relative(out, d)).join(', ')}`);
+  const javaDir = join(root, 'clients', 'java');
+  const maven = mavenRepository({ javaDir, work: join(work, 'java'), repoRoot: join(out, 'maven'), version, time });
+  say(`maven: ${relative(out, maven)}`);
+  const go = writeGoModule({ moduleDir: goModule, version, proxyRoot: join(out, 'go'), time });
+  say(`go: ${go.path} v${version} (GOPROXY=file://${join(out, 'go')})`);
+  if (!image) {
+    say('image: left out (--no-image)');
+    return;
+  }
+  const nodeImage = process.env.TICKETD_NODE_IMAGE || 'node:20-slim';
+  const imageWork = join(work, 'image');
+  const made = releaseImage({
+    root,
+    work: imageWork,
+    outDir: join(out, 'image'),
+    version,
+    revision,
+    created: time,
+    nodeImage,
+  });
+  say(`image: ${made.tag} as ${relative(out, made.archive)}, its context ${relative(out, made.context)}`);
+}
+
+/**
+ * Copies the docs into `out` and writes SHA256SUMS of every file there; returns how many it lists.
+ * @param {string} out
+ * @returns {number}
+ */
+function writeDocsAndSums(out) {
+  for (const doc of DOCS) cpSync(join(root, doc), join(out, doc), { recursive: true });
+  for (const client of ['java', 'python', 'go']) {
+    const readme = join(root, 'clients', client, 'README.md');
+    if (existsSync(readme)) cpSync(readme, join(out, 'clients', client, 'README.md'));
+  }
+  const digest = (file) =>
+    createHash('sha256')
+      .update(readFileSync(join(out, file)))
+      .digest('hex');
+  const sums = filesUnder(out).map((f) => `${digest(f)}  ${f}\n`);
+  writeFileSync(join(out, 'SHA256SUMS'), sums.join(''));
+  return sums.length;
+}
+
 function main() {
   const { values } = parseArgs({
     options: {
@@ -74,7 +129,7 @@ function main() {
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   const out = resolve(values.out ?? join(root, 'release', `ticketd-${version}`));
   const goModule = resolve(values['go-module'] ?? join(root, 'clients', 'go'));
-  const python = process.env.TICKETD_PYTHON || (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+  const python = process.env.TICKETD_PYTHON || DEFAULT_PYTHON;
   const image = !values['no-image'];
 
   const javaVersion = readFileSync(join(root, 'clients', 'java', 'VERSION'), 'utf8').trim();
@@ -91,48 +146,9 @@ function main() {
   mkdirSync(out, { recursive: true });
   try {
     if (!values['skip-build']) must('npm', ['run', 'build'], root);
-    const npm = npmTarballs({ root, work: join(work, 'npm'), outDir: join(out, 'npm') });
-    say(`npm: ${relative(out, npm.server)} (dependencies bundled, npm-shrinkwrap.json), ${relative(out, npm.client)}`);
-    const dists = pythonDists({ pythonDir: join(root, 'clients', 'python'), outDir: join(out, 'python'), version });
-    say(`python: ${dists.map((d) => relative(out, d)).join(', ')}`);
-    const maven = mavenRepository({
-      javaDir: join(root, 'clients', 'java'),
-      work: join(work, 'java'),
-      repoRoot: join(out, 'maven'),
-      version,
-      time,
-    });
-    say(`maven: ${relative(out, maven)}`);
-    const go = writeGoModule({ moduleDir: goModule, version, proxyRoot: join(out, 'go'), time });
-    say(`go: ${go.path} v${version} (GOPROXY=file://${join(out, 'go')})`);
-    if (image) {
-      const nodeImage = process.env.TICKETD_NODE_IMAGE || 'node:20-slim';
-      const made = releaseImage({
-        root,
-        work: join(work, 'image'),
-        outDir: join(out, 'image'),
-        version,
-        revision,
-        created: time,
-        nodeImage,
-      });
-      say(`image: ${made.tag} as ${relative(out, made.archive)}, its context ${relative(out, made.context)}`);
-    } else {
-      say('image: left out (--no-image)');
-    }
-    for (const doc of DOCS) cpSync(join(root, doc), join(out, doc), { recursive: true });
-    for (const client of ['java', 'python', 'go']) {
-      const readme = join(root, 'clients', client, 'README.md');
-      if (existsSync(readme)) cpSync(readme, join(out, 'clients', client, 'README.md'));
-    }
-    const sums = filesUnder(out).map(
-      (f) =>
-        `${createHash('sha256')
-          .update(readFileSync(join(out, f)))
-          .digest('hex')}  ${f}\n`,
-    );
-    writeFileSync(join(out, 'SHA256SUMS'), sums.join(''));
-    say(`${out}: ${sums.length} files in SHA256SUMS`);
+    writeArtifacts({ out, work, version, python, goModule, image, time, revision });
+    const sums = writeDocsAndSums(out);
+    say(`${out}: ${sums} files in SHA256SUMS`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -11,7 +11,7 @@
 // from the lock file (npm ci) into the package and bundles all of it: two installs of one tarball are
 // the same tree, offline. npm-shrinkwrap.json stays in the tarball as the record of that tree (and
 // is honoured where a registry serves the package with `_hasShrinkwrap`).
-import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { must } from './run.mjs';
 
@@ -103,6 +103,11 @@ export function npmTarballs({ root, work, outDir }) {
 
   renameSync(bundledClient, join(dir, 'node_modules', CLIENT));
   const clientPkg = JSON.parse(readFileSync(join(dir, 'node_modules', CLIENT, 'package.json'), 'utf8'));
+  // The repository's lock also lists what only its workspace used (the client's development types):
+  // npm ci installed no such package, and the shrinkwrap names only the tree that is there.
+  lock.packages = Object.fromEntries(
+    Object.entries(lock.packages).filter(([path]) => path === '' || existsSync(join(dir, path, 'package.json'))),
+  );
   lock.packages[''].dependencies = pkg.dependencies;
   lock.packages[`node_modules/${CLIENT}`] = {
     version: clientPkg.version,

@@ -1,11 +1,8 @@
 // The Python client's wheel and sdist, built offline: `python3 -m build --no-isolation` (Debian's
 // python3-build) runs the client's in-tree build backend, which needs nothing from a package index.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { must } from './run.mjs';
-
-/** Debian's interpreter, where python3-build is installed; else the first python3 on PATH. */
-const PYTHON = process.env.TICKETD_PYTHON || (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 
 /**
  * The version pyproject.toml's [project] table names.
@@ -21,18 +18,21 @@ export function pyprojectVersion(pyproject) {
 
 /**
  * Builds the wheel and the sdist of `pythonDir` into `outDir`; returns their paths.
- * @param {{ pythonDir: string, outDir: string, version: string }} options
+ * @param {{ pythonDir: string, outDir: string, version: string, python: string }} options
  * @returns {string[]}
  */
-export function pythonDists({ pythonDir, outDir, version }) {
+export function pythonDists({ pythonDir, outDir, version, python }) {
   const declared = pyprojectVersion(readFileSync(join(pythonDir, 'pyproject.toml'), 'utf8'));
   if (declared !== version)
     throw new Error(`clients/python/pyproject.toml has version ${declared}, the release is ${version}: set it`);
-  must(PYTHON, ['-c', 'import build'], pythonDir, {
-    ...process.env,
-  });
+  const init = readFileSync(join(pythonDir, 'src', 'ticketd_client', '__init__.py'), 'utf8');
+  const runtime = /^__version__ = "([^"]+)"/m.exec(init)?.[1];
+  if (runtime !== version)
+    throw new Error(
+      `clients/python/src/ticketd_client/__init__.py has __version__ ${runtime}, the release is ${version}: set it`,
+    );
   mkdirSync(outDir, { recursive: true });
-  must(PYTHON, ['-m', 'build', '--no-isolation', '--outdir', outDir, pythonDir], pythonDir);
+  must(python, ['-m', 'build', '--no-isolation', '--outdir', outDir, pythonDir], pythonDir);
   const made = readdirSync(outDir).filter((f) => f.includes(`-${version}`) && /\.(whl|tar\.gz)$/.test(f));
   if (made.length !== 2)
     throw new Error(`python3 -m build made ${made.join(', ') || 'nothing'}, not a wheel and an sdist`);
