@@ -65,6 +65,26 @@ function productionLock(lock, pkg) {
 }
 
 /**
+ * Peer dependencies of the production tree that npm installed beside it (mysql2 asks for
+ * @types/node), by name and installed version. npm pack bundles what `dependencies` reaches, not
+ * peers, so unless they are declared too every install would resolve them afresh from a registry.
+ * @param {string} dir
+ * @param {Record<string, any>} lock
+ * @returns {Record<string, string>}
+ */
+function installedPeers(dir, lock) {
+  const peers = {};
+  for (const entry of Object.values(lock.packages)) {
+    for (const name of Object.keys(entry.peerDependencies ?? {})) {
+      if (entry.peerDependenciesMeta?.[name]?.optional === true) continue;
+      const manifest = join(dir, 'node_modules', name, 'package.json');
+      if (existsSync(manifest)) peers[name] = JSON.parse(readFileSync(manifest, 'utf8')).version;
+    }
+  }
+  return peers;
+}
+
+/**
  * Makes `ticketd-X.Y.Z.tgz` (dependency tree installed from the lock file and bundled, with
  * npm-shrinkwrap.json) and `ticketd-client-X.Y.Z.tgz` in `outDir`; returns their paths.
  * @param {{ root: string, work: string, outDir: string }} options
@@ -108,6 +128,7 @@ export function npmTarballs({ root, work, outDir }) {
   lock.packages = Object.fromEntries(
     Object.entries(lock.packages).filter(([path]) => path === '' || existsSync(join(dir, path, 'package.json'))),
   );
+  pkg.dependencies = { ...installedPeers(dir, lock), ...pkg.dependencies };
   lock.packages[''].dependencies = pkg.dependencies;
   lock.packages[`node_modules/${CLIENT}`] = {
     version: clientPkg.version,
