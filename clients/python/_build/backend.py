@@ -10,7 +10,7 @@ import os
 import re
 import tarfile
 import zipfile
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = "ticketd_client"
@@ -19,7 +19,8 @@ _PACKAGE = "ticketd_client"
 def _project() -> Dict[str, str]:
     text = open(os.path.join(_ROOT, "pyproject.toml"), encoding="utf-8").read()
     table = text.split("[project]", 1)[1]
-    found = {key: re.search(rf'^{key}\s*=\s*"([^"]*)"', table, re.M) for key in ("name", "version", "description", "requires-python")}
+    keys = ("name", "version", "description", "requires-python")
+    found = {key: re.search(rf'^{key}\s*=\s*"([^"]*)"', table, re.M) for key in keys}
     return {key: m.group(1) for key, m in found.items() if m is not None}
 
 
@@ -56,15 +57,17 @@ def _record_line(path: str, data: bytes) -> str:
     return f"{path},sha256={digest},{len(data)}"
 
 
-def get_requires_for_build_wheel(config_settings: Optional[dict] = None) -> List[str]:
+def get_requires_for_build_wheel(config_settings: Optional[Dict[str, Any]] = None) -> List[str]:
     return []
 
 
-def get_requires_for_build_sdist(config_settings: Optional[dict] = None) -> List[str]:
+def get_requires_for_build_sdist(config_settings: Optional[Dict[str, Any]] = None) -> List[str]:
     return []
 
 
-def build_wheel(wheel_directory: str, config_settings: Optional[dict] = None, metadata_directory: Optional[str] = None) -> str:
+def build_wheel(
+    wheel_directory: str, config_settings: Optional[Dict[str, Any]] = None, metadata_directory: Optional[str] = None
+) -> str:
     project = _project()
     dist = _dist_name(project)
     info = f"{dist}-{project['version']}.dist-info"
@@ -74,7 +77,9 @@ def build_wheel(wheel_directory: str, config_settings: Optional[dict] = None, me
         with open(os.path.join(_ROOT, "src", rel), "rb") as f:
             files[rel.replace(os.sep, "/")] = f.read()
     files[f"{info}/METADATA"] = _metadata(project).encode()
-    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: ticketd-client _build/backend.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: ticketd-client _build/backend.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
     record = [_record_line(path, data) for path, data in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     with zipfile.ZipFile(os.path.join(wheel_directory, name), "w", zipfile.ZIP_DEFLATED) as wheel:
@@ -83,12 +88,13 @@ def build_wheel(wheel_directory: str, config_settings: Optional[dict] = None, me
     return name
 
 
-def build_sdist(sdist_directory: str, config_settings: Optional[dict] = None) -> str:
+def build_sdist(sdist_directory: str, config_settings: Optional[Dict[str, Any]] = None) -> str:
     project = _project()
     base = f"{_dist_name(project)}-{project['version']}"
     name = f"{base}.tar.gz"
     with tarfile.open(os.path.join(sdist_directory, name), "w:gz") as sdist:
-        for rel in ["pyproject.toml", "README.md", os.path.join("_build", "backend.py")] + [os.path.join("src", s) for s in _sources()]:
+        members = ["pyproject.toml", "README.md", os.path.join("_build", "backend.py")]
+        for rel in members + [os.path.join("src", s) for s in _sources()]:
             sdist.add(os.path.join(_ROOT, rel), arcname=f"{base}/{rel}")
         pkg_info = _metadata(project).encode()
         entry = tarfile.TarInfo(f"{base}/PKG-INFO")

@@ -114,7 +114,8 @@ def snowflakes(url: str, admin: str) -> List[Dict[str, object]]:
     for label, generator in (("layout 41/10/12: at most 4,096 IDs per ms", standard), ("layout 41/6/16", wide)):
         nowait = generator.next_nowait
         nxt = generator.next
-        results.append(time_chunks(f"Python Snowflake.next_nowait() ({label})", lambda: [nowait() for _ in range(1000)]))
+        name = f"Python Snowflake.next_nowait() ({label})"
+        results.append(time_chunks(name, lambda: [nowait() for _ in range(1000)]))
         results.append(time_chunks(f"Python Snowflake.next() ({label})", lambda: [nxt() for _ in range(1000)]))
     standard.close()
     wide.close()
@@ -134,7 +135,11 @@ def primitives() -> List[Dict[str, object]]:
         return p.encode_run(first, 1000)
 
     return [
-        time_chunks("Python AES-256 of one block (table-based, pure Python)", lambda: [len(aes.encrypt_block(block)) for _ in range(1000)], unique=False),
+        time_chunks(
+            "Python AES-256 of one block (table-based, pure Python)",
+            lambda: [len(aes.encrypt_block(block)) for _ in range(1000)],
+            unique=False,
+        ),
         time_chunks("Python IdPermutation.encode (63-bit domain, feistel-aes256-v2)", encodes),
     ]
 
@@ -147,7 +152,8 @@ def main(argv: List[str]) -> None:
         results.extend(ticket_client(url, sequence, blocks or "?", token))
     results.extend(snowflakes(url, admin))
     results.extend(primitives())
-    print(json.dumps({"python": f"{platform.python_implementation()} {platform.python_version()}", "results": results, "checked": checked}))
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    print(json.dumps({"python": python, "results": results, "checked": checked}))
 
 
 if __name__ == "__main__":

@@ -62,11 +62,20 @@ def hand_out(urls: List[str], sequence: str, threads: int, seconds: float, ids_f
     out.close()
     leases = client.leases
     client.close()
-    report({"scenario": "hand-out", "ids": sum(counts), "failed": len(failures), "firstFailures": failures[:5], "leases": leases})
+    report(
+        {
+            "scenario": "hand-out",
+            "ids": sum(counts),
+            "failed": len(failures),
+            "firstFailures": failures[:5],
+            "leases": leases,
+        }
+    )
 
 
 def opaque(urls: List[str], sequence: str, token: str, count: int) -> None:
-    """Opaque IDs handed out with the sequence's token, each with the client's own decoding; and the key refused without it."""
+    """Opaque IDs handed out with the sequence's token, each with the client's own decoding; and the key refused
+    without it."""
     client = TicketClient(urls, sequence, token=token)
     ids = [client.next() for _ in range(count)]
     codec = client.codec()
@@ -122,7 +131,18 @@ def strict(urls: List[str], sequence: str, threads: int, calls: int) -> None:
     batch = [str(i) for i in client.next_batch(5)]
     requests = client._strict.requests if client._strict is not None else 0  # noqa: SLF001 - reported for the test
     client.close()
-    report({"scenario": "strict-coalesced", "first": str(first), "calls": done, "failed": failures, "requests": requests, "nowait": nowait, "batch": batch, "strict": client.strict})
+    report(
+        {
+            "scenario": "strict-coalesced",
+            "first": str(first),
+            "calls": done,
+            "failed": failures,
+            "requests": requests,
+            "nowait": nowait,
+            "batch": batch,
+            "strict": client.strict,
+        }
+    )
 
 
 def retired(urls: List[str], sequence: str, block_size: int) -> None:

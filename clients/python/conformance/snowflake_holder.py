@@ -20,7 +20,16 @@ from typing import Any, Dict, List, Optional
 
 from ticketd_client import Snowflake
 
-_CAMEL = {"worker_id": "workerId", "expires_in_ms": "expiresInMs", "high_water_ms": "highWaterMs", "skew_ms": "skewMs", "limit_ms": "limitMs", "behind_ms": "behindMs", "last_used_ms": "lastUsedMs", "left_ms": "leftMs"}
+_CAMEL = {
+    "worker_id": "workerId",
+    "expires_in_ms": "expiresInMs",
+    "high_water_ms": "highWaterMs",
+    "skew_ms": "skewMs",
+    "limit_ms": "limitMs",
+    "behind_ms": "behindMs",
+    "last_used_ms": "lastUsedMs",
+    "left_ms": "leftMs",
+}
 
 
 def main(argv: List[str]) -> None:
@@ -40,7 +49,8 @@ def main(argv: List[str]) -> None:
             with lock:
                 if files["current"] is not None:
                     files["current"].close()
-                files["current"] = open(os.path.join(directory, f"{name}.{event['worker_id']}.{event['epoch']}.ids"), "ab")
+                path = os.path.join(directory, f"{name}.{event['worker_id']}.{event['epoch']}.ids")
+                files["current"] = open(path, "ab")
         say(event)
 
     def write(target: Any, batch: bytearray) -> None:

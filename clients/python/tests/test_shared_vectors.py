@@ -15,7 +15,8 @@ class PermutationVectorsTest(unittest.TestCase):
     vectors = load("permutation.json")
 
     def test_schemes_are_the_same(self) -> None:
-        self.assertEqual({k: {"rounds": s.rounds, "tag": s.tag} for k, s in ticketd_client.PERMUTATION_SCHEMES.items()}, self.vectors["schemes"])
+        schemes = {k: {"rounds": s.rounds, "tag": s.tag} for k, s in ticketd_client.PERMUTATION_SCHEMES.items()}
+        self.assertEqual(schemes, self.vectors["schemes"])
         self.assertEqual(ticketd_client.KEY_BYTES, self.vectors["keyBytes"])
 
     def test_encode_and_decode_every_pair(self) -> None:
@@ -76,8 +77,9 @@ class SnowflakeVectorsTest(unittest.TestCase):
             self.assertEqual(tuple(layout), (expected["timeBits"], expected["workerBits"], expected["sequenceBits"]))
             for v in case["ids"]:
                 with self.subTest(layout=layout, epoch=case["epochMs"], id=v["id"]):
-                    self.assertEqual(compose(v["timestampMs"], v["workerId"], v["sequence"], layout, case["epochMs"]), int(v["id"]))
-                    self.assertEqual(tuple(decompose(int(v["id"]), layout, case["epochMs"])), (v["timestampMs"], v["workerId"], v["sequence"]))
+                    parts = (v["timestampMs"], v["workerId"], v["sequence"])
+                    self.assertEqual(compose(*parts, layout, case["epochMs"]), int(v["id"]))
+                    self.assertEqual(tuple(decompose(int(v["id"]), layout, case["epochMs"])), parts)
                 count += 1
             for out in case["outside"]:
                 with self.assertRaises(SnowflakeLayoutError) as caught:

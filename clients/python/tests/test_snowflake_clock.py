@@ -26,7 +26,9 @@ class SteppedClock:
 class Leases:
     """ticketd's answers to take, renew and release, as the real routes give them."""
 
-    def __init__(self, worker_bits: int = 10, ttl_ms: int = 3000, max_skew_ms: int = 1000, high_water_ms: int = 0) -> None:
+    def __init__(
+        self, worker_bits: int = 10, ttl_ms: int = 3000, max_skew_ms: int = 1000, high_water_ms: int = 0
+    ) -> None:
         self.worker_bits = worker_bits
         self.ttl_ms = ttl_ms
         self.max_skew_ms = max_skew_ms
@@ -39,7 +41,11 @@ class Leases:
         now = time.time_ns() // 1_000_000
         return {
             "pool": "test", "workerId": 7, "epoch": "1", "holder": "t", "expiresAt": "", "expiresInMs": self.ttl_ms,
-            "serverTimeMs": now, "highWaterMs": self.high_water_ms, "workerBits": self.worker_bits, "ttlMs": self.ttl_ms, "maxSkewMs": self.max_skew_ms,
+            "serverTimeMs": now,
+            "highWaterMs": self.high_water_ms,
+            "workerBits": self.worker_bits,
+            "ttlMs": self.ttl_ms,
+            "maxSkewMs": self.max_skew_ms,
         }
 
     def take(self, holder: str) -> Dict[str, Any]:
@@ -55,8 +61,13 @@ class Leases:
 
 
 class SnowflakeClockTest(unittest.TestCase):
-    def generator(self, clock: SteppedClock, leases: Leases, events: Optional[List[Dict[str, Any]]] = None, **options: Any) -> Snowflake:
-        s = Snowflake(["http://unused.invalid"], "test", clock=clock, lease_requests=leases, on_event=(events.append if events is not None else None), **options)
+    def generator(
+        self, clock: SteppedClock, leases: Leases, events: Optional[List[Dict[str, Any]]] = None, **options: Any
+    ) -> Snowflake:
+        on_event = events.append if events is not None else None
+        s = Snowflake(
+            ["http://unused.invalid"], "test", clock=clock, lease_requests=leases, on_event=on_event, **options
+        )
         self.addCleanup(s.close)
         return s
 
@@ -126,7 +137,8 @@ class SnowflakeClockTest(unittest.TestCase):
         ids = [s.next() for _ in range(100)]
         self.assertGreater(s.decompose(ids[0]).timestamp_ms, leases.high_water_ms)
         s.close()
-        self.assertEqual(leases.released, [{"workerId": 7, "epoch": "1", "lastUsedMs": s.decompose(ids[-1]).timestamp_ms}])
+        last_used_ms = s.decompose(ids[-1]).timestamp_ms
+        self.assertEqual(leases.released, [{"workerId": 7, "epoch": "1", "lastUsedMs": last_used_ms}])
         with self.assertRaises(NoLeaseError):
             s.next_nowait()
 

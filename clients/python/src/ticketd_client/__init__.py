@@ -13,9 +13,24 @@ from .errors import (
 )
 from .id_codec import IdCodec, fetch_id_codec
 from .id_permutation import IdPermutation
-from .id_scheme import FIRST_PERMUTATION_SCHEME, KEY_BYTES, PERMUTATION_SCHEME, PERMUTATION_SCHEMES, is_permutation_scheme, permutation_scheme
+from .id_scheme import (
+    FIRST_PERMUTATION_SCHEME,
+    KEY_BYTES,
+    PERMUTATION_SCHEME,
+    PERMUTATION_SCHEMES,
+    is_permutation_scheme,
+    permutation_scheme,
+)
 from .snowflake import DEFAULT_MAX_STEP_BACK_MS, Snowflake, SystemClock
-from .snowflake_layout import DEFAULT_LAYOUT, DEFAULT_SNOWFLAKE_EPOCH_MS, SnowflakeLayout, SnowflakeParts, complete_layout, compose, decompose
+from .snowflake_layout import (
+    DEFAULT_LAYOUT,
+    DEFAULT_SNOWFLAKE_EPOCH_MS,
+    SnowflakeLayout,
+    SnowflakeParts,
+    complete_layout,
+    compose,
+    decompose,
+)
 from .ticket_client import TicketClient
 
 __version__ = "0.11.0"

@@ -78,7 +78,9 @@ class Transport:
     """Requests of one client: its token, timeout and TLS context, and a pool of kept-alive
     connections per origin (a connection is used by one thread at a time)."""
 
-    def __init__(self, token: Optional[str] = None, timeout: Optional[float] = None, ssl_context: Optional[ssl.SSLContext] = None) -> None:
+    def __init__(
+        self, token: Optional[str] = None, timeout: Optional[float] = None, ssl_context: Optional[ssl.SSLContext] = None
+    ) -> None:
         self._token = token
         self._timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
         self._ssl = ssl_context
@@ -155,7 +157,13 @@ class Transport:
             return res.status, res.reason, payload
         raise http.client.RemoteDisconnected("the connection was closed twice without an answer")
 
-    def get_json(self, method: str, url: str, complete: Callable[[Dict[str, Any]], bool] = lambda body: True, body: Optional[Dict[str, Any]] = None) -> Attempt:
+    def get_json(
+        self,
+        method: str,
+        url: str,
+        complete: Callable[[Dict[str, Any]], bool] = lambda body: True,
+        body: Optional[Dict[str, Any]] = None,
+    ) -> Attempt:
         """The JSON body of a 200 that ``complete`` accepts; otherwise the status, the problem's title and detail."""
         status, reason, payload = self.request(method, url, body)
         text = payload.decode("utf-8", "replace")
@@ -173,4 +181,5 @@ class Transport:
             detail = f"not JSON: {text[:80]!r}"
         code = answer.get("code") if answer is not None and isinstance(answer.get("code"), str) else None
         # A 4xx (unknown sequence, bad name, exhausted, no token, retired) is the same everywhere: do not fail over.
-        return Attempt(ok=False, error=f"{status} {title}{': ' + detail if detail else ''}", final=status < 500, code=code)
+        error = f"{status} {title}{': ' + detail if detail else ''}"
+        return Attempt(ok=False, error=error, final=status < 500, code=code)

@@ -111,5 +111,5 @@ class Aes256:
         if len(block) != 16:
             raise ValueError(f"an AES block has 16 bytes; got {len(block)}")
         words = [int.from_bytes(block[i : i + 4], "big") for i in range(0, 16, 4)]
-        out = encrypt_words(self.round_keys, *words)
+        out = encrypt_words(self.round_keys, words[0], words[1], words[2], words[3])
         return b"".join(w.to_bytes(4, "big") for w in out)

@@ -62,13 +62,19 @@ def fetch_id_codec(urls: Sequence[str], sequence: str, transport: Transport) -> 
             return Attempt(ok=True, value=ORDERED)
         # Guessing "ordered" for a mode it does not know would hand out IDs another client may hold.
         if ids != "opaque":
-            return Attempt(ok=False, error=f"sequence {sequence} has ids {ids!r}, unknown to this version; upgrade ticketd-client", final=True)
-        key = transport.get_json("GET", f"{base}/id-key", lambda b: all(k in b for k in ("scheme", "startAfter", "maxId")))
+            error = f"sequence {sequence} has ids {ids!r}, unknown to this version; upgrade ticketd-client"
+            return Attempt(ok=False, error=error, final=True)
+        key = transport.get_json(
+            "GET", f"{base}/id-key", lambda b: all(k in b for k in ("scheme", "startAfter", "maxId"))
+        )
         if not key.ok:
             return key
         scheme = key.value["scheme"]
         if not is_permutation_scheme(scheme):
-            return Attempt(ok=False, error=f"sequence {sequence} uses opaque ID scheme {scheme!r}, unknown to this version; upgrade ticketd-client", final=True)
+            error = (
+                f"sequence {sequence} uses opaque ID scheme {scheme!r}, unknown to this version; upgrade ticketd-client"
+            )
+            return Attempt(ok=False, error=error, final=True)
         encoded = key.value.get("key" if scheme == FIRST_PERMUTATION_SCHEME else "schemeKey")
         if not isinstance(encoded, str):
             return Attempt(ok=False, error=f"ticketd sent no key for scheme {scheme}", final=True)
@@ -76,4 +82,6 @@ def fetch_id_codec(urls: Sequence[str], sequence: str, transport: Transport) -> 
         return Attempt(ok=True, value=OpaqueCodec(permutation))
 
     codec, _ = ask_in_turn(urls, 0, f"no ticketd gave the codec of {sequence}", ask)
+    if not isinstance(codec, IdCodec):  # an Attempt's value is untyped: say what came back
+        raise TypeError(f"expected an IdCodec for {sequence}, got {type(codec).__name__}")
     return codec

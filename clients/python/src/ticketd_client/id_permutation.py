@@ -81,7 +81,9 @@ class IdPermutation:
     def _index(self, id_: int) -> int:
         x = id_ - self._first
         if x < 0 or x >= self._size:
-            raise OpaqueIdError(f"ID {id_} is outside the sequence's domain ({self._first - 1}, {self._first - 1 + self._size}]")
+            raise OpaqueIdError(
+                f"ID {id_} is outside the sequence's domain ({self._first - 1}, {self._first - 1 + self._size}]"
+            )
         return x
 
     def encode(self, id_: int) -> int:

@@ -37,4 +37,6 @@ def permutation_scheme(name: object) -> Scheme:
     if isinstance(name, str) and name in PERMUTATION_SCHEMES:
         return PERMUTATION_SCHEMES[name]
     known = ", ".join(PERMUTATION_SCHEMES)
-    raise OpaqueIdError(f"opaque ID scheme {name!r} is unknown to this version (it knows {known}); upgrade ticketd-client")
+    raise OpaqueIdError(
+        f"opaque ID scheme {name!r} is unknown to this version (it knows {known}); upgrade ticketd-client"
+    )

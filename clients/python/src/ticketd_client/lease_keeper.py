@@ -21,7 +21,16 @@ class Held:
 
     __slots__ = ("worker_id", "epoch", "max_skew_ms", "renew_every_ms", "expires_mono", "server_ms", "answered_mono")
 
-    def __init__(self, worker_id: int, epoch: str, max_skew_ms: float, renew_every_ms: float, expires_mono: float, server_ms: float, answered_mono: float) -> None:
+    def __init__(
+        self,
+        worker_id: int,
+        epoch: str,
+        max_skew_ms: float,
+        renew_every_ms: float,
+        expires_mono: float,
+        server_ms: float,
+        answered_mono: float,
+    ) -> None:
         self.worker_id = worker_id
         self.epoch = epoch
         self.max_skew_ms = max_skew_ms
@@ -88,7 +97,8 @@ class LeaseKeeper:
         self.skew_ms: Optional[float] = None
 
     def close(self, last_used: Callable[[], int]) -> None:
-        """Stops renewing and releases the lease with the last millisecond used (read once nothing else can change it)."""
+        """Stops renewing and releases the lease with the last millisecond used (read once nothing else can
+        change it)."""
         with self._lock:
             self.closed = True
             self._cancel_timer()
@@ -161,19 +171,35 @@ class LeaseKeeper:
             )
             renew_every = self.held.renew_every_ms
             # Inside the lock: no ID is minted on the new lease before its event is seen.
-            self._emit({"type": "leased", "worker_id": lease["workerId"], "epoch": lease["epoch"], "expires_in_ms": lease["expiresInMs"], "high_water_ms": lease["highWaterMs"]})
+            self._emit(
+                {
+                    "type": "leased",
+                    "worker_id": lease["workerId"],
+                    "epoch": lease["epoch"],
+                    "expires_in_ms": lease["expiresInMs"],
+                    "high_water_ms": lease["highWaterMs"],
+                }
+            )
         self._schedule(renew_every, self._renew)
 
     def _refusal(self, lease: Dict[str, Any], skew: float) -> Optional[Exception]:
         """Why a lease cannot be used here: the layout cannot hold its worker ID, or this clock is off the server's."""
         if lease["workerBits"] > self._worker_bits:
-            return SnowflakeLayoutError(f"pool {lease['pool']} has {lease['workerBits']}-bit worker IDs; layout.worker_bits is {self._worker_bits}")
+            return SnowflakeLayoutError(
+                f"pool {lease['pool']} has {lease['workerBits']}-bit worker IDs; "
+                f"layout.worker_bits is {self._worker_bits}"
+            )
         if abs(skew) > lease["maxSkewMs"]:
             self._emit({"type": "skew", "skew_ms": skew, "limit_ms": lease["maxSkewMs"]})
-            return ClockSkewError(f"this clock is {skew_text(skew)} the server's (limit {lease['maxSkewMs']} ms, the pool's maxSkewMs); lease given back")
+            return ClockSkewError(
+                f"this clock is {skew_text(skew)} the server's (limit {lease['maxSkewMs']} ms, the pool's maxSkewMs); "
+                "lease given back"
+            )
         wait = lease["highWaterMs"] - self._wall()
         if wait > 2 * lease["maxSkewMs"] + self._max_step_back:
-            return ClockMovedBackError(f"the worker ID's earlier holders used timestamps {wait} ms ahead of this clock; lease given back")
+            return ClockMovedBackError(
+                f"the worker ID's earlier holders used timestamps {wait} ms ahead of this clock; lease given back"
+            )
         return None
 
     def _cancel_timer(self) -> None:

@@ -23,7 +23,15 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 from ._http import Transport
 from .errors import ClockMovedBackError, ClockSkewError, NoLeaseError
 from .lease_keeper import LeaseKeeper, pause, skew_text
-from .snowflake_layout import DEFAULT_SNOWFLAKE_EPOCH_MS, SnowflakeLayout, SnowflakeParts, _iso, complete_layout, decompose, first_id_of
+from .snowflake_layout import (
+    DEFAULT_SNOWFLAKE_EPOCH_MS,
+    SnowflakeLayout,
+    SnowflakeParts,
+    _iso,
+    complete_layout,
+    decompose,
+    first_id_of,
+)
 from .worker_lease import LeaseRequests
 
 #: A step back up to this is waited out when none is given.
@@ -95,7 +103,11 @@ class Snowflake:
         #: A step back past max_step_back_ms was reported (one clock-back event per step, not per call).
         self._back_reported = False
         self._keeper = LeaseKeeper(
-            requests=lease_requests if lease_requests is not None else LeaseRequests([u.rstrip("/") for u in urls], pool, self._transport),
+            requests=(
+                lease_requests
+                if lease_requests is not None
+                else LeaseRequests([u.rstrip("/") for u in urls], pool, self._transport)
+            ),
             holder=holder if holder is not None else f"{socket.gethostname()}/{os.getpid()}",
             worker_bits=self._layout.worker_bits,
             max_step_back_ms=max_step_back_ms,
@@ -157,7 +169,10 @@ class Snowflake:
             spin_until = self._mono() + self._max_step_back + 2
             while id_ is None:
                 if self._mono() > spin_until:
-                    raise ClockMovedBackError(f"the clock has not passed {_iso(int(self._ms))} (the last timestamp used) within {self._max_step_back} ms")
+                    raise ClockMovedBackError(
+                        f"the clock has not passed {_iso(int(self._ms))} (the last timestamp used) "
+                        f"within {self._max_step_back} ms"
+                    )
                 id_ = self._issue(self._wall())
             return id_
 
@@ -192,7 +207,8 @@ class Snowflake:
         self._transport.close()
 
     def _issue(self, now: int) -> Optional[int]:
-        """The next ID at wall time ``now``, or None when the clock must first pass the last millisecond opened (lock held)."""
+        """The next ID at wall time ``now``, or None when the clock must first pass the last millisecond opened
+        (lock held)."""
         keeper = self._keeper
         held = keeper.held
         if held is None:
@@ -201,7 +217,9 @@ class Snowflake:
         if mono >= held.expires_mono:
             keeper.end(f"lease of worker {held.worker_id} ran out unrenewed")
             keeper.retake()
-            raise NoLeaseError(f"the lease of worker {held.worker_id} ran out before it was renewed; nothing more is issued on it")
+            raise NoLeaseError(
+                f"the lease of worker {held.worker_id} ran out before it was renewed; nothing more is issued on it"
+            )
         # The server's clock now lies in [server_ms + (mono - answered), server_ms + (mono - asked)].
         # Ahead is judged by the most it may be (a holder ahead of the server could mint past the
         # high-water mark the next holder starts from); behind by the least it surely is, since
@@ -213,7 +231,10 @@ class Snowflake:
         if ahead > held.max_skew_ms or behind > held.max_skew_ms:
             skew = ahead if ahead > held.max_skew_ms else -behind
             self._emit({"type": "skew", "skew_ms": skew, "limit_ms": held.max_skew_ms})
-            raise ClockSkewError(f"this clock is {skew_text(skew)} the server's (limit {held.max_skew_ms} ms, the pool's maxSkewMs): nothing is issued until it is back within it")
+            raise ClockSkewError(
+                f"this clock is {skew_text(skew)} the server's (limit {held.max_skew_ms} ms, the pool's maxSkewMs): "
+                "nothing is issued until it is back within it"
+            )
         if now > self._ms:
             self._ms = now
             self._back_reported = False
@@ -229,11 +250,11 @@ class Snowflake:
                 self._emit({"type": "clock-back", "behind_ms": step_back})
             self._back_reported = True
             raise ClockMovedBackError(
-                f"the clock is {step_back} ms behind the last timestamp used (more than max_step_back_ms {self._max_step_back}): nothing is issued until it passes {_iso(int(self._ms))}"
+                f"the clock is {step_back} ms behind the last timestamp used (more than max_step_back_ms "
+                f"{self._max_step_back}): nothing is issued until it passes {_iso(int(self._ms))}"
             )
         # At or a little behind the last millisecond opened: its sequence goes on while it lasts.
         if self._next < self._end:
             self._next += 1
             return self._next - 1
         return None
-

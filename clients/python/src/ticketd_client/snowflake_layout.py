@@ -39,13 +39,16 @@ def _iso(ms: int) -> str:
 
 
 def complete_layout(given: Optional[Union[SnowflakeLayout, Mapping[str, int]]] = None) -> SnowflakeLayout:
-    """The layout given (a SnowflakeLayout or a mapping of some of its widths), completed with the default's widths and checked."""
+    """The layout given (a SnowflakeLayout or a mapping of some of its widths), completed with the default's
+    widths and checked."""
     if given is None:
         given = {}
     fields = given._asdict() if isinstance(given, SnowflakeLayout) else dict(given)
     unknown = set(fields) - set(SnowflakeLayout._fields)
     if unknown:
-        raise SnowflakeLayoutError(f"layout has no {', '.join(sorted(unknown))}; it has {', '.join(SnowflakeLayout._fields)}")
+        raise SnowflakeLayoutError(
+            f"layout has no {', '.join(sorted(unknown))}; it has {', '.join(SnowflakeLayout._fields)}"
+        )
     merged = {**DEFAULT_LAYOUT._asdict(), **fields}
     for key, value in merged.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -54,14 +57,19 @@ def complete_layout(given: Optional[Union[SnowflakeLayout, Mapping[str, int]]] =
     total = layout.time_bits + layout.worker_bits + layout.sequence_bits
     if total > 63:
         raise SnowflakeLayoutError(
-            f"layout adds up to {total} bits; at most 63 (time_bits {layout.time_bits} + worker_bits {layout.worker_bits} + sequence_bits {layout.sequence_bits})"
+            f"layout adds up to {total} bits; at most 63 (time_bits {layout.time_bits} + "
+            f"worker_bits {layout.worker_bits} + sequence_bits {layout.sequence_bits})"
         )
     if layout.time_bits > 48:
-        raise SnowflakeLayoutError(f"layout.time_bits is at most 48 (8,900 years of milliseconds); got {layout.time_bits}")
+        raise SnowflakeLayoutError(
+            f"layout.time_bits is at most 48 (8,900 years of milliseconds); got {layout.time_bits}"
+        )
     return layout
 
 
-def decompose(id_: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS) -> SnowflakeParts:
+def decompose(
+    id_: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS
+) -> SnowflakeParts:
     """Takes an ID apart by the layout and epoch."""
     seq_bits = layout.sequence_bits
     return SnowflakeParts(
@@ -71,14 +79,24 @@ def decompose(id_: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int 
     )
 
 
-def first_id_of(ms: int, worker_id: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS) -> int:
+def first_id_of(
+    ms: int, worker_id: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS
+) -> int:
     """The first ID of a millisecond for a worker."""
     since = ms - epoch_ms
     if since < 0 or since >= 1 << layout.time_bits:
-        raise SnowflakeLayoutError(f"time {_iso(ms)} does not fit {layout.time_bits} bits of milliseconds since the epoch {_iso(epoch_ms)}")
+        raise SnowflakeLayoutError(
+            f"time {_iso(ms)} does not fit {layout.time_bits} bits of milliseconds since the epoch {_iso(epoch_ms)}"
+        )
     return (since << (layout.worker_bits + layout.sequence_bits)) | (worker_id << layout.sequence_bits)
 
 
-def compose(timestamp_ms: int, worker_id: int, sequence: int, layout: SnowflakeLayout = DEFAULT_LAYOUT, epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS) -> int:
+def compose(
+    timestamp_ms: int,
+    worker_id: int,
+    sequence: int,
+    layout: SnowflakeLayout = DEFAULT_LAYOUT,
+    epoch_ms: int = DEFAULT_SNOWFLAKE_EPOCH_MS,
+) -> int:
     """The ID of (timestamp, worker ID, sequence): the inverse of decompose."""
     return first_id_of(timestamp_ms, worker_id, layout, epoch_ms) | sequence

@@ -54,7 +54,8 @@ class StrictIds:
         return self._ask(1)[0]
 
     def batch(self, count: int) -> List[int]:
-        """``count`` IDs in increasing order, in requests of at most STRICT_MAX_PER_REQUEST, each sent once the one before is answered."""
+        """``count`` IDs in increasing order, in requests of at most STRICT_MAX_PER_REQUEST, each sent once the
+        one before is answered."""
         ids: List[int] = []
         left = count
         while left > 0:
@@ -64,7 +65,9 @@ class StrictIds:
 
     def refuse_nowait(self) -> int:
         """``next_nowait()`` on a strict sequence."""
-        raise StrictSequenceError(f"sequence {self._sequence} is strict: each ID comes from ticketd, none is buffered; call next()")
+        raise StrictSequenceError(
+            f"sequence {self._sequence} is strict: each ID comes from ticketd, none is buffered; call next()"
+        )
 
     def close(self) -> None:
         """Refuses the calls still waiting; the request in flight is answered to nobody."""
@@ -130,8 +133,11 @@ class StrictIds:
         url_path = f"/v1/sequences/{quote(self._sequence, safe='')}/ids?count={count}"
 
         def ask(url: str) -> Attempt:
-            return self._transport.get_json("POST", url + url_path, lambda b: isinstance(b.get("ids"), list) and len(b["ids"]) == count)
+            return self._transport.get_json(
+                "POST", url + url_path, lambda b: isinstance(b.get("ids"), list) and len(b["ids"]) == count
+            )
 
-        value, index = ask_in_turn(self._urls, self._preferred, f"no ticketd issued IDs of strict sequence {self._sequence}", ask)
+        failure = f"no ticketd issued IDs of strict sequence {self._sequence}"
+        value, index = ask_in_turn(self._urls, self._preferred, failure, ask)
         self._preferred = index
         return [int(i) for i in value["ids"]]

@@ -243,7 +243,10 @@ class TicketClient:
         if ids is not None and ids not in ("ordered", "opaque"):
             return f"block answer has ids {ids!r}, unknown to this version; upgrade ticketd-client"
         if self._permutation is not None and ids != "opaque":
-            return f"sequence {self._sequence} is opaque, but this ticketd leased it as {ids or 'a sequence without ids'}: upgrade that ticketd"
+            return (
+                f"sequence {self._sequence} is opaque, but this ticketd leased it as "
+                f"{ids or 'a sequence without ids'}: upgrade that ticketd"
+            )
         return None
 
     def _lease(self) -> _Block:
@@ -276,7 +279,8 @@ class TicketClient:
         self._in_flight += 1
         future: "Future[None]" = Future()
         self._waiter = future
-        threading.Thread(target=self._lease_into, args=(future,), name=f"ticketd-lease-{self._sequence}", daemon=True).start()
+        name = f"ticketd-lease-{self._sequence}"
+        threading.Thread(target=self._lease_into, args=(future,), name=name, daemon=True).start()
         return future
 
     def _lease_into(self, future: "Future[None]") -> None:

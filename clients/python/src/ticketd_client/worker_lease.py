@@ -26,11 +26,13 @@ class LeaseRequests:
         body: Dict[str, Any] = {"epoch": epoch}
         if skew_ms is not None:
             body["skewMs"] = skew_ms
-        return self._post(f"leases/{worker_id}/renew", body, f"no ticketd renewed worker {worker_id} of pool {self._pool}")
+        failure = f"no ticketd renewed worker {worker_id} of pool {self._pool}"
+        return self._post(f"leases/{worker_id}/renew", body, failure)
 
     def release(self, worker_id: int, epoch: str, last_used_ms: int) -> None:
         """Ends the lease: nothing at or after last_used_ms + 1 was issued on it."""
-        self._post(f"leases/{worker_id}/release", {"epoch": epoch, "lastUsedMs": last_used_ms}, f"no ticketd released worker {worker_id} of pool {self._pool}")
+        failure = f"no ticketd released worker {worker_id} of pool {self._pool}"
+        self._post(f"leases/{worker_id}/release", {"epoch": epoch, "lastUsedMs": last_used_ms}, failure)
 
     def _post(self, path: str, body: Dict[str, Any], failure: str) -> Dict[str, Any]:
         target = f"/v1/worker-pools/{quote(self._pool, safe='')}/{path}"
