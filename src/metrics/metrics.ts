@@ -26,8 +26,10 @@ export interface TicketdMetrics {
   readonly strictEvents: StrictEvents;
   /** Counts a reload of the secret files (SIGHUP). */
   reloaded(result: 'ok' | 'error'): void;
+  /** Counts one request by its caller's token name (never the token): anonymous, unknown, peer, or a configured name. */
+  readonly called: (token: string) => void;
   /** Counts one HTTP answer: its route (as declared, `unmatched` for none), method, status and duration. */
-  answered(route: string, method: string, status: number, seconds: number): void;
+  readonly answered: (route: string, method: string, status: number, seconds: number) => void;
   /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
   attach(service: TicketService, workers?: WorkerPools): void;
 }
@@ -58,6 +60,25 @@ function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
     }
     child.count.inc();
     child.time.observe(seconds);
+  };
+}
+
+/** Counts requests per caller (TicketdMetrics.called); the label's values are token names, a bounded set. */
+function callerCounts(registers: Registry[]): TicketdMetrics['called'] {
+  const requests = new Counter({
+    name: 'ticketd_requests_by_token_total',
+    help: 'HTTP requests per caller: the name of the bearer token (anonymous without one, unknown for one not configured, peer for a front end of the fleet).',
+    labelNames: ['token'],
+    registers,
+  });
+  const children = new Map<string, Counter.Internal>();
+  return (token) => {
+    let child = children.get(token);
+    if (child === undefined) {
+      child = requests.labels(token);
+      children.set(token, child);
+    }
+    child.inc();
   };
 }
 
@@ -99,6 +120,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     },
     reloaded: (result) => counters.reloads.labels(result).inc(),
     answered: httpAnswers(registers),
+    called: callerCounts(registers),
     strictEvents,
     workerEvents,
     events,

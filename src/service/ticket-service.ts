@@ -1,5 +1,6 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import type { Allocator, BackendStatus, ReleaseResult } from '../allocator/allocator.js';
+import { ANONYMOUS_CALLER, type Caller } from '../core/caller.js';
 import type { Clock } from '../core/clock.js';
 import { assertSequenceName, settleDefaultMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { judgeWidening } from '../core/widening.js';
@@ -62,12 +63,12 @@ export class TicketService {
 
   /**
    * Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. A strict
-   * sequence's come from its leader, this process or another (`authorization` goes along to it).
+   * sequence's come from its leader, this process or another (forwarded on behalf of `caller`).
    */
-  async issue(name: string, count: number, authorization?: string): Promise<IssuedIds> {
+  async issue(name: string, count: number, caller: Caller = ANONYMOUS_CALLER): Promise<IssuedIds> {
     const entry = await this.#served.entry(name);
     const strict = this.#served.strict(name);
-    if (strict !== undefined) return [await strict.take(count, authorization)];
+    if (strict !== undefined) return [await strict.take(count, caller)];
     if (entry.settings.ids === 'strict')
       throw new BadRequestError(
         `sequence ${name} is strict: only a serving ticketd (which leads or follows through HTTP) issues its IDs`,
@@ -88,12 +89,12 @@ export class TicketService {
   }
 
   /** A range of a strict sequence, served only if this process leads it (a follower forwarded the call). */
-  async strictRange(name: string, count: number, authorization?: string): Promise<IdRange> {
+  async strictRange(name: string, count: number, caller: Caller = ANONYMOUS_CALLER): Promise<IdRange> {
     await this.#served.entry(name);
     const strict = this.#served.strict(name);
     if (strict === undefined)
       throw new BadRequestError(`sequence ${name} is not strict: ask POST /v1/sequences/${name}/ids`);
-    return strict.take(count, authorization, true);
+    return strict.take(count, caller, true);
   }
 
   /**
