@@ -74,13 +74,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
         throw refused;
       }
       const count = isNext ? 1 : parseCount(match[3], maxCount);
-      const ready = service.tryIssue(name, count);
-      if (ready !== undefined) answer(issued(ready));
-      else
-        service
-          .issue(name, count, caller)
-          .then((ids) => answer(issued(ids)))
-          .catch(failed);
+      const ids = service.issue(name, count, caller);
+      if (ids instanceof Promise) ids.then((waited) => answer(issued(waited))).catch(failed);
+      else answer(issued(ids));
     } catch (error) {
       failed(error);
     }

@@ -28,7 +28,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       handler: async (req, res) => {
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
-        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count, callerOf(req)));
+        const ids = await service.issue(name, count, callerOf(req));
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
         writeAnswer(
           res,
@@ -47,7 +47,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       guards,
       handler: async (req, res) => {
         const name = req.params.name as string;
-        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1, callerOf(req)));
+        const ids = await service.issue(name, 1, callerOf(req));
         writeAnswer(res, nextAnswer(name, ids));
       },
     },
