@@ -9,11 +9,11 @@ import type { TicketdError } from '../core/errors.js';
 import { clientTokenRefusal, requireClientToken } from './client-auth.js';
 import type { Credentials } from './credentials.js';
 import { createRateLimiter, rateLimitGuard } from './rate-limit.js';
-import { identify, type CountCaller } from './request-caller.js';
+import { callerOnce, type CountCaller } from './request-caller.js';
 
 /** The issuing routes' guards, for Express and for the fast path. */
 export interface IssuingGuards {
-  /** Who sent the request (read once, and counted: request-caller.ts). */
+  /** Who sent the request, counted (request-caller.ts); for the fast path, which answers the request alone. */
   identify(req: IncomingMessage): Caller;
   /** Why this caller may not issue from `name`, or undefined; an admitted request takes from its rate-limit bucket (a peer's: none). */
   refusal(name: string, caller: Caller, address: string | undefined): TicketdError | undefined;
@@ -30,7 +30,7 @@ export function issuingGuards(
   // The client-token check always stands: a reload may give a sequence tokens it had none of.
   const limiter = perSecond === undefined ? undefined : createRateLimiter(perSecond);
   return {
-    identify: (req) => identify(req, credentials, count),
+    identify: (req) => callerOnce(req, credentials, count),
     refusal: (name, caller, address) =>
       clientTokenRefusal(credentials, name, caller) ?? (caller.peer ? undefined : limiter?.admit(caller, address)),
     middleware: [requireClientToken(credentials), ...(limiter === undefined ? [] : [rateLimitGuard(limiter)])],

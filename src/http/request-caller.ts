@@ -13,6 +13,13 @@ export type CountCaller = (name: string) => void;
 
 const callers = new WeakMap<IncomingMessage, Caller>();
 
+/** The request's caller, counted, without keeping it beside the request (the fast path, which answers it alone). */
+export function callerOnce(req: IncomingMessage, credentials: Credentials, count?: CountCaller): Caller {
+  const caller = callers.get(req) ?? credentials.callerOf(req.headers.authorization);
+  count?.(caller.name);
+  return caller;
+}
+
 /** Reads the request's caller once, counts it, and keeps it beside the request; a peer marked first stays a peer. */
 export function identify(req: IncomingMessage, credentials: Credentials, count?: CountCaller): Caller {
   let caller = callers.get(req);
