@@ -133,6 +133,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     },
     credentials,
     observe: metrics.answered,
+    countCaller: metrics.called,
     rateLimitPerSecond: config.rateLimitPerSecond,
     maxCount: config.maxCount,
     activity,

@@ -109,9 +109,12 @@ export class RangeCache {
 
   /** Takes `count` IDs, waiting for refills only when the cache cannot cover them. */
   async take(count: number): Promise<IdRange[]> {
+    return this.tryTake(count) ?? this.afterMiss(count);
+  }
+
+  /** Takes `count` IDs when tryTake just found too few: refills first, then takes (a miss is tried once). */
+  async afterMiss(count: number): Promise<IdRange[]> {
     for (;;) {
-      const taken = this.tryTake(count);
-      if (taken !== undefined) return taken;
       if (
         this.#exhausted !== undefined &&
         this.#refilling === undefined &&
@@ -133,6 +136,8 @@ export class RangeCache {
         // Exhaustion is reported on the next turn, with what is left; other failures go to the caller.
         if (!(error instanceof SequenceExhaustedError)) throw error;
       }
+      const taken = this.tryTake(count);
+      if (taken !== undefined) return taken;
     }
   }
 

@@ -11,6 +11,7 @@ import {
   type Config,
   type ConfigInput,
 } from '../config/load-config.js';
+import { adminTokens } from '../config/secrets.js';
 import { parseSequenceSettings, parseUnsigned } from '../core/sequence.js';
 import { parseWidening } from '../core/widening.js';
 import { ConfigError, TicketdError } from '../core/errors.js';
@@ -262,8 +263,11 @@ program
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '');
-    const token = process.env.TICKETD_ADMIN_TOKEN;
-    if (token === undefined || token === '')
+    // The setting as serve reads it (name=token, several while one is rotated in): the first token is sent.
+    const parsed = adminTokens.safeParse(process.env.TICKETD_ADMIN_TOKEN);
+    if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));
+    const token = parsed.data[0]?.token;
+    if (token === undefined)
       throw new ConfigError('TICKETD_ADMIN_TOKEN is not set: release calls the admin route of each running ticketd');
     let failed = 0;
     for (const server of servers) {

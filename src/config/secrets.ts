@@ -4,6 +4,7 @@
  * Token files are read again on SIGHUP (reloadSecrets).
  */
 import { z } from 'zod';
+import { TOKEN_NAME_PATTERN } from '../core/caller.js';
 import { SEQUENCE_NAME_PATTERN } from '../core/sequence.js';
 import { ConfigError } from '../core/errors.js';
 import { errorText, shown as got } from '../util/error-text.js';
@@ -20,10 +21,16 @@ export interface SecretFiles {
   readonly clientTokens?: string;
 }
 
+/** A token and the name that logs and metrics show for it (`name=token`; a bare token gets a derived name). */
+export interface NamedToken {
+  readonly name: string;
+  readonly token: string;
+}
+
 /** The secrets a reload may change. */
 export interface Secrets {
-  readonly adminTokens: readonly string[];
-  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
+  readonly adminTokens: readonly NamedToken[];
+  readonly clientTokens: ReadonlyMap<string, readonly NamedToken[]>;
 }
 
 /** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
@@ -41,33 +48,32 @@ const token = (name: string): z.ZodType<string> =>
 
 const clientToken = token('TICKETD_CLIENT_TOKENS');
 
-/** `seq:token,seq:token,*:token` in the environment, or `{"seq": ["token"]}` in a file. */
+/**
+ * Splits `name=token` into its parts, or names a bare token `${prefix}-${n}`. A `=` only as a bare
+ * token's trailing base64 padding, or after something that is not a name, keeps the token bare.
+ */
+function namedToken(text: string, prefix: string, n: number): NamedToken {
+  const at = text.indexOf('=');
+  const name = text.slice(0, at);
+  const rest = text.slice(at + 1);
+  if (at > 0 && TOKEN_NAME_PATTERN.test(name) && !/^=*$/.test(rest)) return Object.freeze({ name, token: rest });
+  return Object.freeze({ name: `${prefix}-${n}`, token: text });
+}
+
+/** How a token's name must look, for messages. */
+const NAME_RULE = `names match ${TOKEN_NAME_PATTERN.source}`;
+
+/**
+ * `seq:name=token,seq:token,*:name=token` in the environment, or `{"seq": ["name=token"]}` in a file.
+ * A bare token is named `client-1`, `client-2`, … in the order given.
+ */
 export const clientTokens = z
   .union([z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))])
   .optional()
   .transform((value, ctx) => {
-    const pairs: [string, string][] = [];
-    if (typeof value === 'string') {
-      for (const part of value
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '')) {
-        const at = part.indexOf(':');
-        if (at <= 0) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `TICKETD_CLIENT_TOKENS entries must be sequence:token (or *:token); got one without a colon`,
-          });
-          continue;
-        }
-        pairs.push([part.slice(0, at), part.slice(at + 1)]);
-      }
-    } else if (value !== undefined) {
-      for (const [sequence, tokens] of Object.entries(value))
-        for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
-    }
-    const map = new Map<string, string[]>();
-    for (const [sequence, t] of pairs) {
+    const map = new Map<string, NamedToken[]>();
+    let bare = 0;
+    for (const [sequence, entry] of clientPairs(value, ctx)) {
       if (sequence !== ANY_SEQUENCE && !SEQUENCE_NAME_PATTERN.test(sequence)) {
         ctx.addIssue({
           code: 'custom',
@@ -75,30 +81,68 @@ export const clientTokens = z
         });
         continue;
       }
-      const checked = clientToken.safeParse(t);
+      const named = namedToken(entry, 'client', bare + 1);
+      if (named.token === entry) bare++;
+      const checked = clientToken.safeParse(named.token);
       if (!checked.success) {
-        for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        for (const issue of checked.error.issues)
+          ctx.addIssue({ code: 'custom', message: `${issue.message} (token ${named.name}; ${NAME_RULE})` });
         continue;
       }
-      map.set(sequence, [...(map.get(sequence) ?? []), t]);
+      map.set(sequence, [...(map.get(sequence) ?? []), named]);
     }
-    return map as ReadonlyMap<string, readonly string[]>;
+    return map;
   });
 
-/** `token` or `token,token` (one being rotated in): each long enough. */
+/** The (sequence, entry) pairs of either form, in the order given. */
+function clientPairs(
+  value: string | Record<string, string | string[]> | undefined,
+  ctx: z.RefinementCtx,
+): [string, string][] {
+  const pairs: [string, string][] = [];
+  if (typeof value === 'string') {
+    for (const part of value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')) {
+      const at = part.indexOf(':');
+      if (at <= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `TICKETD_CLIENT_TOKENS entries must be sequence:name=token or sequence:token (or *:…); got one without a colon`,
+        });
+        continue;
+      }
+      pairs.push([part.slice(0, at), part.slice(at + 1)]);
+    }
+  } else if (value !== undefined) {
+    for (const [sequence, tokens] of Object.entries(value))
+      for (const t of typeof tokens === 'string' ? [tokens] : tokens) pairs.push([sequence, t]);
+  }
+  return pairs;
+}
+
+/** `name=token` or `token`, comma-separated (one being rotated in): each long enough. A bare token is named `admin-1`, `admin-2`, …. */
 export const adminTokens = z
   .string()
   .optional()
   .transform((value, ctx) => {
-    const tokens = (value ?? '')
+    const entries = (value ?? '')
       .split(',')
       .map((t) => t.trim())
       .filter((t) => t !== '');
+    const tokens: NamedToken[] = [];
+    let bare = 0;
+    for (const entry of entries) {
+      const named = namedToken(entry, 'admin', bare + 1);
+      if (named.token === entry) bare++;
+      tokens.push(named);
+    }
     for (const t of tokens) {
-      if (t.length < MIN_TOKEN_LENGTH)
+      if (t.token.length < MIN_TOKEN_LENGTH)
         ctx.addIssue({
           code: 'custom',
-          message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.length}`,
+          message: `TICKETD_ADMIN_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (each, when several are given); got ${t.token.length} (token ${t.name}; ${NAME_RULE})`,
         });
     }
     return Object.freeze(tokens);
@@ -118,7 +162,7 @@ export function readSecretFiles(merged: Record<string, unknown>): string[] {
       continue;
     }
     try {
-      merged[setting] = secretFileContent(String(path));
+      merged[setting] = secretFileContent(typeof path === 'string' ? path : JSON.stringify(path));
     } catch (error) {
       problems.push(`${variable}_FILE: ${errorText(error)}`);
     }

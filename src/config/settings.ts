@@ -3,7 +3,7 @@
  * (the environment variable or flag that messages name it by).
  */
 import type { BackendAddress } from '../backend/backend-address.js';
-import type { SecretFiles } from './secrets.js';
+import type { NamedToken, SecretFiles } from './secrets.js';
 import type { LogLevel } from '../logger.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
@@ -23,10 +23,10 @@ export interface Config {
   /** Accounts for schema and counter changes, one per backend in the same order; empty: use `backends`. */
   readonly adminBackends: readonly BackendAddress[];
   readonly port: number;
-  /** Bearer tokens for admin routes (several while one is rotated in); empty disables them. */
-  readonly adminTokens: readonly string[];
-  /** Per sequence (or `*`), the bearer tokens that may issue IDs; a sequence not listed is open. */
-  readonly clientTokens: ReadonlyMap<string, readonly string[]>;
+  /** Bearer tokens for admin routes, named (several while one is rotated in); empty disables them. */
+  readonly adminTokens: readonly NamedToken[];
+  /** Per sequence (or `*`), the named bearer tokens that may issue IDs; a sequence not listed is open. */
+  readonly clientTokens: ReadonlyMap<string, readonly NamedToken[]>;
   /** HTTPS for clients: PEM files of the certificate and key, and the CA client certificates must chain to. */
   readonly tls: HttpsFiles | undefined;
   /** Files the secrets came from (TICKETD_*_FILE), read again on a reload. */

@@ -7,10 +7,12 @@ import type { Logger } from '../logger.js';
 import type { ActivityHistory } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { adminCheck, requireAdmin } from './admin-auth.js';
+import { createAudit } from './audit.js';
 import { ownTokenCheck } from './client-auth.js';
 import type { Credentials } from './credentials.js';
 import { namesOf, problemView } from './backend-names.js';
 import { issuingGuards, type IssuingGuards } from './issuing-guards.js';
+import { identify, identifyCallers, type CountCaller } from './request-caller.js';
 import { isExpectedError, logUnexpected, sendProblem } from './problem.js';
 import { router } from './router.js';
 import { addIssuingRoutes } from './routes/issuing-routes.js';
@@ -34,6 +36,8 @@ export interface AppOptions {
   /** Requests per second per token (or address) on the issuing routes; undefined: no limit. */
   readonly rateLimitPerSecond?: number | undefined;
   readonly maxCount?: number;
+  /** Counts every request by its caller's token name (metrics.ts, `called`); without it nothing is counted. */
+  readonly countCaller?: CountCaller | undefined;
   /** Counts every answer (metrics.ts, `answered`); without it nothing is counted. */
   readonly observe?: (route: string, method: string, status: number, seconds: number) => void;
   /** IDs per second over the last minutes, for the status page chart. */
@@ -63,6 +67,9 @@ export function createApp(options: AppOptions): Express {
       }),
     );
   }
+  // Who is calling, read once for every route from here on (request-caller.ts).
+  app.use(identifyCallers(credentials, options.countCaller));
+  const audit = createAudit(logger);
   const { observe } = options;
   if (observe !== undefined) {
     app.use((req, res, next) => {
@@ -87,9 +94,9 @@ export function createApp(options: AppOptions): Express {
     guards,
     ownToken: ownTokenCheck(credentials),
   });
-  const isAdmin = adminCheck(credentials);
-  const shownTo = problemView(service, credentials);
-  const admin = requireAdmin(credentials);
+  const isAdmin = adminCheck();
+  const shownTo = problemView(service);
+  const admin = requireAdmin(credentials, audit);
   addSequenceRoutes(route, service, admin, isAdmin);
   addWorkerRoutes(route, {
     workers: options.workers,
@@ -111,10 +118,24 @@ export function createApp(options: AppOptions): Express {
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new RouteNotFoundError(`no route for ${req.method} ${req.path}`));
   });
+  // Express knows an error handler by its four parameters, the last unused.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (!isExpectedError(error)) logUnexpected(logger, req.method, req.path, error);
+    const caller = identify(req, credentials);
+    audit.refused(caller, `${req.method} ${routeOf(req)}`, targetOf(req.path), error);
     // Backends by letter and no error text, unless the admin token is borne (design.md, "Listeners").
-    sendProblem(res, error, shownTo(req.headers.authorization));
+    sendProblem(res, error, shownTo(caller));
   });
   return app;
+}
+
+/** The route as declared (`/v1/sequences/:name`), or the path when none matched. */
+function routeOf(req: Request): string {
+  return (req.route as { path?: string } | undefined)?.path ?? req.path;
+}
+
+/** The sequence or worker pool a path names, for the audit log; the path itself otherwise. */
+function targetOf(path: string): string {
+  return /^\/v1\/(?:sequences|worker-pools)\/([^/]+)/.exec(path)?.[1] ?? path;
 }

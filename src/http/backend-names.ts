@@ -7,8 +7,7 @@
 import type { BackendSequenceStatus, BackendStatus } from '../allocator/allocator.js';
 import { backendLetter } from '../backend/backend-address.js';
 import type { TicketService } from '../service/ticket-service.js';
-import { bearerOf } from './client-auth.js';
-import type { Credentials } from './credentials.js';
+import type { Caller } from '../core/caller.js';
 import type { Problem } from './problem.js';
 
 /** Stands for an error's text where a client without the admin token would read it. */
@@ -95,17 +94,9 @@ export function strangerProblem(problem: Problem, service: TicketService): Probl
 }
 
 /**
- * What a requester may read of a problem, by its Authorization header: everything with the admin
- * token, otherwise strangerProblem's view. One rule for Express's error handler and the fast path.
+ * What a caller may read of a problem: everything with an admin token, otherwise strangerProblem's
+ * view. One rule for Express's error handler and the fast path.
  */
-export function problemView(
-  service: TicketService,
-  credentials: Credentials,
-): (authorization: string | undefined) => ((problem: Problem) => Problem) | undefined {
-  return (authorization) => {
-    const token = bearerOf(authorization);
-    return token !== undefined && credentials.isAdmin(token)
-      ? undefined
-      : (problem) => strangerProblem(problem, service);
-  };
+export function problemView(service: TicketService): (caller: Caller) => ((problem: Problem) => Problem) | undefined {
+  return (caller) => (caller.admin ? undefined : (problem) => strangerProblem(problem, service));
 }

@@ -8,7 +8,9 @@
  * before anything was checked or counted.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Caller } from '../core/caller.js';
 import type { Logger } from '../logger.js';
+import type { Audit } from './audit.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import type { TicketService } from '../service/ticket-service.js';
 import { writeAnswer, type Answer } from './answer.js';
@@ -26,15 +28,18 @@ export interface FastPathOptions {
   readonly maxCount: number;
   readonly logger: Logger;
   readonly observe?: ((route: string, method: string, status: number, seconds: number) => void) | undefined;
-  /** What a requester with this Authorization may read of a problem (the Express error handler's rewrite). */
-  readonly shownTo: (authorization: string | undefined) => ((problem: Problem) => Problem) | undefined;
+  /** What this caller may read of a problem (the Express error handler's rewrite). */
+  readonly shownTo: (caller: Caller) => ((problem: Problem) => Problem) | undefined;
+  /** Where a refusal is logged (audit.ts); without it, nowhere. */
+  readonly audit?: Audit | undefined;
 }
 
 /** Answers the request and returns true, or returns false having touched nothing (Express then answers). */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /** The fast path of the issuing routes. */
-export function createFastPath({ service, guards, maxCount, logger, observe, shownTo }: FastPathOptions): FastPath {
+export function createFastPath(options: FastPathOptions): FastPath {
+  const { service, guards, maxCount, logger, observe, shownTo, audit } = options;
   return (req, res) => {
     const match = PLAIN_PATH.exec(req.url ?? '');
     if (match === null) return false;
@@ -55,23 +60,23 @@ export function createFastPath({ service, guards, maxCount, logger, observe, sho
       observe?.(route, method, reply.status, (performance.now() - started) / 1000);
     };
     const issued = (ids: IssuedIds): Answer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
+    const caller = guards.identify(req);
     const failed = (error: unknown): void => {
       if (!isExpectedError(error)) logUnexpected(logger, method, (req.url ?? '').split('?')[0]!, error);
       // A failure after the answer was written (in counting it) cannot replace it: logged only.
-      if (!res.headersSent) answer(problemAnswer(error, shownTo(headers.authorization)));
+      if (!res.headersSent) answer(problemAnswer(error, shownTo(caller)));
     };
     try {
       // Guards first, then the count: the order of the Express route (guards, body, handler).
-      const refused = guards.refusal(name, headers.authorization, req.socket.remoteAddress);
-      if (refused !== undefined) throw refused;
+      const refused = guards.refusal(name, caller, req.socket.remoteAddress);
+      if (refused !== undefined) {
+        audit?.refused(caller, `${method} ${route}`, name, refused);
+        throw refused;
+      }
       const count = isNext ? 1 : parseCount(match[3], maxCount);
-      const ready = service.tryIssue(name, count);
-      if (ready !== undefined) answer(issued(ready));
-      else
-        service
-          .issue(name, count, headers.authorization)
-          .then((ids) => answer(issued(ids)))
-          .catch(failed);
+      const ids = service.issue(name, count, caller);
+      if (ids instanceof Promise) ids.then((waited) => answer(issued(waited))).catch(failed);
+      else answer(issued(ids));
     } catch (error) {
       failed(error);
     }

@@ -9,6 +9,7 @@ import { ForbiddenError, RouteNotFoundError } from '../core/errors.js';
 import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from '../service/peer-proof.js';
 import type { RequestListener } from './listener.js';
 import { sendProblem } from './problem.js';
+import { markPeer } from './request-caller.js';
 
 const STRICT_RANGE = /^\/v1\/sequences\/[^/?]+\/strict-range(?:\?|$)/;
 
@@ -37,6 +38,8 @@ export function createPeerListener(app: RequestListener, proof: string): Request
       );
       return;
     }
+    // The proof checked: the app reads this caller as a peer, whose own caller's token was judged where it asked.
+    markPeer(req);
     app(req, res);
   };
 }

@@ -2,8 +2,8 @@
 import type { RequestHandler } from 'express';
 import type { Clock } from '../core/clock.js';
 import { RateLimitedError } from '../core/errors.js';
-import { bearerOf } from './client-auth.js';
-import { digest } from './credentials.js';
+import type { Caller } from '../core/caller.js';
+import { callerOf } from './request-caller.js';
 
 /** Buckets kept before idle (full) ones are dropped. */
 export const MAX_TRACKED_CREDENTIALS = 10_000;
@@ -15,8 +15,8 @@ interface Bucket {
 
 /** One token bucket per credential; the Express guard and the fast path share one. */
 export interface RateLimiter {
-  /** Takes one request from the bucket of this Authorization header (the client address without one); the refusal when it is empty. */
-  admit(authorization: string | undefined, address: string | undefined): RateLimitedError | undefined;
+  /** Takes one request from the bucket of this caller's token (the client address without one); the refusal when it is empty. */
+  admit(caller: Caller, address: string | undefined): RateLimitedError | undefined;
 }
 
 /**
@@ -27,10 +27,10 @@ export function createRateLimiter(perSecond: number, clock: Clock = Date.now): R
   const capacity = Math.max(1, perSecond);
   const buckets = new Map<string, Bucket>();
   return {
-    admit: (authorization, address) => {
-      const bearer = bearerOf(authorization);
+    admit: (caller, address) => {
+      const bearer = caller.bucket;
       // The token's hash, not the token, is what stays in memory.
-      const key = bearer === undefined ? `ip:${address ?? '?'}` : `token:${digest(bearer).toString('base64')}`;
+      const key = bearer === undefined ? `ip:${address ?? '?'}` : `token:${bearer}`;
       const now = clock();
       const bucket = buckets.get(key) ?? { tokens: capacity, at: now };
       bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
@@ -54,7 +54,9 @@ export function createRateLimiter(perSecond: number, clock: Clock = Date.now): R
 /** The limiter as an Express guard. Express's req.ip is the socket's address (trust proxy is off). */
 export function rateLimitGuard(limiter: RateLimiter): RequestHandler {
   return (req, _res, next) => {
-    next(limiter.admit(req.headers.authorization, req.socket.remoteAddress));
+    const caller = callerOf(req);
+    // A peer's forwarded call was counted where its caller asked.
+    next(caller.peer ? undefined : limiter.admit(caller, req.socket.remoteAddress));
   };
 }
 

@@ -26,19 +26,29 @@ export interface TicketdMetrics {
   readonly strictEvents: StrictEvents;
   /** Counts a reload of the secret files (SIGHUP). */
   reloaded(result: 'ok' | 'error'): void;
+  /** Counts one request by its caller's token name (never the token): anonymous, unknown, peer, or a configured name. */
+  readonly called: (token: string) => void;
   /** Counts one HTTP answer: its route (as declared, `unmatched` for none), method, status and duration. */
-  answered(route: string, method: string, status: number, seconds: number): void;
+  readonly answered: (route: string, method: string, status: number, seconds: number) => void;
   /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
   attach(service: TicketService, workers?: WorkerPools): void;
 }
 
 /** Counts HTTP answers and their durations (TicketdMetrics.answered). */
 function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
-  const requests = new Counter({
+  // Counted in plain numbers and handed to prom-client when scraped: its inc() builds a label key per call.
+  const counts = new Map<string, { labels: { route: string; method: string; code: string }; n: number }>();
+  new Counter({
     name: 'ticketd_http_requests_total',
     help: 'HTTP answers, per route (as declared), method and status code.',
     labelNames: ['route', 'method', 'code'],
     registers,
+    collect() {
+      for (const c of counts.values()) {
+        this.inc(c.labels, c.n);
+        c.n = 0;
+      }
+    },
   });
   const durations = new Histogram({
     name: 'ticketd_http_request_duration_seconds',
@@ -48,16 +58,44 @@ function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
     registers,
   });
   // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
-  const answers = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
+  const answers = new Map<string, { count: { n: number }; time: Histogram.Internal<string> }>();
   return (route, method, status, seconds) => {
     const key = `${method} ${status} ${route}`;
     let child = answers.get(key);
     if (child === undefined) {
-      child = { count: requests.labels(route, method, String(status)), time: durations.labels(route, method) };
+      const count = { labels: { route, method, code: String(status) }, n: 0 };
+      counts.set(key, count);
+      child = { count, time: durations.labels(route, method) };
       answers.set(key, child);
     }
-    child.count.inc();
+    child.count.n++;
     child.time.observe(seconds);
+  };
+}
+
+/** Counts requests per caller (TicketdMetrics.called); the label's values are token names, a bounded set. */
+function callerCounts(registers: Registry[]): TicketdMetrics['called'] {
+  // Counted in plain numbers and handed to prom-client when scraped, as httpAnswers does.
+  const counts = new Map<string, { n: number }>();
+  new Counter({
+    name: 'ticketd_requests_by_token_total',
+    help: 'HTTP requests per caller: the name of the bearer token (anonymous without one, unknown for one not configured, peer for a front end of the fleet).',
+    labelNames: ['token'],
+    registers,
+    collect() {
+      for (const [token, c] of counts) {
+        this.inc({ token }, c.n);
+        c.n = 0;
+      }
+    },
+  });
+  return (token) => {
+    let count = counts.get(token);
+    if (count === undefined) {
+      count = { n: 0 };
+      counts.set(token, count);
+    }
+    count.n++;
   };
 }
 
@@ -99,6 +137,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
     },
     reloaded: (result) => counters.reloads.labels(result).inc(),
     answered: httpAnswers(registers),
+    called: callerCounts(registers),
     strictEvents,
     workerEvents,
     events,

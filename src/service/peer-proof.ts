@@ -9,6 +9,8 @@ import type { BackendAddress } from '../backend/backend-address.js';
 
 /** The header a forwarded call carries its proof in. */
 export const PEER_PROOF_HEADER = 'x-ticketd-peer';
+/** The header a forwarded call names its caller in (the token's name, for the leader's audit log; it grants nothing). */
+export const ON_BEHALF_OF_HEADER = 'x-ticketd-on-behalf-of';
 /** The header of a peer listener's refusal of a proof (a 403 a follower must not pass on to its client as its client's own). */
 export const PEER_REFUSED_HEADER = 'x-ticketd-peer-refused';
 

@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import { CapacityTracker, type CapacityStatus } from './capacity.js';
 import type { EncoderThread } from './encoder-thread.js';
 import { codecFor, type IdCodec } from './id-codec.js';
+import type { Issuer } from './issuer.js';
 
 /** How often a sequence a process serves is read again from the backends (retired? widened?), asked for or not. */
 export const SETTINGS_RECHECK_MS = 5000;
@@ -30,6 +31,8 @@ export interface SequenceEntryOptions {
   /** Fetches tickets' ranges for this entry (the service's refill, through the allocator). */
   readonly refill: (entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void) => Promise<IdRange[]>;
   readonly onBackgroundError: (error: unknown) => void;
+  /** The sequence's issuer, chosen from its kind (issuer.ts). */
+  readonly issuer: (entry: SequenceEntry) => Issuer;
 }
 
 /** The cache of a sequence as one process sees it. */
@@ -45,6 +48,8 @@ export class SequenceEntry {
   readonly cache: RangeCache;
   /** What turns the cache's ordered IDs into the ones served, chosen once from the sequence's mode. */
   readonly codec: IdCodec;
+  /** What issues the sequence's IDs, chosen once from its kind. */
+  readonly issuer: Issuer;
   readonly #options: SequenceEntryOptions;
   #settings: SequenceSettings;
   #capacity: CapacityTracker;
@@ -61,6 +66,7 @@ export class SequenceEntry {
       onBackgroundError: options.onBackgroundError,
     });
     this.codec = codecFor(settings, (n) => this.cache.tryTake(n), options.encoder);
+    this.issuer = options.issuer(this);
   }
 
   get settings(): SequenceSettings {

@@ -19,6 +19,7 @@ import { SequenceEntry, SETTINGS_RECHECK_MS } from './sequence-entry.js';
 import { SettingsRechecks } from './settings-rechecks.js';
 import { resolveSequence, retiredError, rowsOf } from './sequence-rows.js';
 import { StrictSequence, type StrictSequenceOptions } from './strict-sequence.js';
+import { cachedIssuer, refusingStrictIssuer, strictIssuer, type Issuer } from './issuer.js';
 
 /** What every strict sequence of a process shares (strict-sequence.ts). */
 export type StrictContext = Omit<StrictSequenceOptions, 'allocator' | 'logger'>;
@@ -206,20 +207,32 @@ export class ServedSequences {
           { sequence: name, err: errorText(error) },
           `prefetch of sequence ${name} failed`,
         ),
+      issuer: (e) => this.#issuerFor(e),
     });
-    if (resolved.settings.ids === 'strict' && this.#strictContext !== undefined) {
-      this.#strict.set(
-        name,
-        new StrictSequence(resolved.settings, {
-          ...this.#strictContext,
-          allocator: this.#allocator,
-          logger: this.#logger,
-        }),
-      );
-    }
     this.#entries.set(name, entry);
     this.#rechecks.watch(name, sent);
     return entry;
+  }
+
+  /** The one place a sequence's kind chooses how it issues: strict through its leader, the others from the cache. */
+  #issuerFor(entry: SequenceEntry): Issuer {
+    const { settings } = entry;
+    if (settings.ids !== 'strict') return cachedIssuer(entry.cache, entry.codec, () => this.#leaseBlock(entry));
+    if (this.#strictContext === undefined) return refusingStrictIssuer(settings.name);
+    const strict = new StrictSequence(settings, {
+      ...this.#strictContext,
+      allocator: this.#allocator,
+      logger: this.#logger,
+    });
+    this.#strict.set(settings.name, strict);
+    return strictIssuer(settings.name, strict);
+  }
+
+  /** One fresh ticket's block, past the cache (a client hands its IDs out itself). */
+  async #leaseBlock(entry: SequenceEntry): Promise<IdRange> {
+    const [block] = await this.fetch(entry, 1);
+    if (block === undefined) throw new Error(`a refill of sequence ${entry.settings.name} gave no block`);
+    return block;
   }
 
   /** A timer's read of a served sequence; false once it is no longer served (dropped, retired now). */

@@ -1,6 +1,6 @@
 /**
  * A follower's calls to a strict sequence's leader: requests that wait while a call is in flight go
- * together in the next one (two in flight per leader and credential), and each gets its share of
+ * together in the next one (two in flight per leader and caller), and each gets its share of
  * the answer in the order it came.
  */
 import type { IdRange } from '../core/blocks.js';
@@ -30,7 +30,7 @@ export interface ForwardQueueOptions {
   readonly onForwarded: (requests: number) => void;
 }
 
-/** The forwarded calls of one strict sequence, by leader URL and credential. */
+/** The forwarded calls of one strict sequence, by leader URL and caller. */
 export class ForwardQueue {
   readonly #o: ForwardQueueOptions;
   readonly #queues = new Map<string, Queue>();
@@ -39,16 +39,16 @@ export class ForwardQueue {
     this.#o = options;
   }
 
-  /** Joins the next forwarded call to `url` for this credential. */
-  forward(url: string, count: number, authorization: string | undefined): Promise<IdRange> {
-    const key = `${url} ${authorization ?? ''}`;
+  /** Joins the next forwarded call to `url` for this caller (one caller's name per call, for the leader's audit log). */
+  forward(url: string, count: number, callerName: string): Promise<IdRange> {
+    const key = `${url} ${callerName}`;
     let queue = this.#queues.get(key);
     if (queue === undefined) {
       queue = { inFlight: 0, waiting: [] };
       this.#queues.set(key, queue);
     }
     const promise = new Promise<IdRange>((resolve, reject) => queue.waiting.push({ count, resolve, reject }));
-    this.#pump(key, queue, url, authorization);
+    this.#pump(key, queue, url, callerName);
     return promise;
   }
 
@@ -57,7 +57,7 @@ export class ForwardQueue {
     for (const queue of this.#queues.values()) for (const w of queue.waiting.splice(0)) w.reject(error);
   }
 
-  #pump(key: string, queue: Queue, url: string, authorization: string | undefined): void {
+  #pump(key: string, queue: Queue, url: string, callerName: string): void {
     const sequence = this.#o.sequence;
     while (queue.inFlight < 2 && queue.waiting.length > 0) {
       const batch: Waiting[] = [];
@@ -70,7 +70,7 @@ export class ForwardQueue {
       queue.inFlight++;
       this.#o.onForwarded(batch.length);
       void this.#o
-        .forward(url, sequence, total, authorization)
+        .forward(url, sequence, total, callerName)
         .then((answer) => {
           if (answer === 'not-leader') throw new NotLeaderError(`${url} does not lead strict sequence ${sequence}`);
           if (answer.last - answer.first + 1n !== BigInt(total))
@@ -88,7 +88,7 @@ export class ForwardQueue {
         .finally(() => {
           queue.inFlight--;
           if (queue.inFlight === 0 && queue.waiting.length === 0) this.#queues.delete(key);
-          else this.#pump(key, queue, url, authorization);
+          else this.#pump(key, queue, url, callerName);
         });
     }
   }

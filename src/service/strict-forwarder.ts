@@ -6,14 +6,17 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { IdRange } from '../core/blocks.js';
 import { TicketdError } from '../core/errors.js';
-import { PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
+import { ON_BEHALF_OF_HEADER, PEER_PROOF_HEADER, PEER_REFUSED_HEADER } from './peer-proof.js';
 
-/** Forwards a request to the leader: its range, or 'not-leader' when that process does not lead. */
+/**
+ * Forwards a request to the leader on behalf of the caller named `callerName` (this process judged
+ * its token; the peer proof is what the leader admits): its range, or 'not-leader' when that process does not lead.
+ */
 export type ForwardRange = (
   url: string,
   sequence: string,
   count: number,
-  authorization: string | undefined,
+  callerName: string,
 ) => Promise<IdRange | 'not-leader'>;
 
 /** How long a forwarded call may take before the follower asks the backends again. */
@@ -24,7 +27,7 @@ export function strictForwarder(peerProof: string): { readonly forward: ForwardR
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
   // An HTTPS leader's certificate is checked against Node's CAs (NODE_EXTRA_CA_CERTS adds one).
   const https = new HttpsAgent({ keepAlive: true, maxSockets: 16 });
-  const forward: ForwardRange = (url, sequence, count, authorization) =>
+  const forward: ForwardRange = (url, sequence, count, callerName) =>
     new Promise<IdRange | 'not-leader'>((resolve, reject) => {
       const target = new URL(`/v1/sequences/${sequence}/strict-range?count=${count}`, url);
       const secure = target.protocol === 'https:';
@@ -37,7 +40,7 @@ export function strictForwarder(peerProof: string): { readonly forward: ForwardR
           headers: {
             accept: 'application/json',
             [PEER_PROOF_HEADER]: peerProof,
-            ...(authorization === undefined ? {} : { authorization }),
+            [ON_BEHALF_OF_HEADER]: callerName,
           },
         },
         (res) => {

@@ -5,6 +5,7 @@
  */
 import type { Allocator } from '../allocator/allocator.js';
 import type { IdRange } from '../core/blocks.js';
+import type { Caller } from '../core/caller.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import { STRICT_WAIT_MS } from '../core/strict.js';
 import { BackendsUnavailableError, NotLeaderError } from '../core/errors.js';
@@ -61,10 +62,10 @@ export class StrictSequence {
   }
 
   /** `count` IDs: from this process as leader, or from the leader; `forwarded` requests are only served as leader. */
-  async take(count: number, authorization: string | undefined, forwarded = false): Promise<IdRange> {
+  async take(count: number, caller: Caller, forwarded = false): Promise<IdRange> {
     const started = this.#mono();
     const deadline = started + STRICT_WAIT_MS;
-    let lastProblem = 'no leader answered';
+    let lastProblem: string;
     for (let attempt = 0; ; attempt++) {
       const taken = await this.#leader.take(count);
       if (taken !== undefined) return this.#served(taken, started, attempt);
@@ -75,9 +76,9 @@ export class StrictSequence {
         );
       if (seen !== undefined && seen.leader !== this.#o.instance) {
         try {
-          return this.#served(await this.#queue.forward(seen.leaderUrl, count, authorization), started, attempt);
+          return this.#served(await this.#queue.forward(seen.leaderUrl, count, caller.name), started, attempt);
         } catch (error) {
-          // The leader's own refusal (a client token, an exhausted or retired sequence) is the answer.
+          // The leader's own refusal (an exhausted or retired sequence) is the answer.
           if (error instanceof ForwardRefusedError && error.status < 500) throw error;
           lastProblem = `the leader at ${seen.leaderUrl} (epoch ${seen.epoch}): ${errorText(error)}`;
           this.#leader.forget(seen);

@@ -1,10 +1,11 @@
 /** What the HTTP layer and the CLI ask of ticketd: IDs, blocks and sequences, by name. */
 import type { Allocator, BackendStatus, ReleaseResult } from '../allocator/allocator.js';
+import { ANONYMOUS_CALLER, type Caller } from '../core/caller.js';
 import type { Clock } from '../core/clock.js';
 import { assertSequenceName, settleDefaultMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { judgeWidening } from '../core/widening.js';
 import type { IdRange } from '../core/blocks.js';
-import { BadRequestError, StrictNoBlocksError } from '../core/errors.js';
+import { BadRequestError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { CapacityStatus } from './capacity.js';
 import type { CacheStatus } from './sequence-entry.js';
@@ -47,35 +48,18 @@ export class TicketService {
     });
   }
 
-  /** Takes `count` IDs from memory if the sequence is cached and has them; undefined otherwise. */
-  tryIssue(name: string, count: number): IssuedIds | undefined {
+  /**
+   * Takes `count` IDs through the sequence's issuer (issuer.ts): at once when memory holds them,
+   * otherwise a promise that waits on MySQL, or on a strict sequence's leader (forwarded on behalf
+   * of `caller`). The fast path and the Express routes both call this, once per request.
+   */
+  issue(name: string, count: number, caller: Caller = ANONYMOUS_CALLER): IssuedIds | Promise<IssuedIds> {
     const entry = this.#served.loaded(name);
-    if (entry === undefined) return undefined;
-    const strict = this.#served.strict(name);
-    if (strict !== undefined) {
-      const range = strict.tryTake(count);
-      return range === undefined ? undefined : [range];
-    }
-    if (entry.settings.ids === 'strict') return undefined;
-    return entry.codec.tryTake(count);
+    return entry === undefined ? this.#issueLoading(name, count, caller) : entry.issuer.issue(count, caller);
   }
 
-  /**
-   * Takes `count` IDs; waits on MySQL only when the sequence's cache cannot cover them. A strict
-   * sequence's come from its leader, this process or another (`authorization` goes along to it).
-   */
-  async issue(name: string, count: number, authorization?: string): Promise<IssuedIds> {
-    const entry = await this.#served.entry(name);
-    const strict = this.#served.strict(name);
-    if (strict !== undefined) return [await strict.take(count, authorization)];
-    if (entry.settings.ids === 'strict')
-      throw new BadRequestError(
-        `sequence ${name} is strict: only a serving ticketd (which leads or follows through HTTP) issues its IDs`,
-      );
-    const ready = this.tryIssue(name, count);
-    if (ready !== undefined) return ready;
-    const ranges = await entry.cache.take(count);
-    return entry.codec.encode(ranges);
+  async #issueLoading(name: string, count: number, caller: Caller): Promise<IssuedIds> {
+    return (await this.#served.entry(name)).issuer.issue(count, caller);
   }
 
   /**
@@ -88,12 +72,12 @@ export class TicketService {
   }
 
   /** A range of a strict sequence, served only if this process leads it (a follower forwarded the call). */
-  async strictRange(name: string, count: number, authorization?: string): Promise<IdRange> {
+  async strictRange(name: string, count: number, caller: Caller = ANONYMOUS_CALLER): Promise<IdRange> {
     await this.#served.entry(name);
     const strict = this.#served.strict(name);
     if (strict === undefined)
       throw new BadRequestError(`sequence ${name} is not strict: ask POST /v1/sequences/${name}/ids`);
-    return strict.take(count, authorization, true);
+    return strict.take(count, caller, true);
   }
 
   /**
@@ -117,16 +101,9 @@ export class TicketService {
       : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
   }
 
-  /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself. */
+  /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself (not of a strict sequence). */
   async leaseBlock(name: string): Promise<IdRange> {
-    const entry = await this.#served.entry(name);
-    if (entry.settings.ids === 'strict') {
-      throw new StrictNoBlocksError(
-        `sequence ${name} is strict: a block served by its client would leave real-time order; ask POST /v1/sequences/${name}/ids or GET …/next`,
-      );
-    }
-    const ranges = await this.#served.fetch(entry, 1);
-    return ranges[0] as IdRange;
+    return (await this.#served.entry(name)).issuer.leaseBlock();
   }
 
   /** Settings of a known sequence (404 when no reachable backend has it). */

@@ -44,7 +44,10 @@ function serve(
   withFastPath: boolean,
   rateLimitPerSecond?: number,
 ): { server: Server; took: string[]; observed: string[] } {
-  const credentials = new Credentials({ adminTokens: [], clientTokens: new Map([['guarded', [GUARDED_TOKEN]]]) });
+  const credentials = new Credentials({
+    adminTokens: [],
+    clientTokens: new Map([['guarded', [{ name: 'guarded-client', token: GUARDED_TOKEN }]]]),
+  });
   const guards = issuingGuards(credentials, rateLimitPerSecond);
   const observed: string[] = [];
   const observe = (route: string, method: string, status: number): void =>
@@ -55,7 +58,7 @@ function serve(
     credentials,
     maxCount: MAX_COUNT,
     observe,
-    metrics: { contentType: 'text/plain', render: async () => '' },
+    metrics: { contentType: 'text/plain', render: () => Promise.resolve('') },
     issuingGuards: guards,
   };
   const app = createApp(options);
@@ -65,7 +68,7 @@ function serve(
     maxCount: MAX_COUNT,
     logger: silentLogger,
     observe,
-    shownTo: problemView(running.service, credentials),
+    shownTo: problemView(running.service),
   });
   const took: string[] = [];
   const server = createServer((req, res) => {
@@ -297,7 +300,7 @@ describe('the fast path answers as the Express routes do', () => {
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
-    await running?.close();
+    await running.close();
   });
 
   it('every sample, success and each error a client can cause, byte for byte', async () => {

@@ -76,7 +76,7 @@ describe('loadConfig: the rest of the settings', () => {
     expect(config.port).toBe(9100);
     expect(config.backends).toHaveLength(2);
     expect(config.maxCount).toBe(500);
-    expect(config.clientTokens.get('orders')).toEqual(['o'.repeat(16)]);
+    expect(config.clientTokens.get('orders')).toEqual([{ name: 'client-1', token: 'o'.repeat(16) }]);
     writeFileSync(path, JSON.stringify({ backend: 'x' }));
     expect(() => readConfigFile(path)).toThrow(
       /TICKETD_CONFIG: .* has unknown setting\(s\) backend; allowed: backends/,
@@ -92,7 +92,7 @@ describe('loadConfig: the rest of the settings', () => {
       clientTokens: `orders:${'a'.repeat(16)},orders:${'b'.repeat(16)},*:${'c'.repeat(20)}`,
     });
     expect(config.clientTokens.get('orders')).toHaveLength(2);
-    expect(config.clientTokens.get('*')).toEqual(['c'.repeat(20)]);
+    expect(config.clientTokens.get('*')).toEqual([{ name: 'client-3', token: 'c'.repeat(20) }]);
     expect(() => loadConfig({ backends, clientTokens: 'orders:short' })).toThrow(
       /TICKETD_CLIENT_TOKENS tokens must be at least 16 characters/,
     );

@@ -25,8 +25,8 @@ describe('secrets from files, several admin tokens, HTTPS settings', () => {
     });
     expect(config.backends.map((b) => b.label)).toEqual(['mysql://db-a:3306/ticketd', 'mysql://db-b/ticketd']);
     expect(config.backends[0]!.password).toBe('secret');
-    expect(config.adminTokens).toEqual(['admin-token-0123456789']);
-    expect(config.clientTokens.get('orders')).toEqual(['client-token-0123456789']);
+    expect(config.adminTokens).toEqual([{ name: 'admin-1', token: 'admin-token-0123456789' }]);
+    expect(config.clientTokens.get('orders')).toEqual([{ name: 'client-1', token: 'client-token-0123456789' }]);
     expect(config.secretFiles).toEqual({ adminToken: join(dir, 'admin'), clientTokens: join(dir, 'clients') });
   });
 
@@ -55,7 +55,10 @@ describe('secrets from files, several admin tokens, HTTPS settings', () => {
     expect(
       loadConfig({ backends: 'mysql://db/ticketd', adminToken: 'old-admin-token-0123, new-admin-token-0123' })
         .adminTokens,
-    ).toEqual(['old-admin-token-0123', 'new-admin-token-0123']);
+    ).toEqual([
+      { name: 'admin-1', token: 'old-admin-token-0123' },
+      { name: 'admin-2', token: 'new-admin-token-0123' },
+    ]);
     expect(() => loadConfig({ backends: 'mysql://db/ticketd', adminToken: 'old-admin-token-0123,short' })).toThrow(
       /TICKETD_ADMIN_TOKEN must be at least 16 characters \(each, when several are given\); got 5/,
     );
@@ -72,7 +75,7 @@ describe('secrets from files, several admin tokens, HTTPS settings', () => {
     const current = { adminTokens: config.adminTokens, clientTokens: config.clientTokens };
     writeFileSync(admin, 'admin-token-0123456789,rotated-token-0123456789\n');
     const next = reloadSecrets(config.secretFiles, current);
-    expect(next.adminTokens).toEqual(['admin-token-0123456789', 'rotated-token-0123456789']);
+    expect(next.adminTokens.map((t) => t.token)).toEqual(['admin-token-0123456789', 'rotated-token-0123456789']);
     expect(next.clientTokens).toBe(current.clientTokens);
     writeFileSync(admin, 'short\n');
     expect(() => reloadSecrets(config.secretFiles, next)).toThrow(/TICKETD_ADMIN_TOKEN must be at least 16 characters/);

@@ -1,10 +1,12 @@
 /** The issuing routes: IDs, the next ID, whole blocks, and an opaque sequence's key for its own clients. */
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
+import type { Caller } from '../../core/caller.js';
 import { FIRST_PERMUTATION_SCHEME } from 'ticketd-client';
 import { BadRequestError } from '../../core/errors.js';
 import type { TicketService } from '../../service/ticket-service.js';
 import { writeAnswer } from '../answer.js';
 import { idsAnswer, jsonAnswer, mentionsPlainText, nextAnswer, parseCount } from '../issuing-answers.js';
+import { callerOf } from '../request-caller.js';
 import type { Route } from '../router.js';
 
 /** What the issuing routes need. */
@@ -13,8 +15,8 @@ export interface IssuingRoutesOptions {
   readonly maxCount: number;
   /** Client token and rate limit checks, when configured. */
   readonly guards: readonly RequestHandler[];
-  /** Throws unless the request bears one of the sequence's own client tokens. */
-  readonly ownToken: (req: Request, sequence: string, what: string) => void;
+  /** Throws unless the caller holds one of the sequence's own client tokens. */
+  readonly ownToken: (caller: Caller, sequence: string, what: string) => void;
 }
 
 /** Adds the issuing routes. */
@@ -26,7 +28,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       handler: async (req, res) => {
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
-        const ids = service.tryIssue(name, count) ?? (await service.issue(name, count, req.headers.authorization));
+        const ids = await service.issue(name, count, callerOf(req));
         // Content negotiation only when text/plain is mentioned at all: it is costly on the hot path.
         writeAnswer(
           res,
@@ -45,7 +47,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       guards,
       handler: async (req, res) => {
         const name = req.params.name as string;
-        const ids = service.tryIssue(name, 1) ?? (await service.issue(name, 1, req.headers.authorization));
+        const ids = await service.issue(name, 1, callerOf(req));
         writeAnswer(res, nextAnswer(name, ids));
       },
     },
@@ -57,7 +59,7 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
       handler: async (req, res) => {
         const name = req.params.name as string;
         const count = parseCount(req.query.count, maxCount);
-        const range = await service.strictRange(name, count, req.headers.authorization);
+        const range = await service.strictRange(name, count, callerOf(req));
         writeAnswer(res, jsonAnswer(`{"sequence":"${name}","first":"${range.first}","last":"${range.last}"}`));
       },
     },
@@ -74,7 +76,7 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         const name = req.params.name as string;
         const { ids } = await service.settings(name);
         // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
-        if (ids === 'opaque') ownToken(req, name, 'blocks');
+        if (ids === 'opaque') ownToken(callerOf(req), name, 'blocks');
         const block = await service.leaseBlock(name);
         writeAnswer(
           res,
@@ -91,7 +93,7 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         const name = req.params.name as string;
         const settings = await service.settings(name);
         if (settings.key === undefined) throw new BadRequestError(`sequence ${name} has ordered IDs: there is no key`);
-        ownToken(req, name, 'the key');
+        ownToken(callerOf(req), name, 'the key');
         res.set('Cache-Control', 'no-store');
         const key = Buffer.from(settings.key).toString('base64url');
         // Clients of 0.4 read `key` and apply v1 whatever the scheme: only a v1 key goes there.

@@ -1,5 +1,5 @@
 /** The sequence routes: settings and state, creation, widening and retiring, the admin's decode and release. */
-import type { RequestHandler } from 'express';
+import type { AdminGuard } from '../admin-auth.js';
 import { parseSequenceSettings, parseUnsigned, settingsToJson } from '../../core/sequence.js';
 import { parseWidening } from '../../core/widening.js';
 import { BadRequestError } from '../../core/errors.js';
@@ -12,12 +12,7 @@ import { withoutTickets, type AdminCheck } from '../visibility.js';
  * Adds the sequence routes; `admin` guards what needs the admin token, `isAdmin` tells who may see
  * an opaque sequence's counts (visibility.ts).
  */
-export function addSequenceRoutes(
-  route: Route,
-  service: TicketService,
-  admin: RequestHandler,
-  isAdmin: AdminCheck,
-): void {
+export function addSequenceRoutes(route: Route, service: TicketService, admin: AdminGuard, isAdmin: AdminCheck): void {
   addAdminRoutes(route, service, admin);
   route('/v1/sequences/:name', {
     get: async (req, res) => {
@@ -51,7 +46,7 @@ export function addSequenceRoutes(
       });
     },
     put: {
-      guards: [admin],
+      guards: [admin('create-sequence')],
       jsonBody: true,
       handler: async (req, res) => {
         const { created, settings } = await service.createFromRequest(
@@ -61,13 +56,13 @@ export function addSequenceRoutes(
       },
     },
     delete: {
-      guards: [admin],
+      guards: [admin('retire-sequence')],
       handler: async (req, res) => {
         res.json(settingsToJson(await service.retire(req.params.name as string)));
       },
     },
     patch: {
-      guards: [admin],
+      guards: [admin('widen-sequence')],
       jsonBody: true,
       handler: async (req, res) => {
         const maxId = parseWidening(req.body);
@@ -99,10 +94,10 @@ export function addSequenceRoutes(
 }
 
 /** The admin's routes on one sequence: where an ID came from, and lifting a quarantine. */
-function addAdminRoutes(route: Route, service: TicketService, admin: RequestHandler): void {
+function addAdminRoutes(route: Route, service: TicketService, admin: AdminGuard): void {
   route('/v1/sequences/:name/ids/:id', {
     get: {
-      guards: [admin],
+      guards: [admin('decode-id')],
       handler: async (req, res) => {
         const name = req.params.name as string;
         const decoded = await service.decode(name, parseId(req.params.id));
@@ -120,7 +115,7 @@ function addAdminRoutes(route: Route, service: TicketService, admin: RequestHand
 
   route('/v1/sequences/:name/release', {
     post: {
-      guards: [admin],
+      guards: [admin('release-backend')],
       jsonBody: true,
       handler: async (req, res) => {
         const body = req.body as { backend?: unknown } | undefined;

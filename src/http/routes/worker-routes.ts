@@ -1,5 +1,6 @@
 /** The worker-pool routes: pools (admin creates), and leases of Snowflake worker IDs (clients take, renew, release). */
 import type { Request, RequestHandler } from 'express';
+import type { AdminGuard } from '../admin-auth.js';
 import { poolToJson, type Lease, type PoolSettings } from '../../core/worker-leases.js';
 import { BadRequestError, RouteNotFoundError } from '../../core/errors.js';
 import type { WorkerLeases, Workers } from '../../service/worker-leases.js';
@@ -14,7 +15,7 @@ export const MAX_HOLDER_LENGTH = 128;
 export interface WorkerRoutesOptions {
   /** Undefined: this app serves no pools (the routes answer 404). */
   readonly workers: Workers | undefined;
-  readonly admin: RequestHandler;
+  readonly admin: AdminGuard;
   readonly isAdmin: AdminCheck;
   /** Client tokens (by pool name, as for sequences) and rate limits. */
   readonly guards: readonly RequestHandler[];
@@ -54,7 +55,7 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
       });
     },
     put: {
-      guards: [admin],
+      guards: [admin('create-worker-pool')],
       jsonBody: true,
       handler: async (req, res) => {
         const { pool, created } = await pools().create(req.params.name as string, req.body);
