@@ -23,6 +23,7 @@ import { RETIRE_BOUND_MS } from '../service/sequence-entry.js';
 import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
+import { refuseUnknownVariables } from '../config/known-variables.js';
 import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
 import { addWorkerCommands } from './worker-commands.js';
@@ -37,7 +38,9 @@ const program = new Command('ticketd')
   .description('Unique 64-bit IDs from odd/even MySQL ticket servers')
   .version(version, '-V, --version', 'print the version')
   .option('--config <file>', 'JSON config file; environment variables and flags override it (TICKETD_CONFIG)')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Before any command runs: a misspelt TICKETD_* variable is refused, not silently left out.
+  .hook('preAction', () => refuseUnknownVariables(process.env));
 
 /** The config file's settings, if one is given by --config or TICKETD_CONFIG. */
 function fileInput(): ConfigInput {
@@ -49,7 +52,10 @@ program
   .command('serve')
   .description('serve the HTTP API')
   .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
-  .option('--host <address>', "address to listen on, the peer port's too (TICKETD_HOST, default every interface)")
+  .option(
+    '--host <address>',
+    "address to listen on, the peer port's too (TICKETD_HOST; default every interface, the peer port loopback)",
+  )
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option(
     '--admin-backends <urls>',
@@ -295,6 +301,7 @@ const BACKEND_SETTINGS = [
   'backends',
   'backendsFile',
   'adminBackends',
+  'adminBackendsFile',
   'backendSslMode',
   'backendSslCa',
   'backendSslCert',

@@ -26,11 +26,16 @@ export interface Secrets {
   readonly clientTokens: ReadonlyMap<string, readonly string[]>;
 }
 
-/** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
-const FROM_FILE = [
+/**
+ * Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand
+ * them over): every setting that holds a secret (a backend URL holds its password).
+ */
+export const FROM_FILE = [
   ['backends', 'backendsFile', 'TICKETD_BACKENDS'],
+  ['adminBackends', 'adminBackendsFile', 'TICKETD_ADMIN_BACKENDS'],
   ['adminToken', 'adminTokenFile', 'TICKETD_ADMIN_TOKEN'],
   ['clientTokens', 'clientTokensFile', 'TICKETD_CLIENT_TOKENS'],
+  ['peerSecret', 'peerSecretFile', 'TICKETD_PEER_SECRET'],
 ] as const;
 
 const token = (name: string): z.ZodType<string> =>
