@@ -24,6 +24,7 @@ import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
 import { refuseUnknownVariables } from '../config/known-variables.js';
+import { secretVariable } from '../config/secrets.js';
 import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
 import { addWorkerCommands } from './worker-commands.js';
@@ -230,7 +231,7 @@ sequences
     });
   });
 
-addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
+addMigrateCommands(program, withService, () => secretVariable(process.env, 'TICKETD_SOURCE'));
 addFleetCommands(program, withService, backendConfig);
 addWorkerCommands(program, withService);
 

@@ -131,6 +131,23 @@ export function readSecretFiles(merged: Record<string, unknown>): string[] {
   return problems;
 }
 
+/**
+ * A secret variable a command reads besides the settings (TICKETD_SOURCE): its value, or its
+ * `_FILE`'s content. Throws a ConfigError when both are set or the file cannot be read.
+ */
+export function secretVariable(env: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const value = env[name];
+  const path = env[`${name}_FILE`];
+  if (path === undefined || path === '') return value === '' ? undefined : value;
+  if (value !== undefined && value !== '')
+    throw new ConfigError(`${name} and ${name}_FILE are both set: give the value or the file, not both`);
+  try {
+    return secretFileContent(path);
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE: ${errorText(error)}`, { cause: error });
+  }
+}
+
 /** A secret file's content without its trailing newline (an editor's or `echo`'s). */
 function secretFileContent(path: string): string {
   return readTextFile(path).replace(/\r?\n$/, '');

@@ -173,9 +173,9 @@ describeEachEngine('strangers learn nothing of the backends', (engine) => {
     servers[1]!.signal('SIGKILL');
     await servers[1]!.exited();
     expect(servers[1]!.pid).toBeUndefined();
-    // Enough requests that B's failure is seen (its breaker open), then the walk.
-    for (let i = 0; i < 3; i++)
-      await fetch(`${running!.url}/v1/sequences/visible/ids?count=5000`, {
+    // Refills that turn to B (default's blocks are 10,000), so that its failure is seen; then the walk.
+    for (let i = 0; i < 4; i++)
+      await fetch(`${running!.url}/v1/sequences/default/ids?count=10000`, {
         method: 'POST',
         signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
       });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KNOWN_VARIABLES, refuseUnknownVariables } from '../../src/config/known-variables.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { secretVariable } from '../../src/config/secrets.js';
 import { ConfigError } from '../../src/core/errors.js';
 
 /** Names misspelt on purpose, as examples (here, in known-variables.ts and docs/reference.md). */
@@ -80,7 +81,7 @@ describe('secrets from files', () => {
     return path;
   };
 
-  it('reads TICKETD_ADMIN_BACKENDS_FILE and TICKETD_PEER_SECRET_FILE, and refuses both forms of one', () => {
+  it('reads TICKETD_ADMIN_BACKENDS_FILE, TICKETD_PEER_SECRET_FILE and TICKETD_SOURCE_FILE, and refuses both forms of one', () => {
     const config = loadConfig({
       backends: 'mysql://app:p1@db-a/ticketd,mysql://app:p2@db-b/ticketd',
       adminBackendsFile: file('admin', 'mysql://adm:s1@db-a/ticketd,mysql://adm:s2@db-b/ticketd\n'),
@@ -94,6 +95,12 @@ describe('secrets from files', () => {
     expect(() =>
       loadConfig({ backends: 'mysql://db-a/ticketd', peerSecret: 'x'.repeat(20), peerSecretFile: file('p2', 'y') }),
     ).toThrow('TICKETD_PEER_SECRET and TICKETD_PEER_SECRET_FILE are both set');
+    expect(
+      secretVariable({ TICKETD_SOURCE_FILE: file('source', 'mysql://m:pw@legacy/shop\n') }, 'TICKETD_SOURCE'),
+    ).toBe('mysql://m:pw@legacy/shop');
+    expect(() =>
+      secretVariable({ TICKETD_SOURCE: 'a', TICKETD_SOURCE_FILE: file('s2', 'b') }, 'TICKETD_SOURCE'),
+    ).toThrow('TICKETD_SOURCE and TICKETD_SOURCE_FILE are both set');
     expect(() => loadConfig({ backends: 'mysql://db-a/ticketd', adminBackendsFile: join(dir, 'absent') })).toThrow(
       /^TICKETD_ADMIN_BACKENDS_FILE: /,
     );
