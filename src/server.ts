@@ -36,6 +36,8 @@ export const PLANTED_BUG_VARIABLE = 'TICKETD_TEST_PLANT_STRICT_BUG';
 export const SHUTDOWN_GRACE_MS = 8000;
 /** How often close() ends keep-alive connections that have gone idle. */
 const IDLE_SWEEP_MS = 50;
+/** Where the peer listeners bind when TICKETD_HOST is unset: loopback, never every interface. */
+export const PEER_DEFAULT_HOST = '127.0.0.1';
 
 /** What startTicketd needs. */
 export interface TicketdOptions {
@@ -147,7 +149,9 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     await service.close();
     throw portError(error, config.port);
   });
-  const peer = await listen(createPeerListener(app, proof), { ...config, port: config.peerPort }, host, true).catch(
+  // Loopback unless an address is set: the peer port is for this fleet's front ends, never every interface by default.
+  const peerHost = host ?? PEER_DEFAULT_HOST;
+  const peer = await listen(createPeerListener(app, proof), { ...config, port: config.peerPort }, peerHost, true).catch(
     async (error: unknown) => {
       await drain(server);
       activity.stop();

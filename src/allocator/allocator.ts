@@ -18,7 +18,8 @@ import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
 import { Refusal } from './refusal.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
-import { NO_EVENTS } from './events.js';
+import { namedEvents, NO_EVENTS } from './events.js';
+import { backendName } from '../backend/backend-address.js';
 import type { Answer } from './key-agreement.js';
 import { IDLE_REVALIDATE_MS, Refill } from './refill.js';
 import { FleetReads } from './fleet-reads.js';
@@ -56,7 +57,11 @@ export class Allocator {
     this.#logger = options.logger;
     this.#clock = options.clock ?? Date.now;
     this.#allowUnsafeDurability = options.allowUnsafeDurability ?? false;
-    const events = options.events ?? NO_EVENTS;
+    // Metrics label a backend by its name, whoever scrapes them (http/backend-names.ts).
+    const events = namedEvents(
+      options.events ?? NO_EVENTS,
+      new Map(options.backends.map((address, i) => [address.label, backendName(address, i)])),
+    );
     this.#health = new BackendHealth(this.#logger, this.#clock);
     const random = options.random ?? Math.random;
     const guard: ConnectionGuard = (backend, settings) => this.#checkConnection(backend.label, settings);
@@ -68,6 +73,7 @@ export class Allocator {
           connect(address, guard, options.adminBackends?.[i]),
           new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
           new Refusal(this.#clock),
+          backendName(address, i),
         ),
     );
     this.#claimer = new Claimer({

@@ -31,7 +31,10 @@ export type ShownState = BreakerState | 'refused';
 
 /** A backend's state as shown to operators. */
 export interface BackendStatus {
+  /** Its label, `mysql://host:port/db`: for the admin. */
   readonly backend: string;
+  /** What everyone calls it (backendName: the URL's `name`, else its letter). */
+  readonly name: string;
   readonly state: ShownState;
   readonly identity: string | undefined;
   readonly stripe: { readonly increment: string; readonly offset: string } | undefined;
@@ -46,6 +49,7 @@ export interface BackendStatus {
 /** A backend's state for one sequence. */
 export interface BackendSequenceStatus {
   readonly backend: string;
+  readonly name: string;
   readonly state: ShownState;
   readonly member: string;
   readonly lastTicket: string | null;
@@ -74,8 +78,12 @@ export class BackendSlot {
   #lastUsedAt = Number.NEGATIVE_INFINITY;
   #lastTicketsAt = Number.NEGATIVE_INFINITY;
 
-  constructor(backend: TicketBackend, breaker: Breaker, refusal: Refusal) {
+  /** What everyone calls it (backendName). */
+  readonly name: string;
+
+  constructor(backend: TicketBackend, breaker: Breaker, refusal: Refusal, name = 'A') {
     this.backend = backend;
+    this.name = name;
     this.#breaker = breaker;
     this.#refusal = refusal;
   }
@@ -254,6 +262,7 @@ export class BackendSlot {
     }
     return {
       backend: this.label,
+      name: this.name,
       state: this.shownState,
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
@@ -270,6 +279,7 @@ export class BackendSlot {
     const lane = this.lane(name);
     return {
       backend: this.label,
+      name: this.name,
       state: this.shownState,
       member: this.#membership.get(name)?.kind ?? 'unknown',
       lastTicket: lane.lastTicket?.toString() ?? null,

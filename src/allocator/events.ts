@@ -22,3 +22,17 @@ export const NO_EVENTS: AllocatorEvents = Object.freeze({
   claimRefused() {},
   unclaimed() {},
 });
+
+/** `events` with each backend's label replaced by its name (`names`, by label; "?" for a label not in it). */
+export function namedEvents(events: AllocatorEvents, names: ReadonlyMap<string, string>): AllocatorEvents {
+  const name = (label: string): string => names.get(label) ?? '?';
+  const named: AllocatorEvents = {
+    ticketFetch: (backend, sequence, seconds, tickets, failed) =>
+      events.ticketFetch(name(backend), sequence, seconds, tickets, failed),
+    failover: (sequence, from) => events.failover(sequence, name(from)),
+    regression: (backend, sequence, action) => events.regression(name(backend), sequence, action),
+    claimRefused: (backend, sequence, reason) => events.claimRefused(name(backend), sequence, reason),
+    unclaimed: (backend, sequence, tickets) => events.unclaimed(name(backend), sequence, tickets),
+  };
+  return Object.freeze(named);
+}

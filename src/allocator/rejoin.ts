@@ -103,11 +103,15 @@ export class Rejoin {
    */
   async release(given: string, settings: SequenceSettings): Promise<ReleaseResult> {
     const name = settings.name;
-    // A letter names a backend by its place in TICKETD_BACKENDS, as `ticketd dev` calls them: A, B, …
+    // Its name (the URL's name=), its address, or a letter: its place in TICKETD_BACKENDS, as `ticketd dev` calls them.
     const index = backendIndexOf(given);
-    const slot = index === undefined ? this.#ctx.slots.find((s) => s.label === given) : this.#ctx.slots[index];
+    const slot =
+      this.#ctx.slots.find((s) => s.name === given || s.label === given) ??
+      (index === undefined ? undefined : this.#ctx.slots[index]);
     if (slot === undefined) {
-      const configured = this.#ctx.slots.map((s, i) => `${backendLetter(i)} = ${s.label}`).join(', ');
+      const configured = this.#ctx.slots
+        .map((s, i) => `${s.name === backendLetter(i) ? s.name : `${backendLetter(i)} (${s.name})`} = ${s.label}`)
+        .join(', ');
       throw new UnknownBackendError(`backend ${given} is not configured; configured: ${configured}`);
     }
     try {

@@ -8,17 +8,27 @@ export interface BackendAddress {
   readonly user: string;
   readonly password: string;
   readonly database: string;
-  /** `mysql://host:port/db`: safe to log. */
+  /** `mysql://host:port/db`: safe to log, shown to the admin only. */
   readonly label: string;
+  /**
+   * What clients without the admin token call it: the URL's `name` parameter, else its letter in
+   * TICKETD_BACKENDS (A, B, …). Undefined only for addresses made by hand (tests): the letter then.
+   */
+  readonly name?: string;
   /** TLS to it (backend-tls.ts): from the URL's query, else TICKETD_BACKEND_SSL_*. */
   readonly tls: BackendTls;
 }
 
 const DEFAULT_MYSQL_PORT = 3306;
 const DATABASE_NAME_PATTERN = /^[A-Za-z0-9_$]{1,64}$/;
+/** A backend's `name` parameter: lower case, so that it never reads as one of the default letters. */
+export const BACKEND_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
-/** Parses one backend URL; returns the problem as a string instead of throwing. */
-export function parseBackendUrl(text: string, tlsDefaults: TlsDefaults = {}): BackendAddress | string {
+/**
+ * Parses one backend URL, the `index`-th of its list (which gives the letter it is named by when the
+ * URL has no `name`); returns the problem as a string instead of throwing.
+ */
+export function parseBackendUrl(text: string, tlsDefaults: TlsDefaults = {}, index?: number): BackendAddress | string {
   let url: URL;
   try {
     url = new URL(text);
@@ -36,6 +46,9 @@ export function parseBackendUrl(text: string, tlsDefaults: TlsDefaults = {}): Ba
   // Never ignored: a parameter this version does not know would be a setting silently dropped.
   const tls = parseBackendTls(url.searchParams, tlsDefaults);
   if (typeof tls === 'string') return `${redact(text)}: ${tls}`;
+  const name = url.searchParams.get('name') ?? (index === undefined ? undefined : backendLetter(index));
+  if (url.searchParams.has('name') && !BACKEND_NAME_PATTERN.test(name ?? ''))
+    return `${redact(text)}: name must match ${BACKEND_NAME_PATTERN.source} (it is shown to every client); got ${JSON.stringify((name ?? '').slice(0, 40))}`;
   const port = url.port === '' ? DEFAULT_MYSQL_PORT : Number(url.port);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const address = {
@@ -44,6 +57,7 @@ export function parseBackendUrl(text: string, tlsDefaults: TlsDefaults = {}): Ba
     user: decodeURIComponent(url.username) || 'root',
     database,
     label: `mysql://${url.host}/${database}`,
+    ...(name !== undefined && { name }),
     tls,
   };
   Object.defineProperty(address, 'password', {
@@ -61,6 +75,11 @@ export function redact(text: string): string {
 /** The backend's URL with its account and the password as ***, for commands printed to be run again. */
 export function displayUrl(address: BackendAddress): string {
   return `mysql://${encodeURIComponent(address.user)}${address.password === '' ? '' : ':***'}@${address.label.slice('mysql://'.length)}`;
+}
+
+/** The name clients without the admin token know the backend at place `index` by: its `name`, else its letter. */
+export function backendName(address: Pick<BackendAddress, 'name'>, index: number): string {
+  return address.name ?? backendLetter(index);
 }
 
 /** A backend's letter by its place in TICKETD_BACKENDS, as `ticketd dev` and the status page name them: A is the first. */

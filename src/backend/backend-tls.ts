@@ -22,8 +22,8 @@ const FILE_PARAMETERS = [
   ['ssl-key', 'key'],
 ] as const;
 
-/** The URL query parameters a backend URL may carry. */
-export const BACKEND_URL_PARAMETERS = ['ssl-mode', 'ssl-ca', 'ssl-cert', 'ssl-key', 'ssl'] as const;
+/** The URL query parameters a backend URL may carry (`name` is the backend's, read by backend-address.ts). */
+export const BACKEND_URL_PARAMETERS = ['ssl-mode', 'ssl-ca', 'ssl-cert', 'ssl-key', 'ssl', 'name'] as const;
 
 /** A backend's TLS settings: the mode, and file paths (or mysql2's own object, from `ssl={json}`). */
 export interface BackendTls {

@@ -24,6 +24,8 @@ import { RETIRE_BOUND_MS } from '../service/sequence-entry.js';
 import { TicketService } from '../service/ticket-service.js';
 import { isClusterPrimary, runPrimary, workerMetricsSource } from './cluster.js';
 import { runDev } from './dev.js';
+import { refuseUnknownVariables } from '../config/known-variables.js';
+import { secretVariable } from '../config/secrets.js';
 import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
 import { addWorkerCommands } from './worker-commands.js';
@@ -38,7 +40,9 @@ const program = new Command('ticketd')
   .description('Unique 64-bit IDs from odd/even MySQL ticket servers')
   .version(version, '-V, --version', 'print the version')
   .option('--config <file>', 'JSON config file; environment variables and flags override it (TICKETD_CONFIG)')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Before any command runs: a misspelt TICKETD_* variable is refused, not silently left out.
+  .hook('preAction', () => refuseUnknownVariables(process.env));
 
 /** The config file's settings, if one is given by --config or TICKETD_CONFIG. */
 function fileInput(): ConfigInput {
@@ -50,7 +54,10 @@ program
   .command('serve')
   .description('serve the HTTP API')
   .option('--port <n>', 'port to listen on (TICKETD_PORT, default 8080)')
-  .option('--host <address>', "address to listen on, the peer port's too (TICKETD_HOST, default every interface)")
+  .option(
+    '--host <address>',
+    "address to listen on, the peer port's too (TICKETD_HOST; default every interface, the peer port loopback)",
+  )
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option(
     '--admin-backends <urls>',
@@ -225,7 +232,7 @@ sequences
     });
   });
 
-addMigrateCommands(program, withService, process.env.TICKETD_SOURCE);
+addMigrateCommands(program, withService, () => secretVariable(process.env, 'TICKETD_SOURCE'));
 addFleetCommands(program, withService, backendConfig);
 addWorkerCommands(program, withService);
 
@@ -299,6 +306,7 @@ const BACKEND_SETTINGS = [
   'backends',
   'backendsFile',
   'adminBackends',
+  'adminBackendsFile',
   'backendSslMode',
   'backendSslCa',
   'backendSslCert',

@@ -53,17 +53,17 @@ interface MigrateFlags {
   adminBackends?: string;
 }
 
-/** Adds the migrate commands to the program; `sourceFromEnv` is TICKETD_SOURCE, used when --source is not given. */
+/** Adds the migrate commands to the program; `sourceFromEnv` reads TICKETD_SOURCE (or its file), used when --source is not given. */
 export function addMigrateCommands(
   program: Command,
   withService: WithService,
-  sourceFromEnv: string | undefined,
+  sourceFromEnv: () => string | undefined,
 ): void {
   const source = (flags: MigrateFlags): string => {
-    const given = flags.source ?? sourceFromEnv;
+    const given = flags.source ?? sourceFromEnv();
     if (given === undefined || given === '')
       throw new ConfigError(
-        '--source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db',
+        '--source (or TICKETD_SOURCE, or TICKETD_SOURCE_FILE) is not set: the legacy database, as mysql://user:pass@host:port/db',
       );
     return given;
   };

@@ -83,6 +83,11 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     throw new ConfigError(
       `TICKETD_PEER_PORT=${c.peerPort} cannot be shared by ${c.workers} worker processes: each listens on a port of its own; leave it unset (0) with TICKETD_WORKERS`,
     );
+  if (c.advertiseHost !== undefined && c.host === undefined && !isLoopback(c.advertiseHost))
+    // Without TICKETD_HOST the peer listeners bind loopback: other hosts could never reach the address advertised.
+    throw new ConfigError(
+      `TICKETD_ADVERTISE_HOST=${c.advertiseHost} is reached from other hosts, but without TICKETD_HOST the peer listeners bind 127.0.0.1 only: set TICKETD_HOST to the address they reach (or 0.0.0.0)`,
+    );
   if (c.claims === 'required' && c.backends.length < 2) {
     // A claim goes to a peer of the backend a ticket came from; one backend has none.
     throw new ConfigError(
@@ -125,6 +130,11 @@ function checkAdminBackends(backends: readonly BackendAddress[], admin: readonly
       `TICKETD_ADMIN_BACKENDS must name the same servers as TICKETD_BACKENDS, in the same order, with other accounts; got ${given} for ${serving}`,
     );
   }
+}
+
+/** True for a name or address of this host's loopback (127.0.0.0/8, ::1, localhost). */
+function isLoopback(host: string): boolean {
+  return /^127\.\d+\.\d+\.\d+$/.test(host) || host === 'localhost' || host === '[::1]' || host === '::1';
 }
 
 /**

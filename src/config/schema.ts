@@ -48,14 +48,18 @@ const backendList = (name: string, required: boolean, tls: TlsDefaults): z.ZodTy
         return [];
       }
       const backends: BackendAddress[] = [];
-      for (const part of parts) {
-        const parsed = parseBackendUrl(part, tls);
+      for (const [i, part] of parts.entries()) {
+        const parsed = parseBackendUrl(part, tls, i);
         if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${name}: ${parsed}` });
         else backends.push(parsed);
       }
       const labels = backends.map((b) => b.label);
       const repeated = labels.filter((l, i) => labels.indexOf(l) !== i);
       if (repeated.length > 0) ctx.addIssue({ code: 'custom', message: `${name} lists ${repeated[0]} more than once` });
+      const names = backends.map((b) => b.name);
+      const named = names.filter((n, i) => names.indexOf(n) !== i);
+      if (named.length > 0)
+        ctx.addIssue({ code: 'custom', message: `${name} names two backends ${named[0]}: each name=… must be unique` });
       return backends;
     });
 

@@ -33,11 +33,16 @@ export interface Secrets {
   readonly clientTokens: ReadonlyMap<string, readonly NamedToken[]>;
 }
 
-/** Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand them over). */
-const FROM_FILE = [
+/**
+ * Settings whose value may instead come from a file (`_FILE`, as compose and Kubernetes secrets hand
+ * them over): every setting that holds a secret (a backend URL holds its password).
+ */
+export const FROM_FILE = [
   ['backends', 'backendsFile', 'TICKETD_BACKENDS'],
+  ['adminBackends', 'adminBackendsFile', 'TICKETD_ADMIN_BACKENDS'],
   ['adminToken', 'adminTokenFile', 'TICKETD_ADMIN_TOKEN'],
   ['clientTokens', 'clientTokensFile', 'TICKETD_CLIENT_TOKENS'],
+  ['peerSecret', 'peerSecretFile', 'TICKETD_PEER_SECRET'],
 ] as const;
 
 const token = (name: string): z.ZodType<string> =>
@@ -168,6 +173,23 @@ export function readSecretFiles(merged: Record<string, unknown>): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * A secret variable a command reads besides the settings (TICKETD_SOURCE): its value, or its
+ * `_FILE`'s content. Throws a ConfigError when both are set or the file cannot be read.
+ */
+export function secretVariable(env: Readonly<Record<string, string | undefined>>, name: string): string | undefined {
+  const value = env[name];
+  const path = env[`${name}_FILE`];
+  if (path === undefined || path === '') return value === '' ? undefined : value;
+  if (value !== undefined && value !== '')
+    throw new ConfigError(`${name} and ${name}_FILE are both set: give the value or the file, not both`);
+  try {
+    return secretFileContent(path);
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE: ${errorText(error)}`, { cause: error });
+  }
 }
 
 /** A secret file's content without its trailing newline (an editor's or `echo`'s). */

@@ -82,12 +82,14 @@ export interface ConfigInput {
   readonly tlsKey?: string | undefined;
   readonly tlsClientCa?: string | undefined;
   readonly backendsFile?: string | undefined;
+  readonly adminBackendsFile?: string | undefined;
   readonly adminTokenFile?: string | undefined;
   readonly clientTokensFile?: string | undefined;
   readonly advertiseHost?: string | undefined;
   readonly peerPort?: string | number | undefined;
   readonly host?: string | undefined;
   readonly peerSecret?: string | undefined;
+  readonly peerSecretFile?: string | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -112,12 +114,14 @@ export const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object
   tlsKey: 'TICKETD_TLS_KEY',
   tlsClientCa: 'TICKETD_TLS_CLIENT_CA',
   backendsFile: 'TICKETD_BACKENDS_FILE',
+  adminBackendsFile: 'TICKETD_ADMIN_BACKENDS_FILE',
   adminTokenFile: 'TICKETD_ADMIN_TOKEN_FILE',
   clientTokensFile: 'TICKETD_CLIENT_TOKENS_FILE',
   advertiseHost: 'TICKETD_ADVERTISE_HOST',
   peerPort: 'TICKETD_PEER_PORT',
   host: 'TICKETD_HOST',
   peerSecret: 'TICKETD_PEER_SECRET',
+  peerSecretFile: 'TICKETD_PEER_SECRET_FILE',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -142,12 +146,14 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     tlsKey: env.TICKETD_TLS_KEY,
     tlsClientCa: env.TICKETD_TLS_CLIENT_CA,
     backendsFile: env.TICKETD_BACKENDS_FILE,
+    adminBackendsFile: env.TICKETD_ADMIN_BACKENDS_FILE,
     adminTokenFile: env.TICKETD_ADMIN_TOKEN_FILE,
     clientTokensFile: env.TICKETD_CLIENT_TOKENS_FILE,
     advertiseHost: env.TICKETD_ADVERTISE_HOST,
     peerPort: env.TICKETD_PEER_PORT,
     host: env.TICKETD_HOST,
     peerSecret: env.TICKETD_PEER_SECRET,
+    peerSecretFile: env.TICKETD_PEER_SECRET_FILE,
   };
 }
 

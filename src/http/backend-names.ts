@@ -1,8 +1,8 @@
 /**
  * What a client without the admin token sees of the backends (design.md, "Listeners"): each by its
- * letter in TICKETD_BACKENDS (A, B, …), never its host, port, database or account, and no error
- * text (a driver's message names hosts; MySQL's access-denied names the account). The admin token
- * shows everything, on the same routes.
+ * name (the URL's `name=`, else its letter in TICKETD_BACKENDS: A, B, …), never its host, port,
+ * database, account, server identity or TLS details, and no error text (a driver's message names
+ * hosts; MySQL's access-denied names the account). The admin token shows everything, on the same routes.
  */
 import type { BackendSequenceStatus, BackendStatus } from '../allocator/allocator.js';
 import { backendLetter } from '../backend/backend-address.js';
@@ -13,20 +13,24 @@ import type { Problem } from './problem.js';
 /** Stands for an error's text where a client without the admin token would read it. */
 export const ERROR_SHOWN_TO_ADMIN = 'failed (the error is shown with the admin token)';
 
-/** Backends named by letter, and text with their addresses replaced by their letters. */
+/** Backends by name, and text with their addresses replaced by their names. */
 export interface BackendNames {
-  /** The backend's letter; an unknown label is returned as "?" rather than shown. */
-  letter(label: string): string;
-  /** The text with every backend's URL (with or without an account) and host:port replaced by its letter. */
+  /** The backend's name; an unknown label is returned as "?" rather than shown. */
+  nameOf(label: string): string;
+  /** The text with every backend's URL (with or without an account) and host:port replaced by its name. */
   scrub(text: string): string;
 }
 
-/** Names for the backends of `labels` (`mysql://host:port/db`, in TICKETD_BACKENDS order). */
-export function backendNames(labels: readonly string[]): BackendNames {
-  const letters = new Map(labels.map((label, i) => [label, backendLetter(i)]));
+/**
+ * Names for the backends of `labels` (`mysql://host:port/db`, in TICKETD_BACKENDS order): `names`
+ * in the same order, else their letters.
+ */
+export function backendNames(labels: readonly string[], names?: readonly string[]): BackendNames {
+  const nameAt = (i: number): string => names?.[i] ?? backendLetter(i);
+  const byLabel = new Map(labels.map((label, i) => [label, nameAt(i)]));
   // Longest address first, so that host:3306 never eats a piece of host:33060.
   const patterns = labels
-    .map((label, i) => ({ label, letter: backendLetter(i), hostPort: /^mysql:\/\/([^/]+)/.exec(label)?.[1] ?? label }))
+    .map((label, i) => ({ label, letter: nameAt(i), hostPort: /^mysql:\/\/([^/]+)/.exec(label)?.[1] ?? label }))
     .sort((a, b) => b.hostPort.length - a.hostPort.length)
     .map(({ label, letter, hostPort }) => {
       const database = label.slice(`mysql://${hostPort}`.length);
@@ -34,7 +38,7 @@ export function backendNames(labels: readonly string[]): BackendNames {
       return { url, hostPort: new RegExp(`(?<![\\w.-])${escape(hostPort)}(?![\\d])`, 'g'), letter };
     });
   return {
-    letter: (label) => letters.get(label) ?? '?',
+    nameOf: (label) => byLabel.get(label) ?? '?',
     scrub: (text) =>
       patterns
         .reduce((t, p) => t.replace(p.url, `backend ${p.letter}`).replace(p.hostPort, `backend ${p.letter}`), text)
@@ -42,11 +46,13 @@ export function backendNames(labels: readonly string[]): BackendNames {
   };
 }
 
-/** A backend's state for /readyz and the status page, as a client without the admin token sees it. */
-export function strangerBackend(status: BackendStatus, names: BackendNames): BackendStatus {
+/** A backend's state for /readyz, as a client without the admin token sees it: its name, no identity or TLS details. */
+export function strangerBackend(status: BackendStatus): BackendStatus {
   return {
     ...status,
-    backend: names.letter(status.backend),
+    backend: status.name,
+    identity: undefined,
+    transport: undefined,
     lastError: status.lastError === undefined ? undefined : ERROR_SHOWN_TO_ADMIN,
   };
 }
@@ -55,7 +61,7 @@ export function strangerBackend(status: BackendStatus, names: BackendNames): Bac
 export function strangerSequenceBackend(status: BackendSequenceStatus, names: BackendNames): BackendSequenceStatus {
   return {
     ...status,
-    backend: names.letter(status.backend),
+    backend: status.name,
     lastError: status.lastError === null ? null : ERROR_SHOWN_TO_ADMIN,
     quarantined: status.quarantined === null ? null : names.scrub(status.quarantined),
   };
@@ -67,7 +73,11 @@ function escape(text: string): string {
 
 /** The names of the service's backends. */
 export function namesOf(service: TicketService): BackendNames {
-  return backendNames(service.backendStatus().map((b) => b.backend));
+  const backends = service.backendStatus();
+  return backendNames(
+    backends.map((b) => b.backend),
+    backends.map((b) => b.name),
+  );
 }
 
 /** Codes whose detail carries a backend's error text: a client without the admin token gets states by letter instead. */
@@ -84,9 +94,7 @@ export function strangerProblem(problem: Problem, service: TicketService): Probl
   const names = namesOf(service);
   const summary = ERROR_CODES[problem.code];
   if (summary === undefined) return { ...problem, detail: names.scrub(problem.detail) };
-  const states = service
-    .backendStatus()
-    .map((b) => `${names.letter(b.backend)} ${b.state === 'half-open' ? 'probed' : b.state}`);
+  const states = service.backendStatus().map((b) => `${b.name} ${b.state === 'half-open' ? 'probed' : b.state}`);
   return {
     ...problem,
     detail: `${summary} (backends: ${states.join(', ')}); each backend's error is shown with the admin token (GET /readyz)`,

@@ -98,7 +98,20 @@ export const openApiDocument = Object.freeze({
         required: ['ready', 'backends', 'sequences'],
         properties: {
           ready: { type: 'boolean' },
-          backends: { type: 'array', items: { type: 'object' } },
+          backends: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['backend', 'name', 'state'],
+              properties: {
+                backend: { type: 'string' },
+                name: { type: 'string' },
+                state: { type: 'string' },
+              },
+            },
+            description:
+              "Each backend's state. Without the admin token: `backend` is its name (the URL's name=, else its letter A, B, …), with no identity, transport or error text; with it, `backend` is its mysql://host:port/db and identity and transport (TLS version and cipher) are shown.",
+          },
           sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
         },
       },

@@ -4,7 +4,6 @@
  * inline SVG, no script; it refreshes itself.
  */
 import type { BackendStatus } from '../allocator/allocator.js';
-import { backendLetter } from '../backend/backend-address.js';
 import { ACTIVITY_SAMPLE_MS, type ActivityPoint } from '../service/activity.js';
 import type { TicketService } from '../service/ticket-service.js';
 import type { PoolState } from '../service/worker-pools.js';
@@ -47,8 +46,8 @@ export function overallState(service: TicketService): { state: OverallState; wor
     };
   const backends = service.backendStatus();
   const lanes = service.servedSequences().map((name) => service.backendsFor(name));
-  const clauses = backends.flatMap((b, i) => {
-    const name = `backend ${backendLetter(i)}`;
+  const clauses = backends.flatMap((b) => {
+    const name = `backend ${b.name}`;
     const mine = lanes.map((list) => list.find((l) => l.backend === b.backend));
     const quarantined = mine.filter((l) => l !== undefined && l.quarantined !== null).length;
     const unclaimed = mine.filter((l) => l?.unclaimed === true).length;
@@ -137,7 +136,7 @@ function poolRows(pools: readonly PoolState[], scrub: (text: string) => string):
 function backendRows(service: TicketService, served: readonly string[]): string {
   return service
     .backendStatus()
-    .map((b, i) => {
+    .map((b) => {
       const tickets = served
         .map((name) => [name, service.backendsFor(name).find((s) => s.backend === b.backend)?.lastTicket] as const)
         .filter(([, t]) => t !== null && t !== undefined)
@@ -149,7 +148,7 @@ function backendRows(service: TicketService, served: readonly string[]): string 
       const lastError = failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
       return row(
         [
-          backendLetter(i),
+          b.name,
           up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down',
           breakerWords(b),
           residueWords(b),

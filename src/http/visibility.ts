@@ -35,18 +35,27 @@ export function withoutTickets(status: BackendSequenceStatus): BackendSequenceSt
   };
 }
 
+/**
+ * The lines of ticketd_backend_info (metrics/scraped-series.ts), whose labels say where each backend
+ * is: for the admin only. Every other series names a backend by its name, whoever scrapes.
+ */
+const ADMIN_ONLY_SERIES = /^(?:# (?:HELP|TYPE) )?ticketd_backend_info[{ ]/;
+
 /** Matches a sample's sequence label; names match ^[a-z][a-z0-9_]*$, so the quoted value is exact. */
 const SEQUENCE_LABEL = /[{,]sequence="([a-z0-9_]+)"/;
 
 /**
- * The /metrics text without the samples of sequences that are not ordered, or whose mode is not
- * known (fail closed). `idsOf` tells a sequence's mode, also one another worker served.
+ * The /metrics text without ticketd_backend_info, and without the samples of sequences that are not
+ * ordered, or whose mode is not known (fail closed). `idsOf` tells a sequence's mode, also one another worker served.
  */
 export async function redactMetrics(
   text: string,
   idsOf: (name: string) => Promise<IdMode | undefined>,
 ): Promise<string> {
-  const lines = text.split('\n').map((line) => ({ line, name: SEQUENCE_LABEL.exec(line)?.[1] }));
+  const lines = text
+    .split('\n')
+    .filter((line) => !ADMIN_ONLY_SERIES.test(line))
+    .map((line) => ({ line, name: SEQUENCE_LABEL.exec(line)?.[1] }));
   const shown = new Set<string>();
   await Promise.all(
     [...new Set(lines.flatMap((l) => l.name ?? []))].map(async (name) => {

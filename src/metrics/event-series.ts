@@ -101,7 +101,7 @@ export function eventCounters(
     });
   const backendsAndSequences = (): string[][] => {
     const sequences = service()?.servedSequences() ?? [];
-    return (service()?.backendStatus() ?? []).flatMap((b) => sequences.map((sequence) => [b.backend, sequence]));
+    return (service()?.backendStatus() ?? []).flatMap((b) => sequences.map((sequence) => [b.name, sequence]));
   };
   return {
     fetches: counter('fetches'),

@@ -6,6 +6,9 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { TicketService } from '../service/ticket-service.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 
+/** The one series whose labels say where a backend is: /metrics shows it to the admin only (http/visibility.ts). */
+const BACKEND_INFO_SERIES = 'ticketd_backend_info';
+
 const BREAKER_STATES = ['unknown', 'up', 'down', 'open', 'half-open'] as const;
 
 /** One value of a series read at scrape time, with its label values. */
@@ -73,7 +76,7 @@ const SCRAPED: readonly ScrapedSeries[] = [
     aggregator: 'min',
     read: (service) =>
       (service?.backendStatus() ?? []).map((b) => [
-        [b.backend],
+        [b.name],
         b.state === 'up' || b.state === 'refused' ? 1 : b.state === 'unknown' ? -1 : 0,
       ]),
   },
@@ -83,7 +86,7 @@ const SCRAPED: readonly ScrapedSeries[] = [
     help: '1 while the backend refuses statements its account lacks a privilege for (a missing GRANT; it answers, so it is not down), 0 otherwise.',
     labelNames: ['backend'],
     aggregator: 'max',
-    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.backend], b.state === 'refused' ? 1 : 0]),
+    read: (service) => (service?.backendStatus() ?? []).map((b) => [[b.name], b.state === 'refused' ? 1 : 0]),
   },
   {
     type: 'gauge',
@@ -95,7 +98,7 @@ const SCRAPED: readonly ScrapedSeries[] = [
     read: (service) =>
       (service?.backendStatus() ?? []).flatMap((b) =>
         BREAKER_STATES.map((state): Sample => [
-          [b.backend, state],
+          [b.name, state],
           (b.state === 'refused' ? 'up' : b.state) === state ? 1 : 0,
         ]),
       ),
@@ -111,15 +114,31 @@ const SCRAPED: readonly ScrapedSeries[] = [
   {
     type: 'gauge',
     name: 'ticketd_backend_tls',
-    help: "1 when the backend's newest connection uses TLS (version says which), 0 when it is plaintext; no series before a connection.",
-    labelNames: ['backend', 'version'],
+    help: "1 when the backend's newest connection uses TLS, 0 when it is plaintext; no series before a connection (ticketd_backend_info has the version, for the admin).",
+    labelNames: ['backend'],
     aggregator: 'min',
     read: (service) =>
       (service?.backendStatus() ?? []).flatMap((b): Sample[] =>
-        b.transport === undefined
-          ? []
-          : [[[b.backend, b.transport.tls ? b.transport.version : 'plaintext'], b.transport.tls ? 1 : 0]],
+        b.transport === undefined ? [] : [[[b.name], b.transport.tls ? 1 : 0]],
       ),
+  },
+  {
+    type: 'gauge',
+    name: BACKEND_INFO_SERIES,
+    help: 'Always 1: which server a backend name stands for (its label, server identity, TLS version and cipher). Shown with the admin token only.',
+    labelNames: ['backend', 'address', 'identity', 'tls_version', 'tls_cipher'],
+    aggregator: 'max',
+    read: (service) =>
+      (service?.backendStatus() ?? []).map((b): Sample => [
+        [
+          b.name,
+          b.backend,
+          b.identity ?? '',
+          b.transport === undefined ? '' : b.transport.tls ? b.transport.version : 'plaintext',
+          b.transport?.tls === true ? b.transport.cipher : '',
+        ],
+        1,
+      ]),
   },
   {
     type: 'gauge',

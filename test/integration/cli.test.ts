@@ -17,7 +17,7 @@ describe('the ticketd command', () => {
     const source = ticketd(['migrate', 'plan', '--table', 'orders']);
     expect(source.status).toBe(2);
     expect(source.stderr).toBe(
-      'ticketd: --source (or TICKETD_SOURCE) is not set: the legacy database, as mysql://user:pass@host:port/db (TICKETD_CONFIG_INVALID)',
+      'ticketd: --source (or TICKETD_SOURCE, or TICKETD_SOURCE_FILE) is not set: the legacy database, as mysql://user:pass@host:port/db (TICKETD_CONFIG_INVALID)',
     );
     const workers = ticketd(['serve', '--workers', '0'], { TICKETD_BACKENDS: 'mysql://h/db' });
     expect(workers.stderr).toBe('ticketd: --workers must be an integer from 1 to 64; got "0" (TICKETD_CONFIG_INVALID)');

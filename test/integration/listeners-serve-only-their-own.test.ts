@@ -1,8 +1,9 @@
 /**
  * Every port a `serve --workers 2` process tree listens on, found from /proc (not from what ticketd
- * says it opened): each binds to TICKETD_HOST; the public port serves the API; every other port (the
- * workers' peer ports for strict sequences' forwarded calls) refuses anyone without the fleet's peer
- * proof, and with it serves the strict-range route only.
+ * says it opened): each binds to TICKETD_HOST when it is set; without it the public port listens on
+ * every interface and the peer ports on loopback only. The public port serves the API; every other
+ * port (the workers' peer ports for strict sequences' forwarded calls) refuses anyone without the
+ * fleet's peer proof, and with it serves the strict-range route only.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -60,16 +61,56 @@ function decodeAddress(hex: string): string {
   return hex === '0'.repeat(32) ? '::' : `ipv6:${hex}`;
 }
 
+/** The ports the process tree of `ticketd` listens on, by port. */
+function listeningPorts(ticketd: ChildTicketd): Listening[] {
+  const tree = processTree(ticketd.process.pid!);
+  expect(tree.length).toBeGreaterThanOrEqual(3);
+  const sockets = listeningSockets();
+  const ours = new Map<number, Listening>();
+  for (const pid of tree)
+    for (const inode of socketInodes(pid))
+      if (sockets.has(inode)) ours.set(sockets.get(inode)!.port, sockets.get(inode)!);
+  return [...ours.values()];
+}
+
+/** Starts `serve --workers 2` and waits until both workers listen. */
+async function twoWorkers(backends: string, env: Record<string, string>): Promise<ChildTicketd> {
+  const ticketd = await spawnTicketd(backends, { TICKETD_WORKERS: '2', ...env });
+  // Both workers listen (each logs it) before the ports are counted.
+  const until = Date.now() + 20_000;
+  while (ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 100));
+  return ticketd;
+}
+
+describe('listeners without TICKETD_HOST: the public port on every interface, the peer ports on loopback', () => {
+  let ticketd: ChildTicketd;
+  const backends = sharedBackends();
+
+  beforeAll(async () => {
+    ticketd = await twoWorkers(backends, {});
+  });
+  afterAll(async () => {
+    await ticketd?.stop();
+  });
+
+  it('binds each peer port to 127.0.0.1, never to every interface', () => {
+    const publicPort = Number(new URL(ticketd.url).port);
+    const listening = listeningPorts(ticketd);
+    expect(listening.length).toBe(3);
+    const byPort = new Map(listening.map((l) => [l.port, l.address]));
+    expect(['0.0.0.0', '::']).toContain(byPort.get(publicPort));
+    const peers = listening.filter((l) => l.port !== publicPort).map((l) => l.address);
+    expect(peers).toEqual(['127.0.0.1', '127.0.0.1']);
+  });
+});
+
 describe("listeners: the public port on the operator's address, peer ports for peers only", () => {
   let ticketd: ChildTicketd;
   const backends = sharedBackends();
 
   beforeAll(async () => {
-    ticketd = await spawnTicketd(backends, { TICKETD_WORKERS: '2', TICKETD_HOST: '127.0.0.1' });
-    // Both workers listen (each logs it) before the ports are counted.
-    const until = Date.now() + 20_000;
-    while (ticketd.logs.filter((l) => l.includes('"msg":"ticketd listening"')).length < 2 && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 100));
+    ticketd = await twoWorkers(backends, { TICKETD_HOST: '127.0.0.1' });
   });
   afterAll(async () => {
     await ticketd?.stop();
@@ -77,14 +118,7 @@ describe("listeners: the public port on the operator's address, peer ports for p
 
   it('finds every listening port of the process tree and asks each of them', async () => {
     const publicPort = Number(new URL(ticketd.url).port);
-    const tree = processTree(ticketd.process.pid!);
-    expect(tree.length).toBeGreaterThanOrEqual(3);
-    const sockets = listeningSockets();
-    const ours = new Map<number, Listening>();
-    for (const pid of tree)
-      for (const inode of socketInodes(pid))
-        if (sockets.has(inode)) ours.set(sockets.get(inode)!.port, sockets.get(inode)!);
-    const listening = [...ours.values()];
+    const listening = listeningPorts(ticketd);
     // The public port, and one peer port per worker.
     expect(listening.map((l) => l.port)).toContain(publicPort);
     expect(listening.length).toBe(3);

@@ -27,7 +27,9 @@ describe('GET /metrics', () => {
     expect(used).toBeGreaterThan(0.003);
     expect(used).toBeLessThan(1);
     expect(sample(text, 'ticketd_cached_ids{sequence="metrics_seq"}')).toBeGreaterThanOrEqual(0);
-    for (const backend of context.server.service.backendStatus().map((b) => b.backend)) {
+    // Named as everyone sees them (A, B), whoever scrapes.
+    expect(context.server.service.backendStatus().map((b) => b.name)).toEqual(['A', 'B']);
+    for (const backend of context.server.service.backendStatus().map((b) => b.name)) {
       expect(sample(text, `ticketd_backend_breaker_state{backend="${backend}",state="up"}`)).toBe(1);
       expect(sample(text, `ticketd_backend_up{backend="${backend}"}`)).toBe(1);
       expect(

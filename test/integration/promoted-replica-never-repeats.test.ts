@@ -49,7 +49,7 @@ describe('a lagging replica promoted behind backend A’s address', () => {
       if (
         (await regressionReports(
           servers.map((s) => s.url),
-          env.aLabel,
+          env.aName,
         )) > 0
       )
         reportedAfterMs = Date.now() - promotedAt;

@@ -47,7 +47,7 @@ describe('a regression while the peer is down', () => {
 
       const reported = await regressionReports(
         servers.map((s) => s.url),
-        env.aLabel,
+        env.aName,
       );
       const unclaimed = await Promise.all(servers.map((s) => metricSum(s.url, 'ticketd_unclaimed_tickets_total')));
       console.log(
@@ -87,9 +87,10 @@ describe('a regression while the peer is down', () => {
       const during = startLoad(ledger, one, sequence, 3);
       await sleep(3000);
       await during.stop();
-      const unclaimed = await metricSum(server.url, 'ticketd_unclaimed_tickets_total', { backend: aLabel });
+      const aName = server.service.backendStatus()[0]!.name;
+      const unclaimed = await metricSum(server.url, 'ticketd_unclaimed_tickets_total', { backend: aName });
       const advanced = await metricSum(server.url, 'ticketd_regressions_total', {
-        backend: aLabel,
+        backend: aName,
         action: 'advanced',
       });
       const duringOutage = (

@@ -81,8 +81,7 @@ describeEachEngine('a backend restored by the docs', (engine) => {
     expect(restored.stderr).toBe('');
     expect(restored.status).toBe(0);
     await take(80);
-    const aLabel = server.service.backendStatus()[0]!.backend;
-    const reports = await regressionReports([server.url], aLabel);
+    const reports = await regressionReports([server.url], server.service.backendStatus()[0]!.name);
     console.log(
       `restore by the docs [${engine.name}]: ${acknowledged} IDs acknowledged, ${acknowledged - seen.size} repeated, ${reports} regression reports for A`,
     );

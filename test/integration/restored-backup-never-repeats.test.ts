@@ -45,7 +45,7 @@ describe('backend A restored from a backup taken seconds before', () => {
     const restoredTo = backupTickets.reduce((m, t) => (t > m ? t : m), 0n);
     const reported = await regressionReports(
       servers.map((s) => s.url),
-      aLabel,
+      servers[0]!.service.backendStatus()[0]!.name,
     );
     console.log(
       `restored backup: A's counter went back from ticket ${servedBefore} to ${restoredTo}; ${ledger.acknowledged} IDs acknowledged, ${ledger.repeats.length} repeated, ${reported} reports`,

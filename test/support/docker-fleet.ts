@@ -107,6 +107,8 @@ async function startFrontEnd(
       TICKETD_PORT: '8080',
       TICKETD_LOG_LEVEL: 'warn',
       TICKETD_ADVERTISE_HOST: name,
+      // The peer listener binds loopback unless told otherwise; the others reach it over the network.
+      TICKETD_HOST: '0.0.0.0',
       ...env,
     })
     .withCommand(['node', 'dist/cli/main.js', 'serve'])

@@ -28,8 +28,10 @@ export interface ReplicatedBackends {
   readonly proxy: TcpProxy;
   /** TICKETD_BACKENDS: A through the proxy, then B. */
   readonly backendsUrl: string;
-  /** A's URL as ticketd names it (through the proxy). */
+  /** A's URL as ticketd names it (through the proxy), in logs and to the admin. */
   readonly aLabel: string;
+  /** A's name, as metrics label it. */
+  readonly aName: string;
   /**
    * Kills A, stops replication and moves A's address to the replica, as failover tooling does.
    * Returns the replica's last ticket of `sequence` at that moment (where A's counter now stands).
@@ -83,6 +85,7 @@ export async function startReplicatedBackends(delaySeconds: number): Promise<Rep
     proxy,
     backendsUrl,
     aLabel: `mysql://127.0.0.1:${proxy.port}/ticketd`,
+    aName: 'A',
     promote: async (sequence) => {
       a.signal('SIGKILL');
       await a.exited();

@@ -41,7 +41,7 @@ describe('activity history and its chart', () => {
     const service = (ready: boolean, states: string[], quarantined: string | null = null) =>
       ({
         ready,
-        backendStatus: () => states.map((state, i) => ({ backend: `mysql://db-${i}:3306/t`, state })),
+        backendStatus: () => states.map((state, i) => ({ backend: `mysql://db-${i}:3306/t`, name: 'AB'[i], state })),
         servedSequences: () => ['orders'],
         backendsFor: () => states.map((_, i) => ({ backend: `mysql://db-${i}:3306/t`, quarantined, unclaimed: false })),
       }) as unknown as TicketService;
@@ -64,8 +64,8 @@ describe('activity history and its chart', () => {
     const service = {
       ready: true,
       backendStatus: () => [
-        { backend: 'mysql://db-a:3306/t', state: 'up' },
-        { backend: 'mysql://db-b:3306/t', state: 'open' },
+        { backend: 'mysql://db-a:3306/t', name: 'A', state: 'up' },
+        { backend: 'mysql://db-b:3306/t', name: 'B', state: 'open' },
       ],
       servedSequences: () => names,
       backendsFor: () => [

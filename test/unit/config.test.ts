@@ -26,6 +26,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ backends, host: '10.0.0.5', advertiseHost: 'fe1.internal' }).advertiseHost).toBe(
       'fe1.internal',
     );
+    // The peer listeners bind loopback without TICKETD_HOST: an address other hosts reach would lead nowhere.
+    expect(() => loadConfig({ backends, advertiseHost: 'fe1.internal' })).toThrow(
+      'TICKETD_ADVERTISE_HOST=fe1.internal is reached from other hosts, but without TICKETD_HOST the peer listeners bind 127.0.0.1 only',
+    );
+    expect(loadConfig({ backends, advertiseHost: '127.0.0.2' }).advertiseHost).toBe('127.0.0.2');
   });
 
   it('never lets the password reach JSON or a log', () => {

@@ -6,14 +6,17 @@ ticketd_ids_issued_total{sequence="orders"} 120
 ticketd_ids_issued_total{sequence="invoices"} 7919
 ticketd_ids_issued_total{sequence="other_worker"} 5
 ticketd_ids_issued_total{sequence="unreadable"} 3
-ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="mysql://a",sequence="invoices"} 4
-ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="mysql://a",sequence="orders"} 2
-ticketd_backend_up{backend="mysql://a"} 1
+ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="A",sequence="invoices"} 4
+ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="A",sequence="orders"} 2
+ticketd_backend_up{backend="A"} 1
+# HELP ticketd_backend_info Which server a backend name stands for.
+# TYPE ticketd_backend_info gauge
+ticketd_backend_info{backend="A",address="mysql://db-a:3306/ticketd",identity="5f1c",tls_version="TLSv1.3",tls_cipher="TLS_AES_256_GCM_SHA384"} 1
 ticketd_ready 1
 `;
 
 describe('/metrics without the admin token', () => {
-  test('keeps ordered sequences and unlabelled series, and drops opaque, unknown and unreadable sequences (fail closed)', async () => {
+  test('keeps ordered sequences and unlabelled series, and drops ticketd_backend_info and opaque, unknown and unreadable sequences (fail closed)', async () => {
     const modes: Record<string, 'ordered' | 'opaque' | undefined> = {
       orders: 'ordered',
       invoices: 'opaque',
@@ -29,8 +32,8 @@ describe('/metrics without the admin token', () => {
 # TYPE ticketd_ids_issued_total counter
 ticketd_ids_issued_total{sequence="orders"} 120
 ticketd_ids_issued_total{sequence="other_worker"} 5
-ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="mysql://a",sequence="orders"} 2
-ticketd_backend_up{backend="mysql://a"} 1
+ticketd_ticket_fetch_duration_seconds_bucket{le="+Inf",backend="A",sequence="orders"} 2
+ticketd_backend_up{backend="A"} 1
 ticketd_ready 1
 `);
     // Each sequence's mode is asked once per scrape, however many samples it has.

@@ -6,7 +6,7 @@ import { openApiDocument } from '../openapi.js';
 import type { Route } from '../router.js';
 import { processTotals } from '../process-totals.js';
 import { renderStatusPage } from '../status-page.js';
-import { namesOf, strangerBackend } from '../backend-names.js';
+import { strangerBackend } from '../backend-names.js';
 import { countedFor, redactMetrics, type AdminCheck } from '../visibility.js';
 
 /** Where /metrics gets its text: this process's registry, or (under --workers) every worker's. */
@@ -42,10 +42,9 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
         service.servedSequences().map((name) => [name, counted(name) ? (service.capacityStatus(name) ?? null) : null]),
       );
       const backends = service.backendStatus(counted);
-      const names = namesOf(service);
       res.status(service.ready ? 200 : 503).json({
         ready: service.ready,
-        backends: admin ? backends : backends.map((b) => strangerBackend(b, names)),
+        backends: admin ? backends : backends.map(strangerBackend),
         sequences,
       });
     },

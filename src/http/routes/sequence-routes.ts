@@ -85,9 +85,9 @@ export function addSequenceRoutes(route: Route, service: TicketService, admin: A
       res.json({
         sequences: list.sequences.map((s) => ({
           ...settingsToJson(s.settings),
-          backends: s.backends.map((b) => names.letter(b)),
+          backends: s.backends.map((b) => names.nameOf(b)),
         })),
-        unanswered: list.unanswered.map((u) => ({ backend: names.letter(u.backend), reason: ERROR_SHOWN_TO_ADMIN })),
+        unanswered: list.unanswered.map((u) => ({ backend: names.nameOf(u.backend), reason: ERROR_SHOWN_TO_ADMIN })),
       });
     },
   });
