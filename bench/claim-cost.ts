@@ -4,7 +4,8 @@
  * and against the high-water mark upsert of ticketd 0.2 that claims replaced, all in one run.
  */
 import mysql from 'mysql2/promise';
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../src/backend/mysql/backend.js';
+import { Backend } from '../src/backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../src/backend/backend-options.js';
 import type { BackendAddress } from '../src/backend/backend-address.js';
 
 /** Median and p99 milliseconds of one step. */

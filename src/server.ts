@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './core/clock.js';
-import type { BackendOptions } from './backend/mysql/backend.js';
+import type { BackendOptions } from './backend/backend-options.js';
 import type { Config } from './config/load-config.js';
 import { reloadSecrets, type Secrets } from './config/secrets.js';
 import { BackendMisconfiguredError, PortInUseError } from './core/errors.js';

@@ -3,7 +3,8 @@
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS, type ConnectionGuard } from '../backend/mysql/backend.js';
+import { Backend, type ConnectionGuard } from '../backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../backend/backend-options.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { StrictStore } from '../backend/strict-store.js';

@@ -7,16 +7,14 @@ import type { BackendAddress } from '../backend-address.js';
 import { describeTls } from '../backend-tls.js';
 import type { Claim, Inspection, SchemaApplied, TicketBackend, TicketBatch, Transport } from '../ticket-backend.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
-import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
+import { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend-options.js';
+import { Pools } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
 import { probePrivileges } from './privilege-probe.js';
-
-export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
-export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;

@@ -6,29 +6,7 @@ import type { BackendAddress } from '../backend-address.js';
 import { mysqlSsl, plaintextAllowed, type MysqlSsl } from '../backend-tls.js';
 import type { Transport } from '../ticket-backend.js';
 import { accessError, isLoginDenied, isNoSuchTable, plaintextRefused, tlsError } from './errors.js';
-
-/** Timeouts and pool size for one backend. */
-export interface BackendOptions {
-  readonly connectTimeoutMs: number;
-  readonly queryTimeoutMs: number;
-  /** Timeout of a claim: refills wait for it, so it is shorter. */
-  readonly claimTimeoutMs: number;
-  /** Timeout of CREATE and ALTER: fast on one-row tables, but a hung server must not hold them forever. */
-  readonly ddlTimeoutMs: number;
-  readonly poolSize: number;
-  /** Deadlock retries per REPLACE. */
-  readonly deadlockRetries: number;
-}
-
-/** Defaults: a hung backend is given up on within a second. */
-export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
-  connectTimeoutMs: 1000,
-  queryTimeoutMs: 1000,
-  claimTimeoutMs: 500,
-  ddlTimeoutMs: 10_000,
-  poolSize: 4,
-  deadlockRetries: 8,
-});
+import type { BackendOptions } from '../backend-options.js';
 
 /** A connection of the pool, as the SQL files use it. */
 export type Connection = PoolConnection;
