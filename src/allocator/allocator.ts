@@ -17,7 +17,7 @@ import { Breaker, DEFAULT_BREAKER_OPTIONS } from './breaker.js';
 import type { Clock } from '../core/clock.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
-import { Refusal } from './refusal.js';
+import { GrantRefusals } from './refusal.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { NO_EVENTS } from './events.js';
 import type { Answer } from './key-agreement.js';
@@ -68,7 +68,7 @@ export class Allocator {
         new BackendSlot(
           connect(address, guard, options.adminBackends?.[i]),
           new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
-          new Refusal(this.#clock),
+          new GrantRefusals(this.#clock),
         ),
     );
     this.#claimer = new Claimer({

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import type { TicketService } from '../service/ticket-service.js';
-import { writeAnswer, type Answer } from './answer.js';
+import { writeAnswer, type HttpAnswer } from './answer.js';
 import type { IssuingGuards } from './issuing-guards.js';
 import { IDS_ROUTE, idsAnswer, mentionsPlainText, NEXT_ROUTE, nextAnswer, parseCount } from './issuing-answers.js';
 import { isExpectedError, logUnexpected, problemAnswer, type Problem } from './problem.js';
@@ -50,11 +50,11 @@ export function createFastPath({ service, guards, maxCount, logger, observe, sho
 
     const started = performance.now();
     const route = isNext ? NEXT_ROUTE : IDS_ROUTE;
-    const answer = (reply: Answer): void => {
+    const answer = (reply: HttpAnswer): void => {
       writeAnswer(res, reply);
       observe?.(route, method, reply.status, (performance.now() - started) / 1000);
     };
-    const issued = (ids: IssuedIds): Answer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
+    const issued = (ids: IssuedIds): HttpAnswer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
     const failed = (error: unknown): void => {
       if (!isExpectedError(error)) logUnexpected(logger, method, (req.url ?? '').split('?')[0]!, error);
       // A failure after the answer was written (in counting it) cannot replace it: logged only.

@@ -1,7 +1,7 @@
 /** What the issuing routes read from a request and answer, shared by the Express routes and the fast path. */
 import { BadRequestError } from '../core/errors.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
-import { JSON_TYPE, TEXT_TYPE, type Answer } from './answer.js';
+import { JSON_TYPE, TEXT_TYPE, type HttpAnswer } from './answer.js';
 import { firstId, idsAsJson, idsAsLines } from './format-ids.js';
 
 /** The routes as declared: the `route` label of ticketd_http_* series. */
@@ -36,12 +36,12 @@ export function mentionsPlainText(accept: string | undefined): boolean {
 }
 
 /** `GET …/next`: `{"sequence","id"}`. */
-export function nextAnswer(sequence: string, ids: IssuedIds): Answer {
+export function nextAnswer(sequence: string, ids: IssuedIds): HttpAnswer {
   return { status: 200, headers: JSON_HEADERS, body: `{"sequence":"${sequence}","id":"${firstId(ids)}"}` };
 }
 
 /** `POST …/ids`: `{"sequence","ids"}`, or one ID per line as text/plain. */
-export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean): Answer {
+export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean): HttpAnswer {
   if (plainText) return { status: 200, headers: TEXT_HEADERS, body: idsAsLines(ids) };
   const body = idsAsJson(sequence, ids);
   // A short body leaves as a string, in the same socket write as the head.
@@ -52,6 +52,6 @@ export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean):
 const SHORT_BODY_BYTES = 1024;
 
 /** A JSON answer of the issuing routes that carries no IDs list (strict ranges, blocks). */
-export function jsonAnswer(body: string): Answer {
+export function jsonAnswer(body: string): HttpAnswer {
   return { status: 200, headers: JSON_HEADERS, body };
 }
