@@ -51,7 +51,10 @@ export function runRound<S>(options: RoundOptions<S>): Promise<RoundResult> {
     };
     const deliver = (got: IdRange[]): void => {
       if (got.length === 0) return;
-      if (done) return onLate(got);
+      if (done) {
+        onLate(got);
+        return;
+      }
       ranges.push(...got);
       grace ??= setTimeout(finish, options.graceMs);
     };
