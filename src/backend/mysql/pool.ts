@@ -28,7 +28,7 @@ export class Pools implements Db {
   readonly #pool: TlsPool;
   readonly #adminPool: TlsPool;
   readonly #guard: (settings: ServerSettings) => void;
-  #verified = new WeakSet<object>();
+  #verified = new WeakSet();
   #transport: Transport | undefined;
 
   constructor(
@@ -121,8 +121,8 @@ export class Pools implements Db {
       timeout,
     });
     const value = (name: string): string | undefined => {
-      const found = variables.find((r) => r.Variable_name === name)?.Value;
-      return found === undefined || found === null ? undefined : String(found);
+      const found: unknown = variables.find((r) => r.Variable_name === name)?.Value;
+      return found === undefined || found === null ? undefined : String(found as string | number);
     };
     const on = (name: string): boolean => ['ON', '1'].includes((value(name) ?? '').toUpperCase());
     return {
@@ -175,7 +175,7 @@ async function readSingleton(
       sql: `SELECT ${column} AS value FROM ${table} WHERE singleton = 1`,
       timeout,
     });
-    const value = rows[0]?.value;
+    const value: unknown = rows[0]?.value;
     return typeof value === 'string' ? value : undefined;
   } catch (error) {
     if (isNoSuchTable(error)) return undefined;
@@ -198,10 +198,10 @@ async function groupReplicationRole(
     sql: "SELECT MEMBER_ROLE AS role FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid AND MEMBER_STATE = 'ONLINE'",
     timeout,
   });
-  const role = rows[0]?.role;
+  const role: unknown = rows[0]?.role;
   if (role === undefined) return undefined;
   if (!singlePrimary) return 'multi-primary';
-  return String(role).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
+  return String(role as string).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
 }
 
 /**
@@ -286,7 +286,7 @@ function transportOf(conn: Connection): Transport {
   ).stream;
   const version = stream?.getProtocol?.();
   return typeof version === 'string'
-    ? { tls: true, version, cipher: stream?.getCipher?.()?.name ?? 'unknown' }
+    ? { tls: true, version, cipher: stream?.getCipher?.().name ?? 'unknown' }
     : { tls: false };
 }
 
