@@ -19,7 +19,7 @@ export interface BackendNames {
   /** The backend's letter; an unknown label is returned as "?" rather than shown. */
   letter(label: string): string;
   /** The text with every backend's URL (with or without an account) and host:port replaced by its letter. */
-  scrub(text: string): string;
+  readonly scrub: (text: string) => string;
 }
 
 /** Names for the backends of `labels` (`mysql://host:port/db`, in TICKETD_BACKENDS order). */

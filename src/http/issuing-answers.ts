@@ -3,6 +3,7 @@ import { BadRequestError } from '../core/errors.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import { JSON_TYPE, TEXT_TYPE, type HttpAnswer } from './answer.js';
 import { firstId, idsAsJson, idsAsLines } from './format-ids.js';
+import { shown } from '../util/error-text.js';
 
 /** The routes as declared: the `route` label of ticketd_http_* series. */
 export const NEXT_ROUTE = '/v1/sequences/:name/next';
@@ -17,9 +18,7 @@ const TEXT_HEADERS: readonly (readonly [string, string])[] = [NO_STORE, ['Conten
 export function parseCount(value: unknown, maxCount: number): number {
   if (value === undefined) return 1;
   if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
-    throw new BadRequestError(
-      `count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`,
-    );
+    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${shown(value, 40)}`);
   }
   const count = Number(value);
   if (count < 1 || count > maxCount)
