@@ -27,7 +27,7 @@ export interface TicketdMetrics {
   /** Counts a reload of the secret files (SIGHUP). */
   reloaded(result: 'ok' | 'error'): void;
   /** Counts one HTTP answer: its route (as declared, `unmatched` for none), method, status and duration. */
-  answered(route: string, method: string, status: number, seconds: number): void;
+  readonly answered: (route: string, method: string, status: number, seconds: number) => void;
   /** Reads the service's state on every scrape (set once the service exists), and the pools' leases when given. */
   attach(service: TicketService, workers?: WorkerPools): void;
 }
