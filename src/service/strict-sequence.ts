@@ -64,7 +64,7 @@ export class StrictSequence {
   async take(count: number, authorization: string | undefined, forwarded = false): Promise<IdRange> {
     const started = this.#mono();
     const deadline = started + STRICT_WAIT_MS;
-    let lastProblem = 'no leader answered';
+    let lastProblem: string;
     for (let attempt = 0; ; attempt++) {
       const taken = await this.#leader.take(count);
       if (taken !== undefined) return this.#served(taken, started, attempt);
