@@ -313,8 +313,9 @@ export function assertPortFree(port: number): Promise<void> {
   });
 }
 
-function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): unknown {
-  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
+function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): Error {
+  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE')
+    return error instanceof Error ? error : new Error(`port ${port}: ${errorText(error)}`);
   return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with ${setting}`, {
     cause: error,
   });
