@@ -40,7 +40,7 @@ export async function measureClaimCost(
       let tickets: bigint[] = [];
       await time(times.replace, async () => {
         const batch = await source.fetchTickets(sequence, CHUNK);
-        if (batch.error !== undefined) throw batch.error;
+        if (batch.error !== undefined) throw new Error('fetching tickets failed', { cause: batch.error });
         tickets = batch.tickets;
       });
       await time(times.claim, () => peer.claimTickets({ sequence, stripe, tickets, source: 'bench' }));
