@@ -111,7 +111,7 @@ describe('the Kubernetes manifests', () => {
       capabilities: { drop: ['ALL'] },
     });
     expect(c.resources?.requests).toEqual(
-      expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }),
+      expect.objectContaining({ cpu: expect.any(String) as unknown, memory: expect.any(String) as unknown }),
     );
     expect(c.resources?.limits?.memory).toBeDefined();
     expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
