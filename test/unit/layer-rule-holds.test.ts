@@ -38,12 +38,21 @@ describe('the layer rule', () => {
     ]);
   });
 
+  it('lets src/core and src/util import each other', async () => {
+    const source = "import { shown } from '../util/error-text.js';\nexport const s = shown;\n";
+    expect(await refusals('src/core/planted.ts', source)).toEqual([]);
+    const back = "import { MAX_UINT64 } from '../core/blocks.js';\nexport const m = MAX_UINT64;\n";
+    expect(await refusals('src/util/planted.ts', back)).toEqual([]);
+  });
+
   it('refuses anything above the ground floor in src/core', async () => {
     const found = await refusals(
       'src/core/planted.ts',
       "import type { Logger } from '../logger.js';\nexport type Planted = Logger;\n",
     );
     expect(found).toEqual([expect.stringMatching(/ground floor/)]);
+    const room = "import { Allocator } from '../allocator/allocator.js';\nexport const a = Allocator;\n";
+    expect(await refusals('src/util/planted.ts', room)).toEqual([expect.stringMatching(/ground floor/)]);
   });
 
   it('lets src/migrate read the legacy table, and nothing else of src/backend/mysql', async () => {
