@@ -122,7 +122,8 @@ export class Pools implements Db {
     });
     const value = (name: string): string | undefined => {
       const found: unknown = variables.find((r) => r.Variable_name === name)?.Value;
-      return found === undefined || found === null ? undefined : String(found as string | number);
+      // SHOW VARIABLES gives strings; a number is shown as one too, anything else (NULL) as unset.
+      return typeof found === 'string' || typeof found === 'number' ? String(found) : undefined;
     };
     const on = (name: string): boolean => ['ON', '1'].includes((value(name) ?? '').toUpperCase());
     return {
@@ -201,7 +202,7 @@ async function groupReplicationRole(
   const role: unknown = rows[0]?.role;
   if (role === undefined) return undefined;
   if (!singlePrimary) return 'multi-primary';
-  return String(role as string).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
+  return typeof role === 'string' && role.toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
 }
 
 /**
