@@ -345,7 +345,7 @@ function repeatsIn(ids: readonly bigint[]): number {
       for (const f of files) for (let i = 1; i < f.ids.length; i++) if (f.ids[i]! <= f.ids[i - 1]!) backwards++;
       const last = Math.max(...files.flatMap((f) => [...f.ids].map(timestampOf)));
       console.log(
-        `SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${String(released?.['lastUsedMs'] as number | undefined)} (last ID's time ${last})`,
+        `SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${(released?.['lastUsedMs'] as number | undefined) ?? 'none'} (last ID's time ${last})`,
       );
       expect(repeats).toEqual([]);
       expect(backwards).toBe(0);
