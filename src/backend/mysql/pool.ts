@@ -122,7 +122,8 @@ export class Pools implements Db {
     });
     const value = (name: string): string | undefined => {
       const found: unknown = variables.find((r) => r.Variable_name === name)?.Value;
-      // SHOW VARIABLES gives strings; a number is shown as one too, anything else (NULL) as unset.
+      // SHOW VARIABLES gives strings (bytes under a binary collation); NULL is unset.
+      if (Buffer.isBuffer(found)) return found.toString('utf8');
       return typeof found === 'string' || typeof found === 'number' ? String(found) : undefined;
     };
     const on = (name: string): boolean => ['ON', '1'].includes((value(name) ?? '').toUpperCase());
