@@ -4,7 +4,8 @@
  * and against the high-water mark upsert of ticketd 0.2 that claims replaced, all in one run.
  */
 import mysql from 'mysql2/promise';
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../src/backend/mysql/backend.js';
+import { Backend } from '../src/backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../src/backend/backend-options.js';
 import type { BackendAddress } from '../src/backend/backend-address.js';
 
 /** Median and p99 milliseconds of one step. */
@@ -39,7 +40,7 @@ export async function measureClaimCost(
       let tickets: bigint[] = [];
       await time(times.replace, async () => {
         const batch = await source.fetchTickets(sequence, CHUNK);
-        if (batch.error !== undefined) throw batch.error;
+        if (batch.error !== undefined) throw new Error('fetching tickets failed', { cause: batch.error });
         tickets = batch.tickets;
       });
       await time(times.claim, () => peer.claimTickets({ sequence, stripe, tickets, source: 'bench' }));

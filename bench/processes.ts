@@ -15,7 +15,7 @@ export function startProcess(
   return new Promise((resolve, reject) => {
     let seen = '';
     let started = false;
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       // Only the tail is kept once it runs: enough to say why it stopped.
       seen = (seen + chunk.toString()).slice(started ? -4000 : undefined);
       if (!started && ready.test(seen)) {

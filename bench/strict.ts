@@ -132,7 +132,7 @@ async function stallAfterKill(
   leader: ChildProcess,
   followerUrl: string,
 ): Promise<{ stallMs: number; refused: number }> {
-  let killedAt: number | undefined;
+  const kill: { at?: number } = {};
   let answeredAt: number | undefined;
   let refused = 0;
   const stopAt = performance.now() + 15_000;
@@ -145,7 +145,7 @@ async function stallAfterKill(
         });
         await res.arrayBuffer();
         if (res.status !== 200) refused++;
-        else if (killedAt !== undefined && sentAt > killedAt) answeredAt ??= performance.now();
+        else if (kill.at !== undefined && sentAt > kill.at) answeredAt ??= performance.now();
       } catch {
         refused++;
       }
@@ -153,9 +153,9 @@ async function stallAfterKill(
   };
   const callers = Array.from({ length: 8 }, () => caller());
   await new Promise((r) => setTimeout(r, 1000));
-  killedAt = performance.now();
+  kill.at = performance.now();
   leader.kill('SIGKILL');
   await Promise.all(callers);
   if (answeredAt === undefined) throw new Error('no answer from the follower within 15 s of the leader being killed');
-  return { stallMs: Math.round(answeredAt - killedAt), refused };
+  return { stallMs: Math.round(answeredAt - kill.at), refused };
 }

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { Allocator } from './allocator/allocator.js';
 import type { Clock, Random } from './core/clock.js';
-import type { BackendOptions } from './backend/mysql/backend.js';
+import type { BackendOptions } from './backend/backend-options.js';
 import type { Config } from './config/load-config.js';
 import { reloadSecrets, type Secrets } from './config/secrets.js';
 import { BackendMisconfiguredError, PortInUseError } from './core/errors.js';
@@ -318,8 +318,9 @@ export function assertPortFree(port: number): Promise<void> {
   });
 }
 
-function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): unknown {
-  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return error;
+function portError(error: unknown, port: number, setting = '--port or TICKETD_PORT'): Error {
+  if ((error as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE')
+    return error instanceof Error ? error : new Error(`port ${port}: ${errorText(error)}`);
   return new PortInUseError(`port ${port} is already in use (another ticketd?); choose another with ${setting}`, {
     cause: error,
   });

@@ -1,5 +1,6 @@
 /** What an allocator is built from: its backends, its dependencies and its policies. */
-import type { BackendOptions, ConnectionGuard } from '../backend/mysql/backend.js';
+import type { ConnectionGuard } from '../backend/mysql/backend.js';
+import type { BackendOptions } from '../backend/backend-options.js';
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { TicketBackend } from '../backend/ticket-backend.js';
 import type { ClaimsPolicy } from '../core/claims.js';

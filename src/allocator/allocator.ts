@@ -3,7 +3,8 @@
  * the process mark, then a claim on a peer) before its block is used. Backends sit behind circuit
  * breakers; a refill never waits long on a slow one.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS, type ConnectionGuard } from '../backend/mysql/backend.js';
+import { Backend, type ConnectionGuard } from '../backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../backend/backend-options.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { StrictStore } from '../backend/strict-store.js';
@@ -16,7 +17,7 @@ import { Breaker, DEFAULT_BREAKER_OPTIONS } from './breaker.js';
 import type { Clock } from '../core/clock.js';
 import { BackendHealth } from './backend-health.js';
 import { Claimer, DEFAULT_CLAIMS_KEPT } from './claims.js';
-import { Refusal } from './refusal.js';
+import { GrantRefusals } from './refusal.js';
 import { Rejoin, type ReleaseResult } from './rejoin.js';
 import { namedEvents, NO_EVENTS } from './events.js';
 import { backendName } from '../backend/backend-address.js';
@@ -72,7 +73,7 @@ export class Allocator {
         new BackendSlot(
           connect(address, guard, options.adminBackends?.[i]),
           new Breaker(this.#clock, random, options.breakerOptions ?? DEFAULT_BREAKER_OPTIONS),
-          new Refusal(this.#clock),
+          new GrantRefusals(this.#clock),
           backendName(address, i),
         ),
     );

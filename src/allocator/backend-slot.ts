@@ -13,7 +13,7 @@ import {
   SequenceNotFoundError,
 } from '../core/errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
-import type { Refusal } from './refusal.js';
+import type { GrantRefusals } from './refusal.js';
 
 /** Whether a backend has a sequence (with the same settings), and when that was last asked. */
 export type Membership = { readonly kind: 'present' | 'absent' | 'conflict'; readonly checkedAt: number };
@@ -64,7 +64,7 @@ export interface BackendSequenceStatus {
 export class BackendSlot {
   readonly backend: TicketBackend;
   readonly #breaker: Breaker;
-  readonly #refusal: Refusal;
+  readonly #refusal: GrantRefusals;
   readonly #lanes = new Map<string, Lane>();
   readonly #membership = new Map<string, Membership>();
   /** Per sequence: an opaque sequence's counts are shown to the admin only (http/visibility.ts). */
@@ -81,7 +81,7 @@ export class BackendSlot {
   /** What everyone calls it (backendName). */
   readonly name: string;
 
-  constructor(backend: TicketBackend, breaker: Breaker, refusal: Refusal, name = 'A') {
+  constructor(backend: TicketBackend, breaker: Breaker, refusal: GrantRefusals, name = 'A') {
     this.backend = backend;
     this.name = name;
     this.#breaker = breaker;

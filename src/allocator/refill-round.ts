@@ -8,14 +8,14 @@
 import type { IdRange } from '../core/blocks.js';
 
 /** A backend's share of a round. */
-export interface Lane<S> {
+export interface RoundLane<S> {
   readonly slot: S;
   readonly count: number;
 }
 
 /** How a round runs. */
 export interface RoundOptions<S> {
-  readonly lanes: readonly Lane<S>[];
+  readonly lanes: readonly RoundLane<S>[];
   /** Backends not asked unless the lanes stall or come back empty (consumed in order). */
   readonly spares: S[];
   /** Runs one lane: passes blocks to `deliver` as they are ready; says whether a retry may help. */
@@ -51,7 +51,10 @@ export function runRound<S>(options: RoundOptions<S>): Promise<RoundResult> {
     };
     const deliver = (got: IdRange[]): void => {
       if (got.length === 0) return;
-      if (done) return onLate(got);
+      if (done) {
+        onLate(got);
+        return;
+      }
       ranges.push(...got);
       grace ??= setTimeout(finish, options.graceMs);
     };

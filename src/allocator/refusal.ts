@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 export const REFUSAL_HOLD_MS = 60_000;
 
 /** The refusals of one backend. */
-export class Refusal {
+export class GrantRefusals {
   readonly #clock: Clock;
   #since: number | undefined;
   #lastAt = Number.NEGATIVE_INFINITY;

@@ -112,7 +112,7 @@ export function mysqlSsl(tls: BackendTls): MysqlSsl | undefined {
       ...tls.json,
       rejectUnauthorized: tls.json.rejectUnauthorized !== false,
       verifyIdentity: tls.json.verifyIdentity === true,
-    } as MysqlSsl;
+    };
   if (tls.mode === 'DISABLED') return undefined;
   // Without ssl-ca, Node's own store (and NODE_EXTRA_CA_CERTS) is used: a public-CA host needs nothing more.
   const ssl: MysqlSsl = {

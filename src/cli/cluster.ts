@@ -26,6 +26,11 @@ interface MetricsReply {
   readonly error?: string;
 }
 
+/** Whether an IPC message (anything a process sent) is one of ours, of this `type`. */
+function isMessage<T extends MetricsRequest | MetricsReply>(message: unknown, type: T['type']): message is T {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
+}
+
 /** True in the primary of a `serve --workers N` with N > 1. */
 export function isClusterPrimary(workers: number): boolean {
   return workers > 1 && cluster.isPrimary;
@@ -46,15 +51,16 @@ export function runPrimary(
   const fork = (): void => {
     const worker = cluster.fork();
     worker.on('listening', () => serving.add(worker));
-    worker.on('message', (message: MetricsRequest) => {
-      if (message?.type !== 'ticketd:metrics') return;
+    worker.on('message', (message: unknown) => {
+      if (!isMessage<MetricsRequest>(message, 'ticketd:metrics')) return;
       aggregator.clusterMetrics().then(
         (text) => worker.send({ type: 'ticketd:metrics-reply', id: message.id, text } satisfies MetricsReply),
         (error: unknown) =>
           worker.send({ type: 'ticketd:metrics-reply', id: message.id, error: String(error) } satisfies MetricsReply),
       );
     });
-    worker.on('exit', (code, signal) => {
+    // Node's types say a number, but a worker killed by a signal exits with code null.
+    worker.on('exit', (code: number | null, signal: string | null) => {
       const wasServing = serving.delete(worker);
       if (closing) return;
       if (!wasServing) {
@@ -85,7 +91,10 @@ export function runPrimary(
         all.map(
           (w) =>
             new Promise<void>((done) => {
-              if (w.isDead()) return done();
+              if (w.isDead()) {
+                done();
+                return;
+              }
               w.once('exit', () => done());
               // Each worker shuts down gracefully on SIGTERM: in-flight requests finish.
               w.process.kill('SIGTERM');
@@ -102,8 +111,8 @@ export function workerMetricsSource(metrics: TicketdMetrics): MetricsSource {
   AggregatorRegistry.setRegistries([metrics.registry]);
   const pending = new Map<number, (reply: MetricsReply) => void>();
   let next = 0;
-  process.on('message', (message: MetricsReply) => {
-    if (message?.type === 'ticketd:metrics-reply') pending.get(message.id)?.(message);
+  process.on('message', (message: unknown) => {
+    if (isMessage<MetricsReply>(message, 'ticketd:metrics-reply')) pending.get(message.id)?.(message);
   });
   return {
     contentType: metrics.registry.contentType,

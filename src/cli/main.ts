@@ -46,7 +46,7 @@ const program = new Command('ticketd')
 
 /** The config file's settings, if one is given by --config or TICKETD_CONFIG. */
 function fileInput(): ConfigInput {
-  const path = (program.opts() as { config?: string }).config ?? process.env.TICKETD_CONFIG;
+  const path = program.opts<{ config?: string }>().config ?? process.env.TICKETD_CONFIG;
   return path === undefined || path === '' ? {} : readConfigFile(path);
 }
 

@@ -100,8 +100,8 @@ export function addMigrateCommands(
       'comma-separated mysql:// URLs (TICKETD_BACKENDS); when given, the plan says whether the sequence exists',
     )
     .action(async (flags: MigrateFlags & { json?: boolean }) => {
-      const plan = await withLegacy(source(flags), flags, connectReadOnly, async (_conn, table) =>
-        planMigration(table, planOptions(flags, table)),
+      const plan = await withLegacy(source(flags), flags, connectReadOnly, (_conn, table) =>
+        Promise.resolve(planMigration(table, planOptions(flags, table))),
       );
       const { existing, fleet } = await readFleet(plan.settings.name, flags, withService);
       if (flags.json === true) console.log(JSON.stringify(planToJson(plan, existing, fleet), null, 2));

@@ -37,7 +37,7 @@ export function readConfigFile(path: string): ConfigInput {
       `TICKETD_CONFIG: ${path} has unknown setting(s) ${unknown.join(', ')}; allowed: ${Object.keys(SETTING_NAMES).join(', ')}`,
     );
   }
-  return parsed as ConfigInput;
+  return parsed;
 }
 
 /** Merges flags over env over file and validates; throws one ConfigError naming every bad setting. */
@@ -69,7 +69,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     });
     throw new ConfigError([...problems, ...messages].join('; '));
   }
-  const c = parsed.data!;
+  const c = parsed.data;
   if (c.adminBackends.length > 0) checkAdminBackends(c.backends, c.adminBackends);
   if ((c.tlsCert === undefined) !== (c.tlsKey === undefined))
     throw new ConfigError(

@@ -144,7 +144,7 @@ export const settingsSchema = (tls: TlsDefaults) =>
       .string()
       .optional()
       .transform((value, ctx) => {
-        if (value === undefined || value === '') return 'info' as LogLevel;
+        if (value === undefined || value === '') return 'info';
         if (!(LOG_LEVELS as readonly string[]).includes(value)) {
           ctx.addIssue({
             code: 'custom',
@@ -185,13 +185,13 @@ export const settingsSchema = (tls: TlsDefaults) =>
       .string()
       .optional()
       .refine((value) => value === undefined || isIP(value) !== 0 || /^[A-Za-z0-9.-]{1,253}$/.test(value), {
-        message:
+        error:
           "TICKETD_HOST must be an address or host name to listen on (127.0.0.1, ::1, 0.0.0.0, a local interface's address)",
       }),
     peerSecret: z
       .string()
       .optional()
       .refine((value) => value === undefined || value.length >= MIN_PEER_SECRET_CHARS, {
-        message: `TICKETD_PEER_SECRET must be at least 16 characters (the same on every front end of the fleet)`,
+        error: `TICKETD_PEER_SECRET must be at least 16 characters (the same on every front end of the fleet)`,
       }),
   });

@@ -162,12 +162,16 @@ export function readSecretFiles(merged: Record<string, unknown>): string[] {
   for (const [setting, fileSetting, variable] of FROM_FILE) {
     const path = merged[fileSetting];
     if (path === undefined) continue;
+    if (typeof path !== 'string') {
+      problems.push(`${variable}_FILE must name a file; got ${got(path)}`);
+      continue;
+    }
     if (merged[setting] !== undefined) {
       problems.push(`${variable} and ${variable}_FILE are both set: give the value or the file, not both`);
       continue;
     }
     try {
-      merged[setting] = secretFileContent(typeof path === 'string' ? path : JSON.stringify(path));
+      merged[setting] = secretFileContent(path);
     } catch (error) {
       problems.push(`${variable}_FILE: ${errorText(error)}`);
     }

@@ -2,6 +2,7 @@
 import { MIN_OPAQUE_DOMAIN, type PermutationScheme } from 'ticketd-client';
 import { BadRequestError } from './errors.js';
 import { DEFAULT_MAX_ID, LEGACY_DEFAULT_MAX_ID, MAX_UINT64, type BlockSettings } from './blocks.js';
+import { shown } from '../util/error-text.js';
 
 /** Names become table names, so they are held to this pattern before any SQL sees them. */
 export const SEQUENCE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,47}$/;
@@ -78,9 +79,7 @@ export function parseUnsigned(value: unknown, field: string): bigint {
     const parsed = BigInt(value);
     if (parsed <= MAX_UINT64) return parsed;
   }
-  throw new BadRequestError(
-    `${field} must be an integer from 0 to ${MAX_UINT64}; got ${JSON.stringify(value)?.slice(0, 80)}`,
-  );
+  throw new BadRequestError(`${field} must be an integer from 0 to ${MAX_UINT64}; got ${shown(value)}`);
 }
 
 /** Validates the settings of a new sequence; blockSize is required, the rest have defaults. */
@@ -95,7 +94,7 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
     throw new BadRequestError(`unknown field(s) ${unknownFields.join(', ')}; allowed: ${FIELDS.join(', ')}`);
   }
   if (fields.blockSize === undefined) throw new BadRequestError('blockSize is required');
-  const blockSizeProblem = `blockSize must be an integer from 1 to ${MAX_BLOCK_SIZE}; got ${JSON.stringify(fields.blockSize)?.slice(0, 80)}`;
+  const blockSizeProblem = `blockSize must be an integer from 1 to ${MAX_BLOCK_SIZE}; got ${shown(fields.blockSize)}`;
   let blockSize: bigint;
   try {
     blockSize = parseUnsigned(fields.blockSize, 'blockSize');
@@ -111,7 +110,7 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
   }
   const ids = fields.ids ?? 'ordered';
   if (!ID_MODES.includes(ids as IdMode)) {
-    throw new BadRequestError(`ids must be "ordered", "opaque" or "strict"; got ${JSON.stringify(ids)?.slice(0, 80)}`);
+    throw new BadRequestError(`ids must be "ordered", "opaque" or "strict"; got ${shown(ids)}`);
   }
   // A permutation of a small domain hides little: an observer soon holds a large share of all IDs.
   if (ids === 'opaque' && maxId - startAfter < MIN_OPAQUE_DOMAIN) {

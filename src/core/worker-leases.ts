@@ -155,7 +155,7 @@ export function judgeClaims(
 }
 
 /** The epoch of a new lease: above every epoch recorded for the worker ID, and above the owner's clock in µs. */
-export function nextEpoch(recorded: bigint, now: ServerTime): bigint {
+export function nextLeaseEpoch(recorded: bigint, now: ServerTime): bigint {
   return recorded + 1n > now.nowUs ? recorded + 1n : now.nowUs;
 }
 

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 
 /** What one request is answered with. */
-export interface Answer {
+export interface HttpAnswer {
   readonly status: number;
   /** Header name and value pairs, written in this order. */
   readonly headers: readonly (readonly [string, string])[];
@@ -23,7 +23,7 @@ export const TEXT_TYPE = 'text/plain; charset=utf-8';
  * Writes the answer with one writeHead and one end: each res.setHeader costs a validation and a map entry, and a string body leaves with the
  * head in one write (a Buffer costs a writev of two).
  */
-export function writeAnswer(res: ServerResponse, answer: Answer): void {
+export function writeAnswer(res: ServerResponse, answer: HttpAnswer): void {
   const { body } = answer;
   const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const headers: string[] = [];

@@ -18,7 +18,7 @@ export interface BackendNames {
   /** The backend's name; an unknown label is returned as "?" rather than shown. */
   nameOf(label: string): string;
   /** The text with every backend's URL (with or without an account) and host:port replaced by its name. */
-  scrub(text: string): string;
+  readonly scrub: (text: string) => string;
 }
 
 /**

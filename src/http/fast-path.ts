@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { Audit } from './audit.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import type { TicketService } from '../service/ticket-service.js';
-import { writeAnswer, type Answer } from './answer.js';
+import { writeAnswer, type HttpAnswer } from './answer.js';
 import type { IssuingGuards } from './issuing-guards.js';
 import { IDS_ROUTE, idsAnswer, mentionsPlainText, NEXT_ROUTE, nextAnswer, parseCount } from './issuing-answers.js';
 import { isExpectedError, logUnexpected, problemAnswer, type Problem } from './problem.js';
@@ -55,11 +55,11 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
     const started = performance.now();
     const route = isNext ? NEXT_ROUTE : IDS_ROUTE;
-    const answer = (reply: Answer): void => {
+    const answer = (reply: HttpAnswer): void => {
       writeAnswer(res, reply);
       observe?.(route, method, reply.status, (performance.now() - started) / 1000);
     };
-    const issued = (ids: IssuedIds): Answer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
+    const issued = (ids: IssuedIds): HttpAnswer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
     const caller = guards.identify(req);
     const failed = (error: unknown): void => {
       if (!isExpectedError(error)) logUnexpected(logger, method, (req.url ?? '').split('?')[0]!, error);

@@ -1,8 +1,9 @@
 /** What the issuing routes read from a request and answer, shared by the Express routes and the fast path. */
 import { BadRequestError } from '../core/errors.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
-import { JSON_TYPE, TEXT_TYPE, type Answer } from './answer.js';
+import { JSON_TYPE, TEXT_TYPE, type HttpAnswer } from './answer.js';
 import { firstId, idsAsJson, idsAsLines } from './format-ids.js';
+import { shown } from '../util/error-text.js';
 
 /** The routes as declared: the `route` label of ticketd_http_* series. */
 export const NEXT_ROUTE = '/v1/sequences/:name/next';
@@ -17,9 +18,7 @@ const TEXT_HEADERS: readonly (readonly [string, string])[] = [NO_STORE, ['Conten
 export function parseCount(value: unknown, maxCount: number): number {
   if (value === undefined) return 1;
   if (typeof value !== 'string' || !/^[0-9]{1,9}$/.test(value)) {
-    throw new BadRequestError(
-      `count must be an integer from 1 to ${maxCount}; got ${JSON.stringify(value)?.slice(0, 40)}`,
-    );
+    throw new BadRequestError(`count must be an integer from 1 to ${maxCount}; got ${shown(value, 40)}`);
   }
   const count = Number(value);
   if (count < 1 || count > maxCount)
@@ -36,12 +35,12 @@ export function mentionsPlainText(accept: string | undefined): boolean {
 }
 
 /** `GET …/next`: `{"sequence","id"}`. */
-export function nextAnswer(sequence: string, ids: IssuedIds): Answer {
+export function nextAnswer(sequence: string, ids: IssuedIds): HttpAnswer {
   return { status: 200, headers: JSON_HEADERS, body: `{"sequence":"${sequence}","id":"${firstId(ids)}"}` };
 }
 
 /** `POST …/ids`: `{"sequence","ids"}`, or one ID per line as text/plain. */
-export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean): Answer {
+export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean): HttpAnswer {
   if (plainText) return { status: 200, headers: TEXT_HEADERS, body: idsAsLines(ids) };
   // One ID (count=1, the most common batch) is written as `next` writes its: the same bytes as idsAsJson's, without a Buffer.
   if (isOneId(ids))
@@ -62,6 +61,6 @@ function isOneId(ids: IssuedIds): boolean {
 const SHORT_BODY_BYTES = 1024;
 
 /** A JSON answer of the issuing routes that carries no IDs list (strict ranges, blocks). */
-export function jsonAnswer(body: string): Answer {
+export function jsonAnswer(body: string): HttpAnswer {
   return { status: 200, headers: JSON_HEADERS, body };
 }

@@ -1,7 +1,7 @@
 /** The one place errors become RFC 9457 problem+json responses. */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
-import { PROBLEM_TYPE, writeAnswer, type Answer } from './answer.js';
+import { PROBLEM_TYPE, writeAnswer, type HttpAnswer } from './answer.js';
 import {
   BackendsUnavailableError,
   PoolExhaustedError,
@@ -112,7 +112,7 @@ export function toProblem(error: unknown): Problem {
  * The problem+json answer to an error, with Retry-After and WWW-Authenticate where they apply; `shown`
  * rewrites what the requester may not read (backend-names.ts: clients without the admin token).
  */
-export function problemAnswer(error: unknown, shown: (problem: Problem) => Problem = (p) => p): Answer {
+export function problemAnswer(error: unknown, shown: (problem: Problem) => Problem = (p) => p): HttpAnswer {
   const problem = shown(toProblem(error));
   const headers: [string, string][] = [];
   if (

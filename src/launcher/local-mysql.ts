@@ -131,7 +131,9 @@ function initialiseDataDir(binary: ServerBinary, dataDir: string, dir: string): 
         }))(commandFor(binary));
   const result = spawnSync(command, args, { encoding: 'utf8', cwd: dir });
   if (result.status !== 0) {
-    const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`
+    // Output is null (whatever its type says) when the command could not start at all.
+    const [stdout, stderr]: (string | null)[] = [result.stdout, result.stderr];
+    const output = `${stdout ?? ''}${stderr ?? ''}${result.error?.message ?? ''}`
       .trim()
       .split('\n')
       .slice(-5)
@@ -174,10 +176,10 @@ function spawnServer(options: LocalServerOptions, dir: string, dataDir: string, 
 
 async function waitReady(dir: string, child: ChildProcess, exit: Promise<void>): Promise<void> {
   const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
-  let exited = false;
-  void exit.then(() => (exited = true));
+  const state = { exited: false };
+  void exit.then(() => (state.exited = true));
   for (;;) {
-    if (exited) throw new LauncherError(`server in ${dir} exited during start: ${logTail(dir)}`);
+    if (state.exited) throw new LauncherError(`server in ${dir} exited during start: ${logTail(dir)}`);
     try {
       await pingSocket(join(dir, 'mysqld.sock'), 1000);
       return;
@@ -226,7 +228,7 @@ function stopStaleServer(pidFile: string, dataDir: string): void {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0) return;
-  let cmdline = '';
+  let cmdline: string;
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {

@@ -144,7 +144,9 @@ function describeBinary(path: string, root: string | undefined): ServerBinary {
   const probe = { path, flavor: 'mysql' as const, version: '', ...(root !== undefined && { root }) };
   const { command, args } = commandFor(probe);
   const result = spawnSync(command, [...args, '--version'], { encoding: 'utf8' });
-  const text = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  // Output is null (whatever its type says) when the command could not start at all.
+  const [stdout, stderr]: (string | null)[] = [result.stdout, result.stderr];
+  const text = `${stdout ?? ''}${stderr ?? ''}`;
   const version = /Ver\s+(\d+\.\d+\.\d+)/.exec(text)?.[1] ?? 'unknown';
   return { ...probe, flavor: /mariadb/i.test(text) ? 'mariadb' : 'mysql', version };
 }

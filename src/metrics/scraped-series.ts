@@ -21,7 +21,7 @@ interface ScrapedSeries {
   readonly help: string;
   readonly labelNames: readonly string[];
   readonly aggregator?: 'sum' | 'max' | 'min';
-  read(service: TicketService | undefined): Sample[];
+  readonly read: (service: TicketService | undefined) => Sample[];
 }
 
 /** One sample per served sequence; undefined or null leaves the sequence out. */

@@ -3,7 +3,7 @@
  * durability, Galera, identity, ticket table engines and sequence settings, reported together.
  */
 import type { Allocator } from '../allocator/allocator.js';
-import { isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
+import { failureKind } from '../allocator/failure-kind.js';
 import type { Inspection, PrivilegeProbe } from '../backend/ticket-backend.js';
 import { describeSettings, onlyKeyDiffers, sameSettings } from '../core/sequence.js';
 import { largestIncrement, serverProblems, stripeProblem, type Stripe } from '../core/stripes.js';
@@ -40,9 +40,10 @@ export async function runChecks(allocator: Allocator, allowUnsafeDurability: boo
     }
     const { error } = answer;
     // A server that answered with an error (access denied, unknown database) is not "down".
-    const answered = error instanceof TicketdError || serverAnswered(error);
+    const kind = failureKind(error);
+    const answered = error instanceof TicketdError || kind !== 'no-answer';
     const reason = errorText(error);
-    if (isUnknownDatabase(error)) {
+    if (kind === 'unknown-database') {
       findings.push({
         kind: 'incomplete',
         message: `backend ${answer.backend} has no database ${answer.backend.replace(/^.*\//, '')}: create it (CREATE DATABASE), then run npx ticketd init`,

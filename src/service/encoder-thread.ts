@@ -61,8 +61,10 @@ export class EncoderThread {
         const message: EncodeMessage = { kind: 'encode', id, name: sequence.name, runs, total };
         worker.postMessage(message);
       } catch (error) {
-        this.#fail(error instanceof Error ? error : new Error(String(error)));
-        reject(this.#failed);
+        const failed = error instanceof Error ? error : new Error(String(error));
+        this.#fail(failed);
+        // The first failure is the one every call is told (#fail keeps it).
+        reject(this.#failed ?? failed);
       }
     });
   }

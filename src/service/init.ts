@@ -4,7 +4,7 @@ import { DEFAULT_BLOCK_SIZE, DEFAULT_SEQUENCE_NAME, parseSequenceSettings } from
 import { BackendTlsError, BackendsUnavailableError } from '../core/errors.js';
 import type { TicketService } from './ticket-service.js';
 import { errorText } from '../util/error-text.js';
-import { isLoginDenied, isUnknownDatabase, serverAnswered } from '../backend/mysql/backend.js';
+import { failureKind } from '../allocator/failure-kind.js';
 
 /** What init did on one backend. */
 export interface InitResult {
@@ -33,32 +33,20 @@ export function whatFailed(backend: string, error: unknown): string {
   const reason = errorText(error);
   // A refused handshake names the backend and the setting already (TICKETD_BACKEND_TLS).
   if (error instanceof BackendTlsError) return `${backend} failed: ${reason}`;
-  const root = serverError(error);
-  if (isUnknownDatabase(root)) {
+  const kind = failureKind(error);
+  if (kind === 'unknown-database') {
     const database = backend.replace(/^.*\//, '');
     return `${backend} is running but has no database ${database}: create it (CREATE DATABASE ${database}) and grant the account its privileges there (docs/operating.md, "Accounts and GRANTs")`;
   }
-  if (isLoginDenied(root)) {
+  if (kind === 'login-denied') {
     return (
       `${backend} is running but refused the login: ${reason}; check the user and password in TICKETD_BACKENDS. ` +
       "On MariaDB, an anonymous account (''@'localhost', made by the default install) matches a login from the same host before 'user'@'%' does " +
       "and refuses its password: drop it (DROP USER ''@'localhost'; DROP USER ''@'<hostname>') or create the account @'localhost' too"
     );
   }
-  if (root !== undefined) return `${backend} is running but answered: ${reason}`;
+  if (kind === 'answered') return `${backend} is running but answered: ${reason}`;
   return `${backend} failed: ${reason}; start it (or fix TICKETD_BACKENDS)`;
-}
-
-/** The error the server sent, found along the cause chain, if the server answered at all. */
-function serverError(error: unknown): unknown {
-  for (
-    let e = error, depth = 0;
-    e !== undefined && e !== null && depth < 5;
-    e = (e as { cause?: unknown }).cause, depth++
-  ) {
-    if (serverAnswered(e)) return e;
-  }
-  return undefined;
 }
 
 /** Applies the schema everywhere, then creates `default`. Idempotent; needs every backend up. */

@@ -4,7 +4,7 @@
  * settings and the capacity view.
  */
 import type { Clock } from '../core/clock.js';
-import { DEFAULT_BACKEND_OPTIONS } from '../backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../backend/backend-options.js';
 import { RangeCache } from '../cache/range-cache.js';
 import type { IdRange } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';

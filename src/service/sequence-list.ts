@@ -21,7 +21,7 @@ export async function listSequences(allocator: Allocator): Promise<SequenceList>
   const answers = await allocator.readSequences();
   if (answers.every((a) => !a.ok)) {
     throw new BackendsUnavailableError(
-      `no backend answered while listing sequences (${answers.map((a) => `${a.backend}: ${a.ok ? 'ok' : errorText(a.error)}`).join('; ')})`,
+      `no backend answered while listing sequences (${answers.map((a) => `${a.backend}: ${errorText(a.error)}`).join('; ')})`,
     );
   }
   const listing = new Map<string, { settings: SequenceSettings; backends: string[] }>();

@@ -306,7 +306,7 @@ export class StrictLeader {
       }
       void this.#raise(leading).finally(() => this.#renewLater(leading));
     }, STRICT_RENEW_EVERY_MS);
-    this.#timer.unref?.();
+    this.#timer.unref();
   }
 
   #resign(leading: Leading): Promise<void> {

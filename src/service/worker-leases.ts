@@ -11,7 +11,7 @@ import {
   isFree,
   isLive,
   judgeClaims,
-  nextEpoch,
+  nextLeaseEpoch,
   poolSize,
   releasedRecord,
   renewedRecord,
@@ -158,7 +158,7 @@ export class WorkerLeases {
           granted = undefined;
           readAt = this.#monotonicMs();
           if (!isFree(record, now)) return undefined;
-          const epoch = nextEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
+          const epoch = nextLeaseEpoch(record.epoch > verdict.epochAbove ? record.epoch : verdict.epochAbove, now);
           granted = grantRecord(
             pool,
             workerId,

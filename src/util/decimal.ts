@@ -102,7 +102,7 @@ function writeSmall(out: Uint8Array, pos: number, n: number): number {
     out[--at] = 48 + n - q * 10;
     n = q;
   }
-  out[--at] = 48 + n;
+  out[at - 1] = 48 + n;
   return pos + digits;
 }
 

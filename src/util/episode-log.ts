@@ -4,7 +4,12 @@
  * 4,006 "prefetch failed" lines; a restored backend, one warning per ticket a claim refused. Backend
  * outages were already logged this way (allocator/backend-health.ts).
  */
-import type { Logger } from '../logger.js';
+
+/** The two levels an episode is written at: a pino logger is one (the ground floor names no logger of its own). */
+export interface EpisodeLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
 
 /** How long a fault must stay away before its episode is over. */
 export const EPISODE_QUIET_MS = 5000;
@@ -19,12 +24,12 @@ interface Episode {
 
 /** Episodes of repeated faults, keyed by what repeats (a sequence, a pool, a backend). */
 export class EpisodeLog {
-  readonly #logger: Logger;
+  readonly #logger: EpisodeLogger;
   readonly #quietMs: number;
   readonly #clock: () => number;
   readonly #open = new Map<string, Episode>();
 
-  constructor(logger: Logger, options: { quietMs?: number; clock?: () => number } = {}) {
+  constructor(logger: EpisodeLogger, options: { quietMs?: number; clock?: () => number } = {}) {
     this.#logger = logger;
     this.#quietMs = options.quietMs ?? EPISODE_QUIET_MS;
     this.#clock = options.clock ?? Date.now;

@@ -3,7 +3,9 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A value as a message shows it: JSON, cut to 80 characters. */
-export function shown(value: unknown): string {
-  return JSON.stringify(value)?.slice(0, 80) ?? String(value);
+/** A value as a message shows it: JSON, cut to `max` characters. */
+export function shown(value: unknown, max = 80): string {
+  // JSON.stringify answers undefined (whatever its type says) for undefined, functions and symbols.
+  const json = JSON.stringify(value) as string | undefined;
+  return json === undefined ? String(value) : json.slice(0, max);
 }

@@ -4,7 +4,10 @@ export function settleWithin<T>(promises: readonly Promise<T>[], waitMs: number)
   let settled = 0;
   return new Promise((resolve) => {
     const done = (): void => resolve([...values]);
-    if (promises.length === 0) return done();
+    if (promises.length === 0) {
+      done();
+      return;
+    }
     const timer = setTimeout(done, waitMs);
     for (const promise of promises) {
       promise

@@ -1,5 +1,6 @@
 /** The claim statements on a real server: the unique key, the floor, pruning and the state read back. */
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backend.js';
+import { Backend } from '../../src/backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../../src/backend/backend-options.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { floorUnder } from '../../src/core/claims.js';
 import { TicketClaimedBeforeError } from '../../src/core/errors.js';

@@ -36,7 +36,7 @@ describe('ticketd-client installed on its own', () => {
     const source = join(dir, 'client');
     cpSync(resolve('packages/client'), source, {
       recursive: true,
-      filter: (path) => !path.includes(`${join('client', 'dist')}`) && !path.includes('node_modules'),
+      filter: (path) => !path.includes(join('client', 'dist')) && !path.includes('node_modules'),
     });
     expect(existsSync(join(source, 'dist'))).toBe(false);
     symlinkSync(resolve('node_modules'), join(source, 'node_modules'));

@@ -121,8 +121,7 @@ run('Java client conformance (clients/conformance.md)', () => {
     });
     const done = await checks.waitFor('done', 60_000);
     expect(done).toBeDefined();
-    const event = (type: string): Record<string, unknown> =>
-      checks.events.find((e) => e.type === type)! as Record<string, unknown>;
+    const event = (type: string): Record<string, unknown> => checks.events.find((e) => e.type === type)!;
 
     const reported = checks.events.filter((e) => e.type === 'scenario');
     console.log(

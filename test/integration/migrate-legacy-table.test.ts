@@ -214,8 +214,8 @@ describe('migrating a legacy AUTO_INCREMENT table', () => {
 
   it('apply refuses when a table still taking inserts has grown past startAfter, and succeeds with headroom', async () => {
     await legacyTable('busy', 'INT', 1024);
-    let startAfter = 0n;
-    let maxId = 0n;
+    let startAfter: bigint;
+    let maxId: bigint;
     let inserting = true;
     const writer = (async () => {
       const conn = await mysql.createConnection(legacy.url);

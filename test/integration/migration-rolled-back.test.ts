@@ -58,9 +58,14 @@ describe('a migration taken back to AUTO_INCREMENT', () => {
           ? `INSERT INTO ${TABLE} (customer, created_at) VALUES (?, NOW())`
           : `INSERT INTO ${TABLE} (id, customer, created_at) VALUES (${id}, ?, NOW())`;
       await db.query(sql, [who]).then(
-        () => void counts[who]++,
-        (error: { code?: string; message?: string }) =>
-          error.code === 'ER_DUP_ENTRY' ? void counts.duplicates++ : void counts.other.push(`${who}: ${error.message}`),
+        () => {
+          counts[who]++;
+        },
+        (error: unknown) => {
+          const { code, message } = error as { code?: string; message?: string };
+          if (code === 'ER_DUP_ENTRY') counts.duplicates++;
+          else counts.other.push(`${who}: ${String(message)}`);
+        },
       );
     };
 

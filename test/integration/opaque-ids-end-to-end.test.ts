@@ -173,11 +173,8 @@ describe('opaque IDs end to end, on two front ends over the shared backends', ()
       const ordered = BigInt(fromA!.ordered!);
       expect(BigInt(fromA!.ticket!)).toBe(ordered / 100_000n);
       // Odd tickets are backend A's, even ones B's: the decode names the owner of the ticket's class.
-      expect(fromA!.backend).toBe(
-        sharedBackends()
-          .split(',')
-          [BigInt(fromA!.ticket!) % 2n === 1n ? 0 : 1]!.replace(/\/\/[^@]*@/, '//'),
-      );
+      const backends = sharedBackends().split(',');
+      expect(fromA!.backend).toBe(backends[BigInt(fromA!.ticket!) % 2n === 1n ? 0 : 1]!.replace(/\/\/[^@]*@/, '//'));
       orderedIds.push(ordered);
     }
     // Consecutive requests of one process come from consecutive ordered IDs.

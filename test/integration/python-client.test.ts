@@ -345,7 +345,7 @@ function repeatsIn(ids: readonly bigint[]): number {
       for (const f of files) for (let i = 1; i < f.ids.length; i++) if (f.ids[i]! <= f.ids[i - 1]!) backwards++;
       const last = Math.max(...files.flatMap((f) => [...f.ids].map(timestampOf)));
       console.log(
-        `SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${released?.['lastUsedMs']} (last ID's time ${last})`,
+        `SCENARIO snowflake-stepped-clock ok: ${total} IDs, ${repeats.length} repeated, ${backwards} out of order; refusals ${[...new Set(errors)].join(', ')}; released with lastUsedMs ${(released?.['lastUsedMs'] as number | undefined) ?? 'none'} (last ID's time ${last})`,
       );
       expect(repeats).toEqual([]);
       expect(backwards).toBe(0);
@@ -369,7 +369,7 @@ function repeatsIn(ids: readonly bigint[]): number {
     const result = summary(await running, 'hand-out');
     const ids = readIds(file);
     console.log(
-      `SCENARIO failover-frontend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; the first front end killed 1.5 s in`,
+      `SCENARIO failover-frontend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed'] as number} failed calls, ${result['leases'] as number} leases; the first front end killed 1.5 s in`,
     );
     expect(repeatsIn(ids)).toBe(0);
     expect(result['failed']).toBe(0);
@@ -388,7 +388,7 @@ function repeatsIn(ids: readonly bigint[]): number {
     const result = summary(await running, 'hand-out');
     const ids = readIds(file);
     console.log(
-      `SCENARIO failover-backend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed']} failed calls, ${result['leases']} leases; backend A killed 1.5 s in`,
+      `SCENARIO failover-backend-killed ok: ${ids.length} IDs, ${repeatsIn(ids)} repeated, ${result['failed'] as number} failed calls, ${result['leases'] as number} leases; backend A killed 1.5 s in`,
     );
     expect(repeatsIn(ids)).toBe(0);
     expect(result['failed']).toBe(0);

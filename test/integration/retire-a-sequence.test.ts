@@ -42,7 +42,7 @@ describe('retiring a sequence', () => {
         outcomes.push(
           await conn.query(sql).then(
             () => 'ticket',
-            (error: { code?: string }) => String(error.code),
+            (error: unknown) => String((error as { code?: string }).code),
           ),
         );
       }

@@ -97,7 +97,7 @@ describe('retiring an opaque sequence', () => {
         const front = fronts[n % fronts.length]!;
         const sentAt = Date.now();
         const answer = await call(front.url, 'POST', `/v1/sequences/${name}/ids?count=${1 + (n % 40)}`).catch(
-          () => ({ status: 0, body: {} }) as Answer,
+          (): Answer => ({ status: 0, body: {} }),
         );
         if (answer.status !== 200) {
           await sleep(20);

@@ -205,7 +205,7 @@ describe('Snowflake generator under clock steps', () => {
     expect(events.some((e) => e.type === 'renew-failed')).toBe(true);
     expect(events.find((e) => e.type === 'lease-ended')).toMatchObject({
       workerId: leased.workerId,
-      reason: expect.stringMatching(/ran out unrenewed/),
+      reason: expect.stringMatching(/ran out unrenewed/) as unknown,
     });
     // Within the TTL of the last renewal (every third of it), and no earlier than the lease could end.
     expect(ended).toBeLessThan(1000 + 200);

@@ -4,7 +4,8 @@
  * MySQL 9.7 (compared as strings) and wrote 9007199254740992 for 9007199254740993 on MariaDB 10.11
  * (compared as doubles); either lets a new leader start below IDs already issued.
  */
-import { Backend, DEFAULT_BACKEND_OPTIONS } from '../../src/backend/mysql/backend.js';
+import { Backend } from '../../src/backend/mysql/backend.js';
+import { DEFAULT_BACKEND_OPTIONS } from '../../src/backend/backend-options.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { describeEachEngine } from '../support/engines.js';
 import { startPrivatePair } from '../support/ticketd.js';

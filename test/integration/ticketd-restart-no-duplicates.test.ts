@@ -11,8 +11,8 @@ describe('kill -9 of one ticketd instance mid-run', () => {
 
   it('loses only its cached IDs (a gap), never issues one twice', async () => {
     const [first, second] = await Promise.all([spawnTicketd(sharedBackends()), spawnTicketd(sharedBackends())]);
-    children.push(first!, second!);
-    expect(await putSequence(first!.url, SEQUENCE, { blockSize: 500 })).toBe(201);
+    children.push(first, second);
+    expect(await putSequence(first.url, SEQUENCE, { blockSize: 500 })).toBe(201);
     const seen = new Set<string>();
     let total = 0;
     let stop = false;
@@ -28,10 +28,10 @@ describe('kill -9 of one ticketd instance mid-run', () => {
         }
       }
     };
-    let victimUrl = first!.url;
-    const loaders = [load(() => victimUrl), load(() => second!.url), load(() => second!.url)];
+    let victimUrl = first.url;
+    const loaders = [load(() => victimUrl), load(() => second.url), load(() => second.url)];
     await new Promise((r) => setTimeout(r, 1000));
-    expect(await first!.stop('SIGKILL')).toBeNull();
+    expect(await first.stop('SIGKILL')).toBeNull();
     const restarted = await spawnTicketd(sharedBackends());
     children.push(restarted);
     victimUrl = restarted.url;

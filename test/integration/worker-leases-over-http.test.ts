@@ -154,7 +154,7 @@ describe('worker leases over HTTP', () => {
     const b = (await takeLease(server.url, name, 'b')).body;
     expect(new Set([a.workerId, b.workerId]).size).toBe(2);
     const renewB = setInterval(
-      () => void send(`${server.url}/v1/worker-pools/${name}/leases/${b.workerId}/renew`, { epoch: b.epoch }),
+      () => void send(`${server.url}/v1/worker-pools/${name}/leases/${b.workerId as number}/renew`, { epoch: b.epoch }),
       300,
     );
     try {

@@ -51,7 +51,7 @@ export class FakeServer {
     const enter = (): void => {
       server.#enter();
       if (!checked) {
-        guard(handle as never, server.#serverSettings());
+        guard(handle, server.#serverSettings());
         checked = true;
       }
     };

@@ -18,7 +18,7 @@ export class IdLedger {
 
   /** One request for `count` IDs to a server; records what came back. Never throws. */
   async request(url: string, who: string, sequence: string, count: number): Promise<number> {
-    let status = 0;
+    let status: number;
     try {
       const res = await fetch(`${url}/v1/sequences/${sequence}/ids?count=${count}`, {
         method: 'POST',

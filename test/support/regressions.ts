@@ -150,7 +150,7 @@ export async function restoreBackup(serverUrl: string, backup: LogicalBackup): P
       if (rows.length > 0) {
         const columns = Object.keys(rows[0]!);
         await conn.query(`INSERT INTO \`${staged}\` (${columns.map((c) => `\`${c}\``).join(', ')}) VALUES ?`, [
-          rows.map((r) => columns.map((c) => r[c])),
+          rows.map((r) => columns.map((c): unknown => r[c])),
         ]);
       }
       await conn.query(`RENAME TABLE \`${table}\` TO \`${table}_replaced\`, \`${staged}\` TO \`${table}\``);

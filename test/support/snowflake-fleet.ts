@@ -57,7 +57,7 @@ export function spawnHolder(
         });
   // Done when its output closes: faketime's child has then exited too.
   const exited = new Promise<number | null>((done) =>
-    child.stdout!.once('close', () =>
+    child.stdout.once('close', () =>
       child.exitCode !== null || child.signalCode !== null
         ? done(child.exitCode)
         : child.once('exit', (code) => done(code)),

@@ -123,7 +123,7 @@ export function spawnTicketd(
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return new Promise((done, fail) => {
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     const logs: string[] = [];
     const timer = setTimeout(() => fail(new Error('ticketd did not start within 20 s')), 20_000);
     lines.on('line', (line) => {

@@ -1,5 +1,5 @@
 import { Allocator, type AllocatorOptions } from '../../src/allocator/allocator.js';
-import { NO_EVENTS, type AllocatorEvents } from '../../src/allocator/events.js';
+import type { AllocatorEvents } from '../../src/allocator/events.js';
 import type { SequenceSettings } from '../../src/core/sequence.js';
 import { MAX_UINT64, type IdRange } from '../../src/core/blocks.js';
 import { BackendsUnavailableError } from '../../src/core/errors.js';
@@ -20,8 +20,8 @@ function recorder(): AllocatorEvents & { regressions: string[]; refused: string[
     regressions: [] as string[],
     refused: [] as string[],
     unclaimedTickets: 0,
-    ticketFetch: NO_EVENTS.ticketFetch,
-    failover: NO_EVENTS.failover,
+    ticketFetch: () => undefined,
+    failover: () => undefined,
     regression: (backend: string, _s: string, action: string) => void seen.regressions.push(`${backend}:${action}`),
     claimRefused: (backend: string, _s: string, reason: string) => void seen.refused.push(`${backend}:${reason}`),
     unclaimed: (_b: string, _s: string, tickets: number) => void (seen.unclaimedTickets += tickets),

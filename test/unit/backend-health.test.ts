@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { BackendHealth } from '../../src/allocator/backend-health.js';
 import { Breaker } from '../../src/allocator/breaker.js';
 import { BackendSlot } from '../../src/allocator/backend-slot.js';
-import { Refusal, REFUSAL_HOLD_MS } from '../../src/allocator/refusal.js';
+import { GrantRefusals, REFUSAL_HOLD_MS } from '../../src/allocator/refusal.js';
 import { usable } from '../../src/core/lane.js';
 import type { Backend } from '../../src/backend/mysql/backend.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError } from '../../src/core/errors.js';
@@ -34,7 +34,7 @@ describe('backend health: breakers and background probes', () => {
       () => 0.5,
       { failureThreshold: 2, initialBackoffMs: 200, maxBackoffMs: 1000 },
     );
-    const slot = new BackendSlot(fake.backend, breaker, new Refusal(() => Date.now()));
+    const slot = new BackendSlot(fake.backend, breaker, new GrantRefusals(() => Date.now()));
     const health = new BackendHealth(logger, () => Date.now());
     return { ...fake, slot, health };
   };

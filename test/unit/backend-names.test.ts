@@ -15,7 +15,7 @@ describe('backends as a client without the admin token reads them', () => {
         'mysql://db-a.internal:33060/ticketd',
         'mysql://10.0.0.7:3306/tickets',
         'mysql://other:1/x',
-      ].map(names.nameOf),
+      ].map((label) => names.nameOf(label)),
     ).toEqual(['A', 'B', 'C', '?']);
   });
 

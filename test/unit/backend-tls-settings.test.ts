@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseBackendUrl, type BackendAddress } from '../../src/backend/backend-address.js';
+import { parseBackendUrl } from '../../src/backend/backend-address.js';
 import { mysqlSsl, type BackendTls } from '../../src/backend/backend-tls.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { makeCertificates, type TestCertificates } from '../support/tls-certs.js';
@@ -28,7 +28,7 @@ describe('TLS settings of a backend URL', () => {
 
   const tlsOf = (url: string, defaults = {}): BackendTls | string => {
     const parsed = parseBackendUrl(url, defaults);
-    return typeof parsed === 'string' ? parsed : (parsed as BackendAddress).tls;
+    return typeof parsed === 'string' ? parsed : parsed.tls;
   };
 
   it('takes the mysql client words, in any case, with PREFERRED as the default', () => {

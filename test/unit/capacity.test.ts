@@ -1,7 +1,9 @@
 import { CapacityTracker, type CapacityStatus } from '../../src/service/capacity.js';
 
 describe('sequence capacity', () => {
-  const setup = (maxId: bigint): { tracker: CapacityTracker; reports: CapacityStatus[]; advance(ms: number): void } => {
+  const setup = (
+    maxId: bigint,
+  ): { tracker: CapacityTracker; reports: CapacityStatus[]; advance: (ms: number) => void } => {
     let now = Date.parse('2026-12-02T00:00:00Z');
     const reports: CapacityStatus[] = [];
     const tracker = new CapacityTracker(

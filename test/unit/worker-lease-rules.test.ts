@@ -5,7 +5,7 @@ import {
   isFree,
   isLive,
   judgeClaims,
-  nextEpoch,
+  nextLeaseEpoch,
   ownerOf,
   parsePoolSettings,
   poolSize,
@@ -108,8 +108,8 @@ describe('worker leases: free, live, high-water marks and epochs', () => {
   });
 
   it('makes epochs grow past every recorded one and past the clock in microseconds', () => {
-    expect(nextEpoch(0n, at(1_000))).toBe(1_000_000n);
-    expect(nextEpoch(5_000_000n, at(1_000))).toBe(5_000_001n);
+    expect(nextLeaseEpoch(0n, at(1_000))).toBe(1_000_000n);
+    expect(nextLeaseEpoch(5_000_000n, at(1_000))).toBe(5_000_001n);
   });
 
   it('refuses a worker ID while any other backend holds a live claim of it, and carries the highest mark and epoch', () => {

@@ -207,7 +207,7 @@ export class LeaseKeeper {
     clearTimeout(this.#timer);
     if (this.#closed) return;
     this.#timer = setTimeout(() => void this.#renew(), ms);
-    this.#timer.unref?.();
+    unrefTimer(this.#timer);
   }
 
   async #renew(): Promise<void> {
@@ -266,11 +266,16 @@ export class LeaseKeeper {
     if (this.#closed || this.#taking !== undefined) return;
     this.take().catch(() => {
       this.#timer = setTimeout(() => this.retake(), RETAKE_DELAY_MS);
-      this.#timer.unref?.();
+      unrefTimer(this.#timer);
     });
   }
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
+}
+
+/** Lets the process exit with the timer pending: outside Node (a browser) a timer is a number, without unref. */
+function unrefTimer(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
 }

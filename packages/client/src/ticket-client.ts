@@ -134,13 +134,18 @@ class BlockClient implements TicketClient {
     return this.#nextSlow();
   };
 
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
   async #nextSlow(): Promise<bigint> {
     if (this.#strict !== undefined) return this.#strict.next();
     if (!this.#buffered()) {
       if (this.#closed) throw new LeaseFailedError('client is closed');
       if (this.#inFlight > 0) this.#ahead = Math.min(MAX_BLOCKS_AHEAD, this.#ahead * 2);
       while (this.#blocks.length === 0) {
-        if (this.#closed) throw new LeaseFailedError('client is closed');
+        // close() may have run during the await below: read the field afresh.
+        if (this.#isClosed()) throw new LeaseFailedError('client is closed');
         try {
           await (this.#inFlight > 0 ? this.#waiter : this.#refill());
         } catch (error) {

@@ -17,7 +17,8 @@ import type {
 } from '../ticket-backend.js';
 import { restoreFromDump } from './restore-sql.js';
 import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory, readClaims } from './claim-sql.js';
-import { DEFAULT_BACKEND_OPTIONS, Pools, type BackendOptions } from './pool.js';
+import { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend-options.js';
+import { Pools } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
 import {
   createSequence,
@@ -34,9 +35,6 @@ import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
 import { probePrivileges } from './privilege-probe.js';
 import { sharedSchemas } from './shared-server.js';
-
-export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
-export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
 export type ConnectionGuard = (backend: TicketBackend, settings: ServerSettings) => void;

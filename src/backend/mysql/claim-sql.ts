@@ -114,7 +114,7 @@ export async function newestClaimAgeMs(db: Db): Promise<number | undefined> {
       timeout: db.options.queryTimeoutMs,
     }),
   );
-  const age = rows[0]?.age_us;
+  const age: unknown = rows[0]?.age_us;
   return age === null || age === undefined ? undefined : Math.max(0, Number(age) / 1000);
 }
 
@@ -156,7 +156,8 @@ export function pruneClaims(db: Db, sequence: string, stripe: Stripe, keep: numb
 }
 
 function toClassClaims(row: RowDataPacket): ClassClaims {
-  const value = (v: unknown): bigint | undefined => (v === null || v === undefined ? undefined : BigInt(String(v)));
+  const value = (v: unknown): bigint | undefined =>
+    v === null || v === undefined ? undefined : BigInt(v as string | number | bigint);
   return {
     increment: BigInt(String(row.inc)),
     residue: BigInt(String(row.residue)),

@@ -6,29 +6,7 @@ import type { BackendAddress } from '../backend-address.js';
 import { mysqlSsl, plaintextAllowed, type MysqlSsl } from '../backend-tls.js';
 import type { Transport } from '../ticket-backend.js';
 import { accessError, isLoginDenied, isNoSuchTable, plaintextRefused, tlsError } from './errors.js';
-
-/** Timeouts and pool size for one backend. */
-export interface BackendOptions {
-  readonly connectTimeoutMs: number;
-  readonly queryTimeoutMs: number;
-  /** Timeout of a claim: refills wait for it, so it is shorter. */
-  readonly claimTimeoutMs: number;
-  /** Timeout of CREATE and ALTER: fast on one-row tables, but a hung server must not hold them forever. */
-  readonly ddlTimeoutMs: number;
-  readonly poolSize: number;
-  /** Deadlock retries per REPLACE. */
-  readonly deadlockRetries: number;
-}
-
-/** Defaults: a hung backend is given up on within a second. */
-export const DEFAULT_BACKEND_OPTIONS: BackendOptions = Object.freeze({
-  connectTimeoutMs: 1000,
-  queryTimeoutMs: 1000,
-  claimTimeoutMs: 500,
-  ddlTimeoutMs: 10_000,
-  poolSize: 4,
-  deadlockRetries: 8,
-});
+import type { BackendOptions } from '../backend-options.js';
 
 /** A connection of the pool, as the SQL files use it. */
 export type Connection = PoolConnection;
@@ -50,7 +28,7 @@ export class Pools implements Db {
   readonly #pool: TlsPool;
   readonly #adminPool: TlsPool;
   readonly #guard: (settings: ServerSettings) => void;
-  #verified = new WeakSet<object>();
+  #verified = new WeakSet();
   #transport: Transport | undefined;
 
   constructor(
@@ -143,8 +121,10 @@ export class Pools implements Db {
       timeout,
     });
     const value = (name: string): string | undefined => {
-      const found = variables.find((r) => r.Variable_name === name)?.Value;
-      return found === undefined || found === null ? undefined : String(found);
+      const found: unknown = variables.find((r) => r.Variable_name === name)?.Value;
+      // SHOW VARIABLES gives strings (bytes under a binary collation); NULL is unset.
+      if (Buffer.isBuffer(found)) return found.toString('utf8');
+      return typeof found === 'string' || typeof found === 'number' ? String(found) : undefined;
     };
     const on = (name: string): boolean => ['ON', '1'].includes((value(name) ?? '').toUpperCase());
     return {
@@ -197,7 +177,7 @@ async function readSingleton(
       sql: `SELECT ${column} AS value FROM ${table} WHERE singleton = 1`,
       timeout,
     });
-    const value = rows[0]?.value;
+    const value: unknown = rows[0]?.value;
     return typeof value === 'string' ? value : undefined;
   } catch (error) {
     if (isNoSuchTable(error)) return undefined;
@@ -220,10 +200,10 @@ async function groupReplicationRole(
     sql: "SELECT MEMBER_ROLE AS role FROM performance_schema.replication_group_members WHERE MEMBER_ID = @@server_uuid AND MEMBER_STATE = 'ONLINE'",
     timeout,
   });
-  const role = rows[0]?.role;
+  const role: unknown = rows[0]?.role;
   if (role === undefined) return undefined;
   if (!singlePrimary) return 'multi-primary';
-  return String(role).toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
+  return typeof role === 'string' && role.toUpperCase() === 'PRIMARY' ? 'primary' : 'secondary';
 }
 
 /**
@@ -308,7 +288,7 @@ function transportOf(conn: Connection): Transport {
   ).stream;
   const version = stream?.getProtocol?.();
   return typeof version === 'string'
-    ? { tls: true, version, cipher: stream?.getCipher?.()?.name ?? 'unknown' }
+    ? { tls: true, version, cipher: stream?.getCipher?.().name ?? 'unknown' }
     : { tls: false };
 }
 

@@ -143,8 +143,8 @@ export class TicketSql {
         timeout: this.#db.options.queryTimeoutMs,
       }),
     );
-    const id = rows[0]?.id;
-    return id === null || id === undefined ? 0n : BigInt(String(id));
+    const id: unknown = rows[0]?.id;
+    return id === null || id === undefined ? 0n : BigInt(id as string | number);
   }
 
   /** The lowest ticket the counter can issue next: AUTO_INCREMENT, and at least the last ticket + 1. */
@@ -157,11 +157,11 @@ export class TicketSql {
         timeout: this.#db.options.queryTimeoutMs,
       }),
     );
-    const last = results[0]?.[0]?.id;
+    const last: unknown = results[0]?.[0]?.id;
     const text = String(results[1]?.[0]?.['Create Table'] ?? '');
     // No AUTO_INCREMENT= clause: the counter has never moved, so the next value is 1.
     const autoIncrement = BigInt(/\) .*AUTO_INCREMENT=(\d+)/s.exec(text)?.[1] ?? '1');
-    const afterLast = last === null || last === undefined ? 1n : BigInt(String(last)) + 1n;
+    const afterLast = last === null || last === undefined ? 1n : BigInt(last as string | number) + 1n;
     return autoIncrement > afterLast ? autoIncrement : afterLast;
   }
 }

@@ -7,6 +7,7 @@ import type { TicketService } from '../../service/ticket-service.js';
 import type { Route } from '../router.js';
 import { ERROR_SHOWN_TO_ADMIN, namesOf, strangerSequenceBackend } from '../backend-names.js';
 import { withoutTickets, type AdminCheck } from '../visibility.js';
+import { shown } from '../../util/error-text.js';
 
 /**
  * Adds the sequence routes; `admin` guards what needs the admin token, `isAdmin` tells who may see
@@ -132,9 +133,7 @@ function addAdminRoutes(route: Route, service: TicketService, admin: AdminGuard)
 
 function parseId(value: unknown): bigint {
   if (typeof value !== 'string' || !/^[0-9]{1,20}$/.test(value)) {
-    throw new BadRequestError(
-      `id must be a decimal integer from 1 to 18446744073709551615; got ${JSON.stringify(value)?.slice(0, 40)}`,
-    );
+    throw new BadRequestError(`id must be a decimal integer from 1 to 18446744073709551615; got ${shown(value, 40)}`);
   }
   return parseUnsigned(value, 'id');
 }

@@ -7,6 +7,7 @@ import type { WorkerLeases, Workers } from '../../service/worker-leases.js';
 import type { WorkerPools } from '../../service/worker-pools.js';
 import type { Route } from '../router.js';
 import type { AdminCheck } from '../visibility.js';
+import { shown } from '../../util/error-text.js';
 
 /** Longest holder name kept (a pod name, host:pid). */
 export const MAX_HOLDER_LENGTH = 128;
@@ -138,10 +139,10 @@ function objectBody(req: Request): Record<string, unknown> {
 function holderOf(req: Request): string {
   const body: unknown = req.body;
   const given = typeof body === 'object' && body !== null ? (body as { holder?: unknown }).holder : undefined;
-  if (given === undefined) return `${req.ip ?? 'unknown'}`.slice(0, MAX_HOLDER_LENGTH);
-  if (typeof given !== 'string' || given === '' || given.length > MAX_HOLDER_LENGTH || /[\u0000-\u001f]/.test(given)) {
+  if (given === undefined) return (req.ip ?? 'unknown').slice(0, MAX_HOLDER_LENGTH);
+  if (typeof given !== 'string' || given === '' || given.length > MAX_HOLDER_LENGTH || hasControlCharacter(given)) {
     throw new BadRequestError(
-      `holder must be a name of 1 to ${MAX_HOLDER_LENGTH} printable characters (a pod name, host:pid); got ${JSON.stringify(given)?.slice(0, 60)}`,
+      `holder must be a name of 1 to ${MAX_HOLDER_LENGTH} printable characters (a pod name, host:pid); got ${shown(given, 60)}`,
     );
   }
   return given;
@@ -160,9 +161,13 @@ function workerOf(req: Request): number {
 function epochOf(body: Record<string, unknown>): bigint {
   const e = body.epoch;
   if (typeof e !== 'string' || !/^[1-9][0-9]{0,19}$/.test(e) || BigInt(e) > 0xffff_ffff_ffff_ffffn) {
-    throw new BadRequestError(
-      `epoch must be the lease's epoch as a decimal string; got ${JSON.stringify(e)?.slice(0, 40)}`,
-    );
+    throw new BadRequestError(`epoch must be the lease's epoch as a decimal string; got ${shown(e, 40)}`);
   }
   return BigInt(e);
+}
+
+/** Whether the text holds a control character (U+0000 to U+001F): a holder name must print on one line. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true;
+  return false;
 }
