@@ -119,7 +119,6 @@ export function createApp(options: AppOptions): Express {
     next(new RouteNotFoundError(`no route for ${req.method} ${req.path}`));
   });
   // Express knows an error handler by its four parameters, the last unused.
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (!isExpectedError(error)) logUnexpected(logger, req.method, req.path, error);
     const caller = identify(req, credentials);

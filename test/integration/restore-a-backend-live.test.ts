@@ -155,13 +155,12 @@ describeEachEngine('a backend restored live with backends restore', (engine) => 
       4,
     );
     const file = join(dir, 'ticketd-a-2.sql');
-    let dumped = 0n;
     try {
       await sleep(1000);
       const text = dump(engine.binary, pair.a.port);
       writeFileSync(file, text);
       // The dump's own counter: the front ends take tickets after it was taken.
-      dumped = BigInt(
+      const dumped = BigInt(
         new RegExp(`CREATE TABLE \`tickets_${SEQUENCE}\`[^;]*AUTO_INCREMENT=(\\d+)`).exec(text)?.[1] ?? '0',
       );
       expect(dumped).toBeGreaterThan(1n);
