@@ -4,7 +4,7 @@ import pRetry from 'p-retry';
 import { MAX_UINT64 } from '../../core/blocks.js';
 import { GATED_STUB_COLUMN, RETIRED_COLUMN } from '../../core/versions.js';
 import type { TicketBatch } from '../ticket-backend.js';
-import { isDeadlock, overflowError, retiredTableError } from './errors.js';
+import { isDeadlock, isDuplicateKey, overflowError, retiredTableError } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import { createTicketTableStatement, ticketTable } from './schema.js';
 
@@ -121,13 +121,64 @@ export class TicketSql {
     return rows.length > 0;
   }
 
-  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
-  async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
-    await this.#db.withAdminConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
+  /**
+   * Advances the sequence's counter so the next ticket is ≥ minTicket, with the serving account's
+   * INSERT and DELETE alone (no ALTER): a row with id minTicket − 1 is inserted and deleted in one
+   * transaction. InnoDB moves AUTO_INCREMENT past an explicit id at or above it and never lowers it
+   * for one below (design.md, "Measured"), so this can only move the counter forward; the next
+   * ticket is then the backend's first class member above that id. Queued behind the table's
+   * REPLACE runs in this process, which it would otherwise meet on the same rows.
+   */
+  advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
+    const table = ticketTable(sequence);
+    const previous = this.#lanes.get(table) ?? Promise.resolve();
+    const run = previous.then(() =>
+      pRetry(() => this.#db.withConnection((conn) => this.#advanceByInsert(conn, table, minTicket)), {
+        retries: this.#db.options.deadlockRetries,
+        minTimeout: 1,
+        maxTimeout: 50,
+        randomize: true,
+        shouldRetry: ({ error }) => isDeadlock(error),
+      }),
+    );
+    const tail = run.catch(() => undefined);
+    this.#lanes.set(table, tail);
+    void tail.then(() => {
+      if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
+    });
+    return run;
+  }
+
+  async #advanceByInsert(conn: Connection, table: string, minTicket: bigint): Promise<void> {
+    if (minTicket <= 1n) return;
+    const below = (minTicket - 1n).toString();
+    const timeout = this.#db.options.queryTimeoutMs;
+    await conn.query({ sql: 'START TRANSACTION', timeout });
+    try {
+      // By column name `id` alone: the stub column (renamed once gated) and a retired table's extra
+      // column take their defaults, and the row never outlives its transaction.
+      await conn.query({ sql: `INSERT INTO ${table} (id) VALUES (${below})`, timeout });
+      await conn.query({ sql: `DELETE FROM ${table} WHERE id = ${below}`, timeout });
+      await conn.query({ sql: 'COMMIT', timeout });
+    } catch (error) {
+      await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => undefined);
+      // The id is the ticket row's own: the counter is already past it, so there is nothing to do.
+      if (isDuplicateKey(error) && (await this.#rowHolds(conn, table, below))) return;
+      throw error;
+    }
+  }
+
+  /** Whether the ticket table's one row has this id (its last ticket). */
+  async #rowHolds(conn: Connection, table: string, id: string): Promise<boolean> {
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql: `SELECT 1 FROM ${table} WHERE id = ${id}`,
+      timeout: this.#db.options.queryTimeoutMs,
+    });
+    return rows.length > 0;
   }
 
   async #advance(conn: Connection, table: string, minTicket: bigint): Promise<void> {
-    // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
+    // Creating a sequence (admin): MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
     if (minTicket > 1n)
       await conn.query({
         sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`,
