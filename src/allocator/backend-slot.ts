@@ -38,6 +38,8 @@ export interface BackendStatus {
   readonly lastError: string | undefined;
   /** When lastError happened (ISO 8601), or undefined with it. */
   readonly lastErrorAt: string | undefined;
+  /** True while lastError is still happening: the backend is failing (down, open, probing) or refusing; false once it answers again. */
+  readonly failing: boolean;
   readonly stats: BackendStats;
   /** How its newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
   readonly transport: Transport | undefined;
@@ -70,6 +72,7 @@ export class BackendSlot {
   #stripe: Stripe | undefined;
   #warned = false;
   #probeTimer: NodeJS.Timeout | undefined;
+  #probeDueAt = Number.POSITIVE_INFINITY;
   #lastDemandProbeAt = Number.NEGATIVE_INFINITY;
   #lastUsedAt = Number.NEGATIVE_INFINITY;
   #lastTicketsAt = Number.NEGATIVE_INFINITY;
@@ -189,6 +192,17 @@ export class BackendSlot {
     return this.#refusal.note(reason);
   }
 
+  /** True while it is shown refused (a refusal within REFUSAL_HOLD_MS). */
+  get refused(): boolean {
+    return this.#refusal.active;
+  }
+
+  /** Its account was asked again: still refused (shown so for REFUSAL_HOLD_MS more), or refused nothing now. */
+  noteRefusalRecheck(stillRefused: boolean): void {
+    if (stillRefused) this.#refusal.renew();
+    else this.#refusal.clear();
+  }
+
   /** True when an ID could come from it now: closed, and not refused at every fetch since its refusals began. */
   get issuing(): boolean {
     return (this.state === 'up' || this.state === 'unknown') && !this.#refusal.blocksIssuing(this.#lastTicketsAt);
@@ -221,13 +235,22 @@ export class BackendSlot {
     return this.#breaker.beginProbe(force);
   }
 
-  /** Sets the probe timer unless one is set; `run` is called when it fires. */
-  scheduleProbe(run: () => void): void {
-    if (this.#probeTimer !== undefined) return;
+  /**
+   * Sets the probe timer; `run` is called when it fires (when the breaker's probe is due, or after
+   * `inMs`). A timer already set that fires no later is kept; a later one (a recheck of a 'down'
+   * backend whose breaker has opened since) gives way to this one.
+   */
+  scheduleProbe(run: () => void, inMs = this.#breaker.probeInMs + 1): void {
+    const dueAt = Date.now() + inMs;
+    if (this.#probeTimer !== undefined) {
+      if (this.#probeDueAt <= dueAt) return;
+      clearTimeout(this.#probeTimer);
+    }
+    this.#probeDueAt = dueAt;
     this.#probeTimer = setTimeout(() => {
       this.#probeTimer = undefined;
       run();
-    }, this.#breaker.probeInMs + 1);
+    }, inMs);
     this.#probeTimer.unref();
   }
 
@@ -245,6 +268,8 @@ export class BackendSlot {
   /** The operator view of the backend; its counts add up the sequences `counted` admits (default: all). */
   status(counted: (sequence: string) => boolean = () => true): BackendStatus {
     const stripe = this.#stripe;
+    // The time of the error shown: a refusal's own while it is shown, the breaker's otherwise.
+    const lastErrorAt = this.#refusal.lastAt ?? this.#breaker.lastErrorAt;
     const stats = { tickets: 0, fetches: 0, failures: this.#failures, regressions: 0 };
     for (const [sequence, counts] of this.#counts) {
       if (!counted(sequence)) continue;
@@ -258,8 +283,8 @@ export class BackendSlot {
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
-      lastErrorAt:
-        this.#breaker.lastErrorAt === undefined ? undefined : new Date(this.#breaker.lastErrorAt).toISOString(),
+      lastErrorAt: lastErrorAt === undefined ? undefined : new Date(lastErrorAt).toISOString(),
+      failing: this.shownState !== 'up' && this.shownState !== 'unknown',
       stats,
       transport: this.backend.transport,
     };

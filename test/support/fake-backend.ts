@@ -83,6 +83,7 @@ export class FakeServer {
       lastTicket: async (sequence) => (enter(), server.lastTicket(sequence)),
       nextTicket: async (sequence) => (enter(), server.nextTicket(sequence)),
       advanceCounter: async (sequence, min) => (enter(), server.advanceCounter(sequence, min)),
+      servingDenials: () => (enter(), Promise.resolve([])),
       readSequence: async (name) => (enter(), server.readSequence(name)),
       readSequences: async () => (enter(), server.readSequences()),
       createSequence: async (settings, first) => (enter(), server.createSequence(settings, first)),

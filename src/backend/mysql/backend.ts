@@ -13,7 +13,7 @@ import { createSequence, gateSequences, readSequences, retireSequence, widenSequ
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
-import { probePrivileges } from './privilege-probe.js';
+import { probePrivileges, servingDenials } from './privilege-probe.js';
 
 export { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from './pool.js';
 export { isLoginDenied, isUnknownDatabase, serverAnswered } from './errors.js';
@@ -82,6 +82,11 @@ export class Backend implements TicketBackend {
         : [],
       workerPools: initialised ? await countWorkerPools(db).catch(() => 0) : 0,
     };
+  }
+
+  async servingDenials(): Promise<readonly string[]> {
+    const engines = await ticketTableEngines(this.#pools);
+    return servingDenials(this.#pools, [...engines.keys()].map((name) => `tickets_${name}`)[0]);
   }
 
   async applySchema(): Promise<SchemaApplied> {
