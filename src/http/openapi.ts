@@ -98,7 +98,12 @@ export const openApiDocument = Object.freeze({
         required: ['ready', 'backends', 'sequences'],
         properties: {
           ready: { type: 'boolean' },
-          backends: { type: 'array', items: { type: 'object' } },
+          backends: {
+            type: 'array',
+            items: { type: 'object' },
+            description:
+              'Per backend: state (up, down, open, half-open, refused, unknown), lastError with lastErrorAt, and failing (true while that error is still happening: down, open, half-open or refused).',
+          },
           sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
         },
       },

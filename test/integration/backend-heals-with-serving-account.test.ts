@@ -250,6 +250,11 @@ describeEachEngine('a backend heals with the serving account alone', (engine) =>
       figures.push(`a GRANT shown within ${((Date.now() - granted) / 1000).toFixed(1)} s`);
       expect(problem).toBeUndefined();
       expect((await frontEndStatus(server.url)).page.overall).toBe('ok');
+      // And A's tickets are served again, no restart.
+      let servedFromA = false;
+      for (let i = 0; i < 100 && !servedFromA; i++)
+        servedFromA = (await postIds(server.url, SEQUENCE, 1000)).some(fromA);
+      expect(servedFromA).toBe(true);
     } finally {
       await server.close();
     }

@@ -27,6 +27,8 @@ export class FakeServer {
   down: Error | undefined;
   /** When set, reading claims and counters rejects with it (a peer too slow to answer a rejoin). */
   readError: Error | undefined;
+  /** When set, advancing a counter rejects with it (an advance the server refuses). */
+  advanceError: Error | undefined;
   readonly sequences = new Map<string, SequenceSettings>();
   /** Last ticket issued per sequence (0: none). */
   readonly last = new Map<string, bigint>();
@@ -241,6 +243,7 @@ export class FakeServer {
 
   async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
     this.#enter();
+    if (this.advanceError !== undefined) throw this.advanceError;
     this.floorOfCounter.set(sequence, maxOf(this.floorOfCounter.get(sequence) ?? 1n, minTicket));
   }
 

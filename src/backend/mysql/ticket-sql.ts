@@ -126,40 +126,33 @@ export class TicketSql {
    * INSERT and DELETE alone (no ALTER): a row with id minTicket − 1 is inserted and deleted in one
    * transaction. InnoDB moves AUTO_INCREMENT past an explicit id at or above it and never lowers it
    * for one below (design.md, "Measured"), so this can only move the counter forward; the next
-   * ticket is then the backend's first class member above that id. Queued behind the table's
-   * REPLACE runs in this process, which it would otherwise meet on the same rows.
+   * ticket is then the backend's first class member above that id.
    */
   advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
     const table = ticketTable(sequence);
-    const previous = this.#lanes.get(table) ?? Promise.resolve();
-    const run = previous.then(() =>
-      pRetry(() => this.#db.withConnection((conn) => this.#advanceByInsert(conn, table, minTicket)), {
-        retries: this.#db.options.deadlockRetries,
-        minTimeout: 1,
-        maxTimeout: 50,
-        randomize: true,
-        shouldRetry: ({ error }) => isDeadlock(error),
-      }),
-    );
-    const tail = run.catch(() => undefined);
-    this.#lanes.set(table, tail);
-    void tail.then(() => {
-      if (this.#lanes.get(table) === tail) this.#lanes.delete(table);
+    // Not queued behind the table's REPLACE runs: a run of hundreds of tickets from a regressed
+    // counter would hold the advance up, and a deadlock with one is retried.
+    return pRetry(() => this.#db.withConnection((conn) => this.#advanceByInsert(conn, table, minTicket)), {
+      retries: this.#db.options.deadlockRetries,
+      minTimeout: 1,
+      maxTimeout: 50,
+      randomize: true,
+      shouldRetry: ({ error }) => isDeadlock(error),
     });
-    return run;
   }
 
   async #advanceByInsert(conn: Connection, table: string, minTicket: bigint): Promise<void> {
     if (minTicket <= 1n) return;
     const below = (minTicket - 1n).toString();
     const timeout = this.#db.options.queryTimeoutMs;
-    await conn.query({ sql: 'START TRANSACTION', timeout });
+    // One round trip (the pool runs multiple statements): the row never outlives its transaction.
+    // By column name `id` alone: the stub column (renamed once gated) and a retired table's extra
+    // column take their defaults.
     try {
-      // By column name `id` alone: the stub column (renamed once gated) and a retired table's extra
-      // column take their defaults, and the row never outlives its transaction.
-      await conn.query({ sql: `INSERT INTO ${table} (id) VALUES (${below})`, timeout });
-      await conn.query({ sql: `DELETE FROM ${table} WHERE id = ${below}`, timeout });
-      await conn.query({ sql: 'COMMIT', timeout });
+      await conn.query({
+        sql: `START TRANSACTION; INSERT INTO ${table} (id) VALUES (${below}); DELETE FROM ${table} WHERE id = ${below}; COMMIT`,
+        timeout,
+      });
     } catch (error) {
       await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => undefined);
       // The id is the ticket row's own: the counter is already past it, so there is nothing to do.
