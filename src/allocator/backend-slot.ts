@@ -6,12 +6,7 @@
 import type { TicketBackend, Transport } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
 import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
-import {
-  BackendsUnavailableError,
-  refusesBackend,
-  SequenceExhaustedError,
-  SequenceNotFoundError,
-} from '../core/errors.js';
+import { refusesBackend } from '../core/errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
 import type { Refusal } from './refusal.js';
 
@@ -304,27 +299,4 @@ export class BackendSlot {
       unclaimed: lane.unclaimed,
     };
   }
-}
-
-/** Why a refill got no ticket from any backend: exhausted, unknown sequence, or unavailable. */
-export function emptyHandedError(slots: readonly BackendSlot[], sequence: string): Error {
-  const withSequence = slots.filter((s) => s.membership(sequence)?.kind === 'present');
-  if (withSequence.length > 0 && withSequence.every((s) => s.lane(sequence).phase === 'exhausted')) {
-    return new SequenceExhaustedError(`sequence ${sequence} has no IDs left at or below its maxId`);
-  }
-  const answered = slots.filter((s) => s.membership(sequence) !== undefined);
-  if (answered.length === slots.length && answered.every((s) => s.membership(sequence)?.kind === 'absent')) {
-    return new SequenceNotFoundError(`sequence ${sequence} does not exist on any backend`);
-  }
-  const open = slots.filter((s) => !s.closed).map((s) => s.probeInMs);
-  const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
-  const reasons = slots.map((s) => {
-    const lane = s.lane(sequence);
-    // A backend that failed says its own error first: that no peer takes its claims follows from the others failing.
-    const failing = s.state !== 'up' && s.state !== 'unknown' ? s.lastError : undefined;
-    return `${s.label}: ${lane.quarantine ?? failing ?? (lane.unclaimed ? 'no peer can take its claims' : undefined) ?? s.lastError ?? s.state}`;
-  });
-  return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
-    retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
-  });
 }
