@@ -11,6 +11,14 @@ import { errorText } from '../util/error-text.js';
 /** Least time between two probes of one backend forced by requests while every backend is open. */
 export const DEMAND_PROBE_INTERVAL_MS = 100;
 
+/**
+ * A backend whose shown state comes from its last call (a closed breaker whose last call failed,
+ * 'down'; or a refusal) is asked again after this long, whether or not a request needs it: what
+ * operators read (/readyz, the status page) then tells its state now, not that of a call that
+ * under a warm cache may be minutes old.
+ */
+export const STATE_RECHECK_MS = 2000;
+
 /** Records outcomes and runs probes for the allocator's slots. */
 export class BackendHealth {
   readonly #logger: Logger;
@@ -25,6 +33,8 @@ export class BackendHealth {
   /** A call to the backend succeeded. */
   recordSuccess(slot: BackendSlot): void {
     const previous = slot.recordSuccess();
+    // A refusal is asked again on its own: the call that succeeded may not be the one refused.
+    if (slot.refused) this.#scheduleRecheck(slot);
     if (previous === 'up') return;
     // Rejoining after an outage: recordFailure has already made its lanes stale.
     // The first answer after start is no change of state worth a line at info.
@@ -46,6 +56,7 @@ export class BackendHealth {
           'backend refused: missing privilege (docs/operating.md, "Accounts and GRANTs"; npx ticketd check names each)',
         );
       }
+      this.#scheduleRecheck(slot);
       return;
     }
     const previous = slot.recordFailure(error);
@@ -61,6 +72,36 @@ export class BackendHealth {
       );
     }
     if (slot.state === 'open') this.#scheduleProbe(slot);
+    else if (slot.state === 'down') this.#scheduleRecheck(slot);
+  }
+
+  #scheduleRecheck(slot: BackendSlot): void {
+    if (!this.#closed) slot.scheduleProbe(() => void this.#recheck(slot), STATE_RECHECK_MS);
+  }
+
+  /**
+   * Asks a backend again what its last call left shown: one left 'down' whether it answers now (up,
+   * or one failure more: open), one refused whether its account still lacks what serving needs.
+   */
+  async #recheck(slot: BackendSlot): Promise<void> {
+    if (this.#closed) return;
+    if (slot.state === 'open') {
+      this.#scheduleProbe(slot);
+      return;
+    }
+    try {
+      if (slot.state === 'down') {
+        await slot.backend.settings();
+        this.recordSuccess(slot);
+      }
+      if (!slot.refused) return;
+      const denials = await slot.backend.servingDenials();
+      slot.noteRefusalRecheck(denials.length > 0);
+      if (denials.length > 0) this.#scheduleRecheck(slot);
+      else this.#logger.info({ backend: slot.label }, 'backend no longer refused: its account has what serving needs');
+    } catch (error) {
+      this.recordFailure(slot, error);
+    }
   }
 
   /**

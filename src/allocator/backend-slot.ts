@@ -6,12 +6,7 @@
 import type { TicketBackend, Transport } from '../backend/ticket-backend.js';
 import { NEW_LANE, step, type Lane, type LaneEvent, type Step } from '../core/lane.js';
 import { isWithin, type ServerSettings, type Stripe } from '../core/stripes.js';
-import {
-  BackendsUnavailableError,
-  refusesBackend,
-  SequenceExhaustedError,
-  SequenceNotFoundError,
-} from '../core/errors.js';
+import { refusesBackend } from '../core/errors.js';
 import type { Breaker, BreakerState } from './breaker.js';
 import type { GrantRefusals } from './refusal.js';
 
@@ -41,6 +36,8 @@ export interface BackendStatus {
   readonly lastError: string | undefined;
   /** When lastError happened (ISO 8601), or undefined with it. */
   readonly lastErrorAt: string | undefined;
+  /** True while lastError is still happening: the backend is failing (down, open, probing) or refusing; false once it answers again. */
+  readonly failing: boolean;
   readonly stats: BackendStats;
   /** How its newest connection travels (TLS version and cipher, or plaintext); undefined before one. */
   readonly transport: Transport | undefined;
@@ -74,6 +71,7 @@ export class BackendSlot {
   #stripe: Stripe | undefined;
   #warned = false;
   #probeTimer: NodeJS.Timeout | undefined;
+  #probeDueAt = Number.POSITIVE_INFINITY;
   #lastDemandProbeAt = Number.NEGATIVE_INFINITY;
   #lastUsedAt = Number.NEGATIVE_INFINITY;
   #lastTicketsAt = Number.NEGATIVE_INFINITY;
@@ -197,6 +195,17 @@ export class BackendSlot {
     return this.#refusal.note(reason);
   }
 
+  /** True while it is shown refused (a refusal within REFUSAL_HOLD_MS). */
+  get refused(): boolean {
+    return this.#refusal.active;
+  }
+
+  /** Its account was asked again: still refused (shown so for REFUSAL_HOLD_MS more), or refused nothing now. */
+  noteRefusalRecheck(stillRefused: boolean): void {
+    if (stillRefused) this.#refusal.renew();
+    else this.#refusal.clear();
+  }
+
   /** True when an ID could come from it now: closed, and not refused at every fetch since its refusals began. */
   get issuing(): boolean {
     return (this.state === 'up' || this.state === 'unknown') && !this.#refusal.blocksIssuing(this.#lastTicketsAt);
@@ -229,13 +238,22 @@ export class BackendSlot {
     return this.#breaker.beginProbe(force);
   }
 
-  /** Sets the probe timer unless one is set; `run` is called when it fires. */
-  scheduleProbe(run: () => void): void {
-    if (this.#probeTimer !== undefined) return;
+  /**
+   * Sets the probe timer; `run` is called when it fires (when the breaker's probe is due, or after
+   * `inMs`). A timer already set that fires no later is kept; a later one (a recheck of a 'down'
+   * backend whose breaker has opened since) gives way to this one.
+   */
+  scheduleProbe(run: () => void, inMs = this.#breaker.probeInMs + 1): void {
+    const dueAt = Date.now() + inMs;
+    if (this.#probeTimer !== undefined) {
+      if (this.#probeDueAt <= dueAt) return;
+      clearTimeout(this.#probeTimer);
+    }
+    this.#probeDueAt = dueAt;
     this.#probeTimer = setTimeout(() => {
       this.#probeTimer = undefined;
       run();
-    }, this.#breaker.probeInMs + 1);
+    }, inMs);
     this.#probeTimer.unref();
   }
 
@@ -253,6 +271,8 @@ export class BackendSlot {
   /** The operator view of the backend; its counts add up the sequences `counted` admits (default: all). */
   status(counted: (sequence: string) => boolean = () => true): BackendStatus {
     const stripe = this.#stripe;
+    // The time of the error shown: a refusal's own while it is shown, the breaker's otherwise.
+    const lastErrorAt = this.#refusal.lastAt ?? this.#breaker.lastErrorAt;
     const stats = { tickets: 0, fetches: 0, failures: this.#failures, regressions: 0 };
     for (const [sequence, counts] of this.#counts) {
       if (!counted(sequence)) continue;
@@ -267,8 +287,8 @@ export class BackendSlot {
       identity: this.#identity,
       stripe: stripe && { increment: String(stripe.increment), offset: String(stripe.offset) },
       lastError: this.lastError,
-      lastErrorAt:
-        this.#breaker.lastErrorAt === undefined ? undefined : new Date(this.#breaker.lastErrorAt).toISOString(),
+      lastErrorAt: lastErrorAt === undefined ? undefined : new Date(lastErrorAt).toISOString(),
+      failing: this.shownState !== 'up' && this.shownState !== 'unknown',
       stats,
       transport: this.backend.transport,
     };
@@ -289,27 +309,4 @@ export class BackendSlot {
       unclaimed: lane.unclaimed,
     };
   }
-}
-
-/** Why a refill got no ticket from any backend: exhausted, unknown sequence, or unavailable. */
-export function emptyHandedError(slots: readonly BackendSlot[], sequence: string): Error {
-  const withSequence = slots.filter((s) => s.membership(sequence)?.kind === 'present');
-  if (withSequence.length > 0 && withSequence.every((s) => s.lane(sequence).phase === 'exhausted')) {
-    return new SequenceExhaustedError(`sequence ${sequence} has no IDs left at or below its maxId`);
-  }
-  const answered = slots.filter((s) => s.membership(sequence) !== undefined);
-  if (answered.length === slots.length && answered.every((s) => s.membership(sequence)?.kind === 'absent')) {
-    return new SequenceNotFoundError(`sequence ${sequence} does not exist on any backend`);
-  }
-  const open = slots.filter((s) => !s.closed).map((s) => s.probeInMs);
-  const retryInMs = open.length > 0 ? Math.min(...open) : 1000;
-  const reasons = slots.map((s) => {
-    const lane = s.lane(sequence);
-    // A backend that failed says its own error first: that no peer takes its claims follows from the others failing.
-    const failing = s.state !== 'up' && s.state !== 'unknown' ? s.lastError : undefined;
-    return `${s.label}: ${lane.quarantine ?? failing ?? (lane.unclaimed ? 'no peer can take its claims' : undefined) ?? s.lastError ?? s.state}`;
-  });
-  return new BackendsUnavailableError(`no backend issued a ticket for sequence ${sequence} (${reasons.join('; ')})`, {
-    retryAfterSeconds: Math.max(1, Math.ceil(retryInMs / 1000)),
-  });
 }

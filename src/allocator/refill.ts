@@ -15,7 +15,8 @@ import {
 } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { BackendHealth } from './backend-health.js';
-import { emptyHandedError, type BackendSlot } from './backend-slot.js';
+import type { BackendSlot } from './backend-slot.js';
+import { emptyHandedError } from './empty-handed.js';
 import type { Clock } from '../core/clock.js';
 import type { Claimer } from './claims.js';
 import type { AllocatorEvents } from './events.js';

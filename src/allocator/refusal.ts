@@ -30,9 +30,25 @@ export class GrantRefusals {
     return changed;
   }
 
+  /** The account was asked again and is still refused: the episode goes on, for the same reason. */
+  renew(): void {
+    if (this.active) this.#lastAt = this.#clock();
+  }
+
+  /** The account was asked again and is refused nothing now (a GRANT was made): the episode ends. */
+  clear(): void {
+    this.#since = undefined;
+    this.#lastAt = Number.NEGATIVE_INFINITY;
+  }
+
   /** True while the last refusal is at most REFUSAL_HOLD_MS old. */
   get active(): boolean {
     return this.#clock() - this.#lastAt <= REFUSAL_HOLD_MS;
+  }
+
+  /** When the last refusal came (clock time), while active. */
+  get lastAt(): number | undefined {
+    return this.active ? this.#lastAt : undefined;
   }
 
   /** The server's words for the last refusal, while active. */
@@ -42,7 +58,7 @@ export class GrantRefusals {
 
   /**
    * True while refused with no ticket fetched since the episode began: the refusals then stand
-   * between the backend and every ID it could issue (a REPLACE refused), not beside them (an ALTER).
+   * between the backend and every ID it could issue (a REPLACE refused), not beside them (a statement of one feature).
    */
   blocksIssuing(lastFetchAt: number): boolean {
     return this.active && this.#since !== undefined && lastFetchAt < this.#since;

@@ -15,6 +15,7 @@ import type { Stripe } from '../core/stripes.js';
 import { BackendsUnavailableError, UnknownBackendError } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import { failureOf } from './answers.js';
+import { errorText } from '../util/error-text.js';
 import { settleWithin } from '../util/settle-within.js';
 import type { BackendHealth } from './backend-health.js';
 import type { BackendSlot } from './backend-slot.js';
@@ -81,8 +82,24 @@ export class Rejoin {
       PREPARE_WAIT_MS,
     );
     const leader = counters.reduce((max, c) => (c > max ? c : max), 0n);
-    await this.perform(slot, name, this.#apply(slot, name, { kind: 'leader-read', own, leader, stripe }).effects);
+    await this.#catchUp(slot, name, this.#apply(slot, name, { kind: 'leader-read', own, leader, stripe }).effects);
     slot.apply(name, { kind: 'checked' });
+  }
+
+  /**
+   * Moves a counter that fell behind its peers forward. Falling behind is a matter of order, not of
+   * uniqueness (the claims guard every used ticket), so a catch-up that fails is logged and the
+   * backend serves all the same: it never takes a backend out of service on its own.
+   */
+  async #catchUp(slot: BackendSlot, name: string, effects: readonly Effect[]): Promise<void> {
+    try {
+      await this.perform(slot, name, effects);
+    } catch (error) {
+      this.#ctx.logger.warn(
+        { backend: slot.label, sequence: name, err: errorText(error) },
+        'counter behind its peers could not be caught up; the backend serves behind them (claims keep its IDs unique)',
+      );
+    }
   }
 
   /** Handles a ticket refused by parity, the process mark or a claim. */
@@ -196,7 +213,7 @@ export class Rejoin {
         );
       }
       await slot.backend.advanceCounter(name, effect.to);
-      // Counted once the server took the ALTER: an advance it refused (a missing privilege) did not happen.
+      // Counted once the server took the advance: one it refused (a missing privilege) did not happen.
       if (effect.why === 'regressed') this.#ctx.events.regression(slot.label, name, 'advanced');
       if (effect.why === 'catch-up')
         this.#ctx.logger.info(

@@ -133,7 +133,9 @@ export interface TicketBackend {
    * also moves when the counter is advanced, and is known for an empty table.
    */
   nextTicket(sequence: string): Promise<bigint>;
-  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
+  /** What the serving account is refused now of what serving needs (empty: nothing); changes nothing. */
+  servingDenials(): Promise<readonly string[]>;
+  /** Advances the sequence's counter so the next ticket is ≥ minTicket, with the serving account's INSERT and DELETE. Never lowers it. */
   advanceCounter(sequence: string, minTicket: bigint): Promise<void>;
   /** One sequence row, or undefined when this backend lacks the sequence. */
   readSequence(name: string): Promise<SequenceSettings | undefined>;

@@ -40,7 +40,7 @@ export function regressionTarget(known: readonly (bigint | undefined)[], stripe:
  * its peers'), or undefined when it is close enough to the leader.
  */
 export function catchUpTarget(ownNext: bigint, leaderNext: bigint, stripe: Stripe): bigint | undefined {
-  // Keeps IDs roughly time-ordered after an outage; ALTER never lowers and keeps parity.
+  // Keeps IDs roughly time-ordered after an outage; an advance never lowers and keeps parity.
   return leaderNext > ownNext + CATCH_UP_MIN_LAG_TICKETS * stripe.increment ? leaderNext : undefined;
 }
 

@@ -24,7 +24,7 @@
  *    after its peers' claims were read and its counter compared with them (`counter-read`,
  *    `leader-read`, `checked`): a restore or a promoted replica is caught before its first ticket.
  * 7. A counter at or below a used ticket is advanced past every used ticket known, plus a gap
- *    (counters.ts: regressionTarget), or quarantined until an operator releases it. ALTER never lowers a
+ *    (counters.ts: regressionTarget), or quarantined until an operator releases it. An advance never lowers a
  *    counter; the claims, not the advance, keep IDs unique, so a short advance costs refusals only.
  * 8. A ticket that maps past maxId exhausts the lane: tickets only grow. Only a wider maxId
  *    (core/widening.ts) reopens it, unchecked, so it is checked again before it serves.
@@ -127,7 +127,7 @@ export type LaneEvent =
 
 /** I/O a step asks for. */
 export type Effect =
-  /** ALTER TABLE … AUTO_INCREMENT = to (never lowers it). */
+  /** Move the counter so its next ticket is ≥ to (never lowers it; the serving account's INSERT and DELETE do it). */
   | {
       readonly kind: 'advance';
       readonly to: bigint;

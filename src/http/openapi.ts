@@ -107,10 +107,11 @@ export const openApiDocument = Object.freeze({
                 backend: { type: 'string' },
                 name: { type: 'string' },
                 state: { type: 'string' },
+                failing: { type: 'boolean' },
               },
             },
             description:
-              "Each backend's state. Without the admin token: `backend` is its name (the URL's name=, else its letter A, B, …), with no identity, transport or error text; with it, `backend` is its mysql://host:port/db and identity and transport (TLS version and cipher) are shown.",
+              "Each backend's state (up, down, open, half-open, refused, unknown), lastError with lastErrorAt, and failing (true while that error is still happening: down, open, half-open or refused). Without the admin token: `backend` is its name (the URL's name=, else its letter A, B, …), with no identity, transport or error text; with it, `backend` is its mysql://host:port/db and identity and transport (TLS version and cipher) are shown.",
           },
           sequences: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Capacity' } },
         },

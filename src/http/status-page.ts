@@ -50,13 +50,17 @@ export function overallState(service: TicketService): { state: OverallState; wor
     const name = `backend ${b.name}`;
     const mine = lanes.map((list) => list.find((l) => l.backend === b.backend));
     const quarantined = mine.filter((l) => l !== undefined && l.quarantined !== null).length;
-    const unclaimed = mine.filter((l) => l?.unclaimed === true).length;
+    // Told as it is now: once another backend answers, it can record this one's tickets again.
+    const peerUp = backends.some((other) => other !== b && other.state === 'up');
+    const unclaimed = peerUp ? 0 : mine.filter((l) => l?.unclaimed === true).length;
     return [
       ...(b.state === 'down'
         ? [`${name} is failing`]
         : b.state === 'open' || b.state === 'half-open'
           ? [`${name} is down`]
-          : []),
+          : b.state === 'refused'
+            ? [`${name} refuses a statement its account may not run`]
+            : []),
       ...(quarantined > 0 ? [`${name} is quarantined for ${plural(quarantined, 'sequence')}`] : []),
       ...(unclaimed > 0 ? [`no other backend can record ${name}'s tickets for ${plural(unclaimed, 'sequence')}`] : []),
     ];
@@ -96,7 +100,7 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <a href="/metrics">metrics</a> · <a href="/readyz">readiness</a> · <a href="/openapi.json">API (OpenAPI)</a></p>
 <h2>Backends</h2>
 <p class="muted">Backends are named by their place in TICKETD_BACKENDS (A is the first): the page is open to all, so addresses, accounts and error texts are the admin's (GET /readyz with the token).</p>
-<table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error (while failing)</th></tr>${backends}</table>
+<table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error and its time (shown only while it is still happening)</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
@@ -142,20 +146,13 @@ function backendRows(service: TicketService, served: readonly string[]): string 
         .filter(([, t]) => t !== null && t !== undefined)
         .map(([name, t]) => `${name}: ${group(t!)}`)
         .join(', ');
-      const up = b.state === 'up' || b.state === 'half-open';
-      // An error of a backend that answers again is history, not its state: shown only while it fails.
-      const failing = b.state === 'down' || b.state === 'open';
-      const lastError = failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
+      const words = stateWords(b.state);
+      // An error of a backend that answers again is history, not its state: shown only while it
+      // is still happening, with the time it last happened.
+      const lastError = b.failing && b.lastErrorAt !== undefined ? `${b.lastErrorAt}: ${ERROR_SHOWN_TO_ADMIN}` : '';
       return row(
-        [
-          b.name,
-          up ? 'up' : b.state === 'unknown' ? 'not asked yet' : 'down',
-          breakerWords(b),
-          residueWords(b),
-          tickets,
-          lastError,
-        ],
-        up ? 'up' : b.state === 'unknown' ? '' : 'down',
+        [b.name, words, breakerWords(b), residueWords(b), tickets, lastError],
+        words === 'up' ? 'up' : words === 'not asked yet' ? '' : 'down',
       );
     })
     .join('');
@@ -242,6 +239,13 @@ ${axis}
 <p class="muted" id="chart-caption">${escapeHtml(caption)}</p>`;
 }
 
+/** A backend's state as the page's status column says it: the same for every state /readyz reports. */
+export function stateWords(state: BackendStatus['state']): 'up' | 'refused' | 'down' | 'not asked yet' {
+  if (state === 'up') return 'up';
+  if (state === 'refused') return 'refused';
+  return state === 'unknown' ? 'not asked yet' : 'down';
+}
+
 /** Which tickets a backend issues, in words: odd, even, or every Nth from its offset. */
 function residueWords(b: BackendStatus): string {
   if (b.stripe === undefined) return 'not known yet';
@@ -257,6 +261,7 @@ function breakerWords(b: BackendStatus): string {
     down: 'closed, last call failed',
     open: 'open (skipped, probed in the background)',
     'half-open': 'probing',
+    refused: 'closed, its account refused a statement',
   };
   return words[b.state] ?? b.state;
 }

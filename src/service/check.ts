@@ -258,7 +258,7 @@ function checkPrivileges(up: Observed[], findings: Finding[]): void {
       const used = inUse.has(feature);
       const missing = refused.map((p) => p.needs).join('; ');
       const consequence = documented
-        ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences and advancing counters are refused)'
+        ? ' (without TICKETD_ADMIN_BACKENDS, creating sequences is refused; advancing counters needs only the serving account)'
         : used
           ? ''
           : ' (not in use yet)';

@@ -27,6 +27,8 @@ export class FakeServer {
   down: Error | undefined;
   /** When set, reading claims and counters rejects with it (a peer too slow to answer a rejoin). */
   readError: Error | undefined;
+  /** When set, advancing a counter rejects with it (an advance the server refuses). */
+  advanceError: Error | undefined;
   readonly sequences = new Map<string, SequenceSettings>();
   /** Last ticket issued per sequence (0: none). */
   readonly last = new Map<string, bigint>();
@@ -83,6 +85,7 @@ export class FakeServer {
       lastTicket: async (sequence) => (enter(), server.lastTicket(sequence)),
       nextTicket: async (sequence) => (enter(), server.nextTicket(sequence)),
       advanceCounter: async (sequence, min) => (enter(), server.advanceCounter(sequence, min)),
+      servingDenials: () => (enter(), Promise.resolve([])),
       readSequence: async (name) => (enter(), server.readSequence(name)),
       readSequences: async () => (enter(), server.readSequences()),
       createSequence: async (settings, first) => (enter(), server.createSequence(settings, first)),
@@ -245,6 +248,7 @@ export class FakeServer {
 
   async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
     this.#enter();
+    if (this.advanceError !== undefined) throw this.advanceError;
     this.floorOfCounter.set(sequence, maxOf(this.floorOfCounter.get(sequence) ?? 1n, minTicket));
   }
 

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { BackendHealth } from '../../src/allocator/backend-health.js';
+import { BackendHealth, STATE_RECHECK_MS } from '../../src/allocator/backend-health.js';
 import { Breaker } from '../../src/allocator/breaker.js';
 import { BackendSlot } from '../../src/allocator/backend-slot.js';
 import { GrantRefusals, REFUSAL_HOLD_MS } from '../../src/allocator/refusal.js';
@@ -8,9 +8,13 @@ import type { Backend } from '../../src/backend/mysql/backend.js';
 import { BackendAccessDeniedError, BackendMisconfiguredError } from '../../src/core/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 
-/** A stand-in for a backend: only what the probe calls. Its answer is switched by the test. */
-function fakeBackend(): { backend: Backend; answers: { ok: boolean }; probes: () => number } {
-  const answers = { ok: false };
+/** A stand-in for a backend: only what the probe and the rechecks call. Its answers are switched by the test. */
+function fakeBackend(): {
+  backend: Backend;
+  answers: { ok: boolean; denials: string[] };
+  probes: () => number;
+} {
+  const answers = { ok: false, denials: [] as string[] };
   let probes = 0;
   const backend = {
     label: 'mysql://fake:3306/ticketd',
@@ -19,6 +23,7 @@ function fakeBackend(): { backend: Backend; answers: { ok: boolean }; probes: ()
       if (!answers.ok) throw new Error('connect ECONNREFUSED');
       return {};
     },
+    servingDenials: () => Promise.resolve(answers.denials),
   } as unknown as Backend;
   return { backend, answers, probes: () => probes };
 }
@@ -140,6 +145,42 @@ describe('backend health: breakers and background probes', () => {
     await jest.advanceTimersByTimeAsync(REFUSAL_HOLD_MS + 1);
     expect(slot.status().state).toBe('up');
     expect(slot.status().lastError).toBeUndefined();
+    health.close([slot]);
+  });
+  it("a backend left 'down' by its last call is asked again with no request: up within STATE_RECHECK_MS once it answers", async () => {
+    const { slot, health, answers, probes } = setup();
+    answers.ok = true;
+    health.recordSuccess(slot);
+    health.recordFailure(slot, new Error('timeout'));
+    expect(slot.state).toBe('down');
+    expect(slot.status().failing).toBe(true);
+    const before = probes();
+    await jest.advanceTimersByTimeAsync(STATE_RECHECK_MS + 1);
+    expect(probes()).toBe(before + 1);
+    expect(slot.state).toBe('up');
+    expect(slot.status().failing).toBe(false);
+    health.close([slot]);
+  });
+
+  it('a refused backend is asked again: refused for as long as its account lacks a privilege, up within STATE_RECHECK_MS of the GRANT', async () => {
+    const { slot, health, answers } = setup();
+    answers.ok = true;
+    answers.denials = ['INSERT and DELETE (REPLACE INTO the ticket tables): DELETE command denied'];
+    health.recordSuccess(slot);
+    const denied = new BackendAccessDeniedError('backend mysql://fake:3306/ticketd: DELETE command denied');
+    health.recordFailure(slot, denied);
+    const refusedAt = slot.status().lastErrorAt;
+    expect(refusedAt).toBeDefined();
+    // Past the hold with no request at all: the rechecks still find the privilege missing.
+    await jest.advanceTimersByTimeAsync(REFUSAL_HOLD_MS + 5 * STATE_RECHECK_MS);
+    expect(slot.status().state).toBe('refused');
+    expect(slot.status().failing).toBe(true);
+    // The error's time is that of the refusal as last seen, not of an older breaker error.
+    expect(Date.parse(slot.status().lastErrorAt!)).toBeGreaterThan(Date.parse(refusedAt!));
+    answers.denials = [];
+    await jest.advanceTimersByTimeAsync(STATE_RECHECK_MS + 1);
+    expect(slot.status().state).toBe('up');
+    expect(slot.status().failing).toBe(false);
     health.close([slot]);
   });
 });

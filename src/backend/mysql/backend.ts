@@ -33,7 +33,7 @@ import {
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
-import { probePrivileges } from './privilege-probe.js';
+import { probePrivileges, servingDenials } from './privilege-probe.js';
 import { sharedSchemas } from './shared-server.js';
 
 /** Called for every new connection before it is used; throws to refuse the connection. */
@@ -101,6 +101,11 @@ export class Backend implements TicketBackend {
       workerPools: initialised ? await countWorkerPools(db).catch(() => 0) : 0,
       sharedSchemas: await sharedSchemas(db).catch(() => []),
     };
+  }
+
+  async servingDenials(): Promise<readonly string[]> {
+    const engines = await ticketTableEngines(this.#pools);
+    return servingDenials(this.#pools, [...engines.keys()].map((name) => `tickets_${name}`)[0]);
   }
 
   async applySchema(): Promise<SchemaApplied> {

@@ -6,6 +6,7 @@
  * (1060 means granted: the server checks the privilege first and never makes the table).
  * Measured on MariaDB 10.11 and MySQL 9.7: none of them moves a counter or takes a ticket.
  */
+import type { RowDataPacket } from 'mysql2/promise';
 import type { PrivilegeProbe } from '../ticket-backend.js';
 import type { Connection, Db } from './pool.js';
 
@@ -86,7 +87,7 @@ const ADMIN_PROBES: readonly Probe[] = [
   },
   {
     feature: 'schema changes',
-    needs: 'ALTER (advancing a counter that went back or fell behind, migrate)',
+    needs: 'ALTER (creating a sequence: its first ticket; gating and retiring; migrate)',
     sql: 'ALTER TABLE ticketd_privilege_probe AUTO_INCREMENT = 1',
   },
   {
@@ -112,6 +113,29 @@ export async function probePrivileges(
   await db.withConnection((conn) => run(conn, 'serving', servingProbes(ticketTable)));
   await db.withAdminConnection((conn) => run(conn, separateAdmin ? 'admin' : 'serving', ADMIN_PROBES));
   return found;
+}
+
+/**
+ * What the serving account is refused now of what serving needs (the server's messages; empty when
+ * nothing): asked again while a backend is shown refused, so that a GRANT shows within seconds.
+ */
+export async function servingDenials(db: Db, ticketTable: string | undefined): Promise<string[]> {
+  return db.withConnection(async (conn) => {
+    // A pooled connection keeps the database-level privileges it had at its last USE (MariaDB and
+    // MySQL alike): without this a GRANT made since would not show here.
+    const [[current]] = await conn.query<RowDataPacket[]>({
+      sql: 'SELECT DATABASE() AS db',
+      timeout: db.options.queryTimeoutMs,
+    });
+    if (typeof current?.db === 'string')
+      await conn.query({ sql: `USE \`${current.db.replaceAll('`', '``')}\``, timeout: db.options.queryTimeoutMs });
+    const denials: string[] = [];
+    for (const probe of servingProbes(ticketTable)) {
+      const denied = await deniedBy(conn, probe, db.options.queryTimeoutMs);
+      if (denied !== undefined) denials.push(`${probe.needs}: ${denied}`);
+    }
+    return denials;
+  });
 }
 
 async function deniedBy(conn: Connection, probe: Probe, timeout: number): Promise<string | undefined> {

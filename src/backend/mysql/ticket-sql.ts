@@ -4,7 +4,7 @@ import pRetry from 'p-retry';
 import { MAX_UINT64 } from '../../core/blocks.js';
 import { GATED_STUB_COLUMN, RETIRED_COLUMN } from '../../core/versions.js';
 import type { TicketBatch } from '../ticket-backend.js';
-import { isDeadlock, overflowError, retiredTableError } from './errors.js';
+import { isDeadlock, isDuplicateKey, overflowError, retiredTableError } from './errors.js';
 import type { Connection, Db } from './pool.js';
 import { createTicketTableStatement, ticketTable } from './schema.js';
 
@@ -121,13 +121,57 @@ export class TicketSql {
     return rows.length > 0;
   }
 
-  /** Advances the sequence's counter so the next ticket is ≥ minTicket. Never lowers it. */
-  async advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
-    await this.#db.withAdminConnection((conn) => this.#advance(conn, ticketTable(sequence), minTicket));
+  /**
+   * Advances the sequence's counter so the next ticket is ≥ minTicket, with the serving account's
+   * INSERT and DELETE alone (no ALTER): a row with id minTicket − 1 is inserted and deleted in one
+   * transaction. InnoDB moves AUTO_INCREMENT past an explicit id at or above it and never lowers it
+   * for one below (design.md, "Measured"), so this can only move the counter forward; the next
+   * ticket is then the backend's first class member above that id.
+   */
+  advanceCounter(sequence: string, minTicket: bigint): Promise<void> {
+    const table = ticketTable(sequence);
+    // Not queued behind the table's REPLACE runs: a run of hundreds of tickets from a regressed
+    // counter would hold the advance up, and a deadlock with one is retried.
+    return pRetry(() => this.#db.withConnection((conn) => this.#advanceByInsert(conn, table, minTicket)), {
+      retries: this.#db.options.deadlockRetries,
+      minTimeout: 1,
+      maxTimeout: 50,
+      randomize: true,
+      shouldRetry: ({ error }) => isDeadlock(error),
+    });
+  }
+
+  async #advanceByInsert(conn: Connection, table: string, minTicket: bigint): Promise<void> {
+    if (minTicket <= 1n) return;
+    const below = (minTicket - 1n).toString();
+    const timeout = this.#db.options.queryTimeoutMs;
+    // One round trip (the pool runs multiple statements): the row never outlives its transaction.
+    // By column name `id` alone: the stub column (renamed once gated) and a retired table's extra
+    // column take their defaults.
+    try {
+      await conn.query({
+        sql: `START TRANSACTION; INSERT INTO ${table} (id) VALUES (${below}); DELETE FROM ${table} WHERE id = ${below}; COMMIT`,
+        timeout,
+      });
+    } catch (error) {
+      await conn.query({ sql: 'ROLLBACK', timeout }).catch(() => undefined);
+      // The id is the ticket row's own: the counter is already past it, so there is nothing to do.
+      if (isDuplicateKey(error) && (await this.#rowHolds(conn, table, below))) return;
+      throw error;
+    }
+  }
+
+  /** Whether the ticket table's one row has this id (its last ticket). */
+  async #rowHolds(conn: Connection, table: string, id: string): Promise<boolean> {
+    const [rows] = await conn.query<RowDataPacket[]>({
+      sql: `SELECT 1 FROM ${table} WHERE id = ${id}`,
+      timeout: this.#db.options.queryTimeoutMs,
+    });
+    return rows.length > 0;
   }
 
   async #advance(conn: Connection, table: string, minTicket: bigint): Promise<void> {
-    // MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
+    // Creating a sequence (admin): MySQL ignores an AUTO_INCREMENT below the current maximum, so this can only move forward.
     if (minTicket > 1n)
       await conn.query({
         sql: `ALTER TABLE ${table} AUTO_INCREMENT = ${minTicket.toString()}`,
