@@ -38,7 +38,7 @@ export async function holderFactory(language: ClientLanguage, buildDir: string):
     return {
       language,
       start: (dir, name, pool, urls, mode, leaseWaitMs) =>
-        spawnHolder(dir, name, pool, urls, { idsPerTick: 50, more: more(mode, leaseWaitMs) }),
+        spawnHolder(dir, name, pool, urls, { idsPerTick: 20, more: more(mode, leaseWaitMs) }),
     };
   if (language === 'python') {
     const found = findPython();
@@ -53,13 +53,13 @@ export async function holderFactory(language: ClientLanguage, buildDir: string):
     return {
       language,
       start: (dir, name, pool, urls, mode, leaseWaitMs) =>
-        spawnHolder(dir, name, pool, urls, { idsPerTick: 50, command, more: more(mode, leaseWaitMs) }),
+        spawnHolder(dir, name, pool, urls, { idsPerTick: 20, command, more: more(mode, leaseWaitMs) }),
     };
   }
   const build: JavaBuild = await buildJavaClient(buildDir);
   return {
     language,
     start: (dir, name, pool, urls, mode, leaseWaitMs) =>
-      spawnJava(build, name, ['holder', dir, name, pool, urls.join(','), '50', ...more(mode, leaseWaitMs)]),
+      spawnJava(build, name, ['holder', dir, name, pool, urls.join(','), '20', ...more(mode, leaseWaitMs)]),
   };
 }

@@ -120,7 +120,10 @@ public final class Conformance {
     CountDownLatch finished = onTerm(() -> volatileStop = true);
     AtomicLong count = new AtomicLong();
     Map<String, Integer> errors = new TreeMap<>();
-    try (TicketClient client = TicketClient.builder().urls(urls()).sequence(System.getenv("TICKETD_SEQUENCE")).token(System.getenv("TICKETD_TOKEN")).build();
+    // TIMEOUT_MS: the per-request timeout, for runs on a machine too loaded for the default.
+    TicketClient.Builder builder = TicketClient.builder();
+    if (System.getenv("TIMEOUT_MS") != null) builder.timeout(java.time.Duration.ofMillis(Long.parseLong(System.getenv("TIMEOUT_MS"))));
+    try (TicketClient client = builder.urls(urls()).sequence(System.getenv("TICKETD_SEQUENCE")).token(System.getenv("TICKETD_TOKEN")).build();
         IdFile file = new IdFile(dir.resolve(name + ".ids"))) {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
