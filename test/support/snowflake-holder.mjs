@@ -4,8 +4,8 @@
 //
 //   node snowflake-holder.mjs <dir> <name> <pool> <url>[,<url>…] [idsPerTick] [sync|next] [leaseWaitMs]
 //
-// `sync` (the default) mints with nextSync() after ready(); `next` with `await next()`, which waits
-// for a lease by itself (up to leaseWaitMs), writing each ID as it comes.
+// `sync` (the default) mints with nextSync() after ready() (leaseWaitMs 0 unless given); `next` with
+// `await next()`, which waits for a lease by itself (up to leaseWaitMs), writing each ID as it comes.
 //
 // Every lease gets a file of its own, <dir>/<name>.<workerId>.<epoch>.ids, of 8-byte little-endian
 // IDs, written synchronously after each batch, so a kill -9 loses nothing it had written. Events
@@ -22,7 +22,9 @@ const snowflake = createSnowflake({
   urls: urls.split(','),
   pool,
   holder: name,
-  ...(leaseWaitMs !== undefined && { leaseWaitMs: Number(leaseWaitMs) }),
+  // In sync mode ready() tries once (no wait), as before leases were waited for: a holder that
+  // cannot lease says so and tries again in 100 ms, and SIGTERM is never held up by a wait.
+  leaseWaitMs: leaseWaitMs !== undefined ? Number(leaseWaitMs) : mode === 'sync' ? 0 : undefined,
   onEvent: (event) => {
     if (event.type === 'leased') {
       if (file !== undefined) closeSync(file);

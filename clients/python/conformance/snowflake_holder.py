@@ -30,7 +30,8 @@ def main(argv: List[str]) -> None:
     directory, name, pool, urls = argv[:4]
     per_tick = int(argv[4]) if len(argv) > 4 else 200
     mode = argv[5] if len(argv) > 5 else "sync"
-    waits: Dict[str, Any] = {"lease_wait_ms": float(argv[6])} if len(argv) > 6 else {}
+    # In sync mode ready() tries once (no wait) unless told otherwise: SIGTERM is never held up by a wait.
+    waits: Dict[str, Any] = {"lease_wait_ms": float(argv[6])} if len(argv) > 6 else ({"lease_wait_ms": 0.0} if mode == "sync" else {})
     lock = threading.Lock()
     files: Dict[str, Any] = {"current": None}
 

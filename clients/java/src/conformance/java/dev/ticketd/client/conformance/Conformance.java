@@ -173,7 +173,9 @@ public final class Conformance {
     CountDownLatch finished = onTerm(() -> volatileStop = true);
     IdFile[] file = new IdFile[1];
     Snowflake.Builder builder = Snowflake.builder();
+    // In sync mode ready() tries once (no wait) unless told otherwise: SIGTERM is never held up by a wait.
     if (leaseWaitMs >= 0) builder.leaseWait(java.time.Duration.ofMillis(leaseWaitMs));
+    else if (mode.equals("sync")) builder.leaseWait(java.time.Duration.ZERO);
     Snowflake snowflake = builder.urls(urls.split(",")).pool(pool).holder(name).onEvent(event -> {
       if (event instanceof dev.ticketd.client.SnowflakeEvent.Leased) {
         dev.ticketd.client.SnowflakeEvent.Leased leased = (dev.ticketd.client.SnowflakeEvent.Leased) event;
