@@ -13,6 +13,7 @@ import { BackendMisconfiguredError, PortInUseError } from './core/errors.js';
 import type { MetricsSource } from './http/app.js';
 import { createListener, type RequestListener } from './http/listener.js';
 import { createPeerListener } from './http/peer-listener.js';
+import { drain as drainListener, trackAnswers } from './http/draining.js';
 import { Credentials } from './http/credentials.js';
 import { readHttpsFiles } from './http/https-files.js';
 import { countedFor } from './http/visibility.js';
@@ -34,8 +35,6 @@ export const PLANTED_BUG_VARIABLE = 'TICKETD_TEST_PLANT_STRICT_BUG';
 
 /** How long close() lets requests in flight finish before it ends their connections. */
 export const SHUTDOWN_GRACE_MS = 8000;
-/** How often close() ends keep-alive connections that have gone idle. */
-const IDLE_SWEEP_MS = 50;
 /** Where the peer listeners bind when TICKETD_HOST is unset: loopback, never every interface. */
 export const PEER_DEFAULT_HOST = '127.0.0.1';
 
@@ -288,6 +287,7 @@ async function listen(
   });
   // Connections from load generators stay open; keep-alive must not outlive a close().
   server.keepAliveTimeout = 5000;
+  trackAnswers(server);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // A request Node's parser refused: answer in problem+json rather than an empty 431/400 (as
     // Node itself does, only on a connection that has not been answered on yet).
@@ -298,15 +298,9 @@ async function listen(
   return server;
 }
 
-/** Stops accepting, lets requests in flight finish, and drops keep-alive connections as they go idle. */
-async function drain(server: Server): Promise<void> {
-  const closed = new Promise<void>((done) => server.close(() => done()));
-  const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-  const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-  server.closeIdleConnections();
-  await closed;
-  clearInterval(idle);
-  clearTimeout(force);
+/** Stops accepting, lets requests in flight finish (answering `Connection: close`), and drops keep-alive connections as they go idle. */
+function drain(server: Server): Promise<void> {
+  return drainListener(server, SHUTDOWN_GRACE_MS);
 }
 
 /** Resolves when nothing listens on the port (all interfaces); rejects with PortInUseError otherwise. */

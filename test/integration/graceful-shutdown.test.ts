@@ -12,6 +12,7 @@ describe('graceful shutdown on SIGTERM', () => {
       const inFlight = fetch(`${ticketd.url}/v1/sequences/in_flight/next`).then(async (r) => ({
         status: r.status,
         body: await r.text(),
+        connection: r.headers.get('connection'),
       }));
       await new Promise((r) => setTimeout(r, 200));
       const exit = ticketd.stop('SIGTERM');
@@ -22,6 +23,8 @@ describe('graceful shutdown on SIGTERM', () => {
       const answer = await inFlight;
       expect(answer.status).toBe(503);
       expect(answer.body).toContain('TICKETD_BACKENDS_UNAVAILABLE');
+      // It closes its connection: the client does not send another request on it to be reset.
+      expect(answer.connection).toBe('close');
       const started = Date.now();
       expect(await exit).toBe(0);
       expect(Date.now() - started).toBeLessThan(10_000);

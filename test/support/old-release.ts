@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** Releases by version: the commit that set package.json's version. */
-export const RELEASES = Object.freeze({ '0.3.0': '9f4b57b', '0.4.0': '54daa8e', '0.7.0': 'ede51de' });
+export const RELEASES = Object.freeze({
+  '0.3.0': '9f4b57b',
+  '0.4.0': '54daa8e',
+  '0.7.0': 'ede51de',
+  '0.11.0': '3f3d39c',
+});
 
 /** A built release: the path of its CLI, or why it could not be built here. */
 export type BuiltRelease = { readonly main: string } | { readonly unavailable: string };

@@ -35,17 +35,26 @@ export interface Holder {
 
 /**
  * Starts a holder; `clockOffset` runs it under faketime with that offset of its wall clock (faketime's syntax: '+3', '-0.2').
- * `command`: another client's holder program with the same arguments and output (clients/python/conformance/snowflake_holder.py).
+ * `command`: another client's holder program with the same arguments and output (clients/python/conformance/snowflake_holder.py);
+ * `more`: the arguments after idsPerTick (the mode, `sync` or `next`, and leaseWaitMs).
  */
 export function spawnHolder(
   dir: string,
   name: string,
   pool: string,
   urls: readonly string[],
-  options: { clockOffset?: string; idsPerTick?: number; command?: readonly string[] } = {},
+  options: { clockOffset?: string; idsPerTick?: number; command?: readonly string[]; more?: readonly string[] } = {},
 ): Holder {
   const [program, ...leading] = options.command ?? [process.execPath, HOLDER];
-  const args = [...leading, dir, name, pool, urls.join(','), String(options.idsPerTick ?? 200)];
+  const args = [
+    ...leading,
+    dir,
+    name,
+    pool,
+    urls.join(','),
+    String(options.idsPerTick ?? 200),
+    ...(options.more ?? []),
+  ];
   // A process group of its own: faketime runs node as its child, and a signal must reach both.
   const child =
     options.clockOffset === undefined

@@ -111,13 +111,17 @@ export interface ChildTicketd {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `ticketd serve` on a free port and resolves once it listens; `main` may be an earlier release's CLI. */
+/**
+ * Spawns `ticketd serve` and resolves once it listens; `main` may be an earlier release's CLI, `port`
+ * a fixed one (a restart on the same address), a free one by default.
+ */
 export function spawnTicketd(
   backends: string,
   extraEnv: Record<string, string> = {},
   main = 'dist/cli/main.js',
+  port = 0,
 ): Promise<ChildTicketd> {
-  const child = spawn(process.execPath, [main, 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [main, 'serve', '--port', String(port)], {
     env: { ...process.env, TICKETD_BACKENDS: backends, TICKETD_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...extraEnv },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -125,7 +129,7 @@ export function spawnTicketd(
   return new Promise((done, fail) => {
     const lines = createInterface({ input: child.stdout });
     const logs: string[] = [];
-    const timer = setTimeout(() => fail(new Error('ticketd did not start within 20 s')), 20_000);
+    const timer = setTimeout(() => fail(new Error('ticketd did not start within 60 s')), 60_000);
     lines.on('line', (line) => {
       logs.push(line);
       const match = /"port":(\d+).*"msg":"ticketd listening"/.exec(line);

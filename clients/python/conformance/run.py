@@ -2,7 +2,7 @@
 test/integration/python-client.test.ts starts the servers, causes the faults, and judges what these
 commands print; they only use the client as an application would and report what it did.
 
-    python3 run.py hand-out  <urls> <sequence> <threads> <seconds> <ids-file>   IDs one per line; a summary
+    python3 run.py hand-out  <urls> <sequence> <threads> <seconds> <ids-file> [pause-s]   IDs one per line (a pause after every 20); a summary; ends early on SIGTERM
     python3 run.py opaque    <urls> <sequence> <token> <count>                    pairs (opaque ID, decode)
     python3 run.py strict    <urls> <sequence> <threads> <calls-per-thread>       each call's ID and times
     python3 run.py retired   <urls> <sequence> <block-size>                      waits for a line on stdin
@@ -13,6 +13,8 @@ Every command prints one JSON line last: {"scenario": ..., ...}. URLs are comma-
 from __future__ import annotations
 
 import json
+import os
+import signal
 import ssl
 import sys
 import threading
@@ -27,20 +29,26 @@ def report(body: Dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def hand_out(urls: List[str], sequence: str, threads: int, seconds: float, ids_file: str) -> None:
-    """Threads calling next() for a while; every ID handed out is written, every failed call counted."""
-    client = TicketClient(urls, sequence)
+def hand_out(urls: List[str], sequence: str, threads: int, seconds: float, ids_file: str, pause_s: float = 0.0) -> None:
+    """Threads calling next() for a while (or until SIGTERM); every ID handed out is written, every failed call counted."""
+    # TICKETD_TIMEOUT_S: the per-request timeout, for runs on a machine too loaded for the default.
+    timeout = float(os.environ.get("TICKETD_TIMEOUT_S", "0")) or None
+    client = TicketClient(urls, sequence, timeout=timeout)
     lock = threading.Lock()
     failures: List[str] = []
     counts = [0] * threads
     until = time.monotonic() + seconds
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     out = open(ids_file, "w", encoding="ascii")
 
     def work(k: int) -> None:
         mine: List[int] = []
-        while time.monotonic() < until:
+        while time.monotonic() < until and not stop.is_set():
             try:
                 mine.append(client.next())
+                if pause_s > 0 and len(mine) % 20 == 0:
+                    time.sleep(pause_s)
             except TicketClientError as error:
                 with lock:
                     failures.append(f"{error.code}: {error}")
@@ -182,7 +190,7 @@ def main(argv: List[str]) -> None:
     command, rest = argv[0], argv[1:]
     urls = rest[0].split(",")
     if command == "hand-out":
-        hand_out(urls, rest[1], int(rest[2]), float(rest[3]), rest[4])
+        hand_out(urls, rest[1], int(rest[2]), float(rest[3]), rest[4], float(rest[5]) if len(rest) > 5 else 0.0)
     elif command == "opaque":
         opaque(urls, rest[1], rest[2], int(rest[3]))
     elif command == "strict":

@@ -1,7 +1,10 @@
 """A process that mints Snowflake IDs with ticketd_client.Snowflake, for the conformance scenarios
 that pause, kill and step the clock of real processes (clients/conformance.md).
 
-    python3 snowflake_holder.py <dir> <name> <pool> <url>[,<url>...] [ids_per_tick]
+    python3 snowflake_holder.py <dir> <name> <pool> <url>[,<url>...] [ids_per_tick] [sync|next] [lease_wait_ms]
+
+``sync`` (the default) mints with next_nowait() after ready(); ``next`` with next(), which waits for
+a lease by itself (up to lease_wait_ms), writing each ID as it comes.
 
 The same contract as test/support/snowflake-holder.mjs, so the same jest helpers judge both: every
 lease gets a file <dir>/<name>.<workerId>.<epoch>.ids of 8-byte little-endian IDs, written after each
@@ -35,6 +38,9 @@ _CAMEL = {
 def main(argv: List[str]) -> None:
     directory, name, pool, urls = argv[:4]
     per_tick = int(argv[4]) if len(argv) > 4 else 200
+    mode = argv[5] if len(argv) > 5 else "sync"
+    # In sync mode ready() tries once (no wait) unless told otherwise: SIGTERM is never held up by a wait.
+    waits: Dict[str, Any] = {"lease_wait_ms": float(argv[6])} if len(argv) > 6 else ({"lease_wait_ms": 0.0} if mode == "sync" else {})
     lock = threading.Lock()
     files: Dict[str, Any] = {"current": None}
 
@@ -61,13 +67,22 @@ def main(argv: List[str]) -> None:
 
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    generator = Snowflake(urls.split(","), pool, holder=name, on_event=on_event)
+    generator = Snowflake(urls.split(","), pool, holder=name, on_event=on_event, **waits)
     while not stopping.is_set():
         batch = bytearray()
         failed: Optional[BaseException] = None
         with lock:
             target = files["current"]
         try:
+            if mode == "next":
+                # Each ID is written as it comes, to the file of the lease it came from.
+                for _ in range(per_tick):
+                    id_ = generator.next()
+                    with lock:
+                        files["current"].write(id_.to_bytes(8, "little"))
+                        files["current"].flush()
+                stopping.wait(0.01)
+                continue
             if generator.worker_id is None:
                 generator.ready()
                 with lock:
@@ -83,7 +98,8 @@ def main(argv: List[str]) -> None:
                 batch += id_.to_bytes(8, "little")
         except Exception as error:  # noqa: BLE001 - reported, and tried again
             failed = error
-            say({"type": "error", "code": getattr(error, "code", "unknown"), "message": str(error)})
+            cause = error.__cause__
+            say({"type": "error", "code": getattr(error, "code", "unknown"), "message": str(error), "causeCodes": list(getattr(cause, "codes", ()))})
         write(target, batch)
         stopping.wait(0.1 if failed is not None else 0.01)
     generator.close()

@@ -25,10 +25,13 @@ export class LeaseFailedError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_LEASE_FAILED';
   /** The problem codes the servers answered with (`TICKETD_POOL_EXHAUSTED`, `TICKETD_LEASE_LOST`, …). */
   readonly codes: readonly string[];
+  /** True when the last URL asked failed to answer or answered a 5xx (a full pool, a restart): a later try may succeed. */
+  readonly retryable: boolean;
 
-  constructor(message: string, options?: { cause?: unknown; codes?: readonly string[] }) {
+  constructor(message: string, options?: { cause?: unknown; codes?: readonly string[]; retryable?: boolean }) {
     super(message, options);
     this.codes = options?.codes ?? [];
+    this.retryable = options?.retryable ?? false;
   }
 }
 
@@ -37,7 +40,7 @@ export class OpaqueIdError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_OPAQUE_ID';
 }
 
-/** The Snowflake generator holds no lease now: not taken yet, lost, expired unrenewed, or closed. next() waits for one; nextSync() throws this. */
+/** The Snowflake generator holds no lease now: not taken yet, lost, expired unrenewed, or closed. nextSync() throws this at once; next() and ready() after waiting leaseWaitMs for one. */
 export class NoLeaseError extends TicketClientError {
   readonly code = 'TICKETD_CLIENT_NO_LEASE';
 }

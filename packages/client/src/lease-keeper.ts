@@ -3,7 +3,7 @@
  * judging it on the monotonic clock, measuring the clock's skew against the server's, and taking a
  * new one by itself when it ends. The generator (snowflake.ts) only asks what is held.
  */
-import { ClockMovedBackError, ClockSkewError, SnowflakeLayoutError } from './errors.js';
+import { ClockMovedBackError, ClockSkewError, LeaseFailedError, NoLeaseError, SnowflakeLayoutError } from './errors.js';
 import { leaseIsLost, type LeaseAnswer, type LeaseRequests } from './worker-lease.js';
 
 /** What a generator reports to logs and metrics. */
@@ -18,6 +18,7 @@ export type SnowflakeEvent =
   | { readonly type: 'renewed'; readonly workerId: number; readonly skewMs: number }
   | { readonly type: 'renew-failed'; readonly workerId: number; readonly error: string; readonly leftMs: number }
   | { readonly type: 'lease-ended'; readonly workerId: number; readonly reason: string }
+  | { readonly type: 'take-failed'; readonly error: string; readonly codes: readonly string[] }
   | { readonly type: 'clock-back'; readonly behindMs: number }
   | { readonly type: 'skew'; readonly skewMs: number; readonly limitMs: number }
   | { readonly type: 'released'; readonly workerId: number; readonly lastUsedMs: number };
@@ -139,12 +140,43 @@ export class LeaseKeeper {
     );
   }
 
-  /** Takes a lease, single-flight; resolves once it is held (or throws why not). */
+  /** Takes a lease, single-flight; resolves once it is held (or throws why not). A take no URL granted is a `take-failed` event. */
   take(): Promise<void> {
-    this.#taking ??= this.#takeOnce().finally(() => {
-      this.#taking = undefined;
-    });
+    this.#taking ??= this.#takeOnce()
+      .catch((error: unknown) => {
+        if (error instanceof LeaseFailedError && !this.#closed)
+          this.#emit({ type: 'take-failed', error: error.message, codes: error.codes });
+        throw error;
+      })
+      .finally(() => {
+        this.#taking = undefined;
+      });
     return this.#taking;
+  }
+
+  /**
+   * Resolves once a lease is held, trying again every RETAKE_DELAY_MS while ticketd may yet grant
+   * one (unreachable, restarting, or the pool full: 503 TICKETD_POOL_EXHAUSTED), for up to `waitMs`;
+   * then NoLeaseError with the last failure as its cause. A refusal (a 4xx, a layout or clock the
+   * lease cannot be used with) and a closed generator throw at once.
+   */
+  async waitForLease(waitMs: number, pool: string): Promise<void> {
+    const deadline = this.#mono() + waitMs;
+    while (this.#held === undefined) {
+      if (this.#closed) throw new NoLeaseError('generator is closed');
+      try {
+        await this.take();
+      } catch (error) {
+        if (!(error instanceof LeaseFailedError) || !error.retryable) throw error;
+        const left = deadline - this.#mono();
+        if (left <= 0)
+          throw new NoLeaseError(
+            `no lease of a worker ID of pool ${pool} within ${waitMs} ms (leaseWaitMs): ${error.message}`,
+            { cause: error },
+          );
+        await sleep(Math.min(RETAKE_DELAY_MS, left));
+      }
+    }
   }
 
   async #takeOnce(): Promise<void> {

@@ -11,7 +11,8 @@ export type Attempt<T> =
 
 /**
  * Asks the URLs in turn from `start`, each once, until one answers: a final refusal stops, a 5xx or
- * a network error moves on. Throws LeaseFailedError with every URL's reason, after `failure`.
+ * a network error moves on. Throws LeaseFailedError with every URL's reason, after `failure`
+ * (retryable unless a URL refused: a 4xx).
  */
 export async function askInTurn<T>(
   urls: readonly string[],
@@ -21,6 +22,7 @@ export async function askInTurn<T>(
 ): Promise<{ value: T; index: number }> {
   const errors: string[] = [];
   const codes: string[] = [];
+  let retryable = true;
   for (let attempt = 0; attempt < urls.length; attempt++) {
     const index = (start + attempt) % urls.length;
     const url = urls[index]!;
@@ -29,12 +31,14 @@ export async function askInTurn<T>(
       if (answer.ok) return { value: answer.value, index };
       errors.push(`${url}: ${answer.error}`);
       if (answer.code !== undefined) codes.push(answer.code);
+      retryable = !answer.final;
       if (answer.final) break;
     } catch (error) {
       errors.push(`${url}: ${networkReason(error)}`);
+      retryable = true;
     }
   }
-  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`, { codes });
+  throw new LeaseFailedError(`${failure}: ${errors.join('; ')}`, { codes, retryable });
 }
 
 /** Hints for the network errors a newcomer meets first, by Node's error code. */

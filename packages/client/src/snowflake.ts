@@ -55,15 +55,17 @@ export interface SnowflakeOptions extends TlsMaterial {
   readonly renewAfterRatio?: number;
   /** Per-request timeout in milliseconds (default 2000). */
   readonly timeoutMs?: number;
+  /** How long next() and ready() wait for a lease (after a pause, a lost lease, a full pool) before NoLeaseError (default 30000). */
+  readonly leaseWaitMs?: number;
   readonly clock?: SnowflakeClock;
   readonly onEvent?: (event: SnowflakeEvent) => void;
 }
 
 /** A Snowflake generator. */
 export interface Snowflake {
-  /** Takes the lease (once) and resolves when IDs can be issued. */
+  /** Takes the lease (once) and resolves when IDs can be issued; waits up to leaseWaitMs for one, then throws NoLeaseError. */
   ready(): Promise<void>;
-  /** The next ID; waits for a lease and for small clock steps back. */
+  /** The next ID; waits up to leaseWaitMs for a lease (a new one after a pause past the TTL) and for small clock steps back. */
   next(): Promise<bigint>;
   /** The next ID without waiting (a small step back is spun out); throws NoLeaseError, ClockMovedBackError or ClockSkewError. */
   nextSync(): bigint;
@@ -79,6 +81,8 @@ export interface Snowflake {
 
 /** A step back up to this is waited out when none is given. */
 export const DEFAULT_MAX_STEP_BACK_MS = 50;
+/** How long next() and ready() wait for a lease when no leaseWaitMs is given. */
+export const DEFAULT_LEASE_WAIT_MS = 30_000;
 const SYSTEM_CLOCK: SnowflakeClock = { wallMs: Date.now, monoMs: () => performance.now() };
 /** Calls of next() that may reuse one clock read within a turn of the event loop. */
 const FRESH_CALLS = 64;
@@ -97,6 +101,8 @@ class SnowflakeGenerator implements Snowflake {
   readonly #mono: () => number;
   readonly #emit: (event: SnowflakeEvent) => void;
   readonly #lease: LeaseKeeper;
+  readonly #pool: string;
+  readonly #leaseWait: number;
   // The millisecond opened last, the next ID in it, and the end of its sequence. IDs below #end go
   // out on the hot path; every other case (a new millisecond, no lease) takes #issue.
   #ms = Number.NEGATIVE_INFINITY;
@@ -113,6 +119,10 @@ class SnowflakeGenerator implements Snowflake {
     this.#layout = completeLayout(options.layout);
     this.#epoch = options.epoch ?? DEFAULT_SNOWFLAKE_EPOCH_MS;
     this.#maxStepBack = options.maxStepBackMs ?? DEFAULT_MAX_STEP_BACK_MS;
+    this.#pool = options.pool;
+    this.#leaseWait = options.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS;
+    if (!(this.#leaseWait >= 0))
+      throw new RangeError(`leaseWaitMs must be 0 or more, not ${String(options.leaseWaitMs)}`);
     const clock = options.clock ?? SYSTEM_CLOCK;
     this.#wall = clock === SYSTEM_CLOCK ? Date.now : () => clock.wallMs();
     this.#mono = () => clock.monoMs();
@@ -182,12 +192,7 @@ class SnowflakeGenerator implements Snowflake {
     return this.#nextSlow(now);
   };
 
-  readonly ready = async (): Promise<void> => {
-    while (this.#lease.held === undefined) {
-      if (this.#lease.closed) throw new NoLeaseError('generator is closed');
-      await this.#lease.take();
-    }
-  };
+  readonly ready = (): Promise<void> => this.#lease.waitForLease(this.#leaseWait, this.#pool);
 
   readonly decompose = (id: bigint): SnowflakeParts => decompose(id, this.#layout, this.#epoch);
 
@@ -210,11 +215,18 @@ class SnowflakeGenerator implements Snowflake {
 
   async #nextSlow(now: number): Promise<bigint> {
     for (;;) {
-      if (this.#lease.held === undefined) {
+      if (!this.#leaseUsable()) {
         await this.ready();
         now = this.#wall();
       }
-      const id = this.#issue(now);
+      let id: bigint | undefined;
+      try {
+        id = this.#issue(now);
+      } catch (error) {
+        // The lease ran out between the look above and this one: wait for the next, as above.
+        if (error instanceof NoLeaseError && !this.#lease.closed) continue;
+        throw error;
+      }
       if (id !== undefined) {
         this.#refreshed();
         return id;
@@ -222,6 +234,15 @@ class SnowflakeGenerator implements Snowflake {
       await sleep(Math.max(1, this.#ms - now + 1));
       now = this.#wall();
     }
+  }
+
+  /** False when no lease is held, or the one held ran out on the monotonic clock (a pause past the TTL), which ends it. */
+  #leaseUsable(): boolean {
+    const held = this.#lease.held;
+    if (held === undefined) return false;
+    if (this.#mono() < held.expiresMono) return true;
+    this.#lease.end(`lease of worker ${held.workerId} ran out unrenewed`);
+    return false;
   }
 
   /** The next ID at wall time `now`, or undefined when the clock must first pass the last millisecond opened. */

@@ -32,6 +32,7 @@ def ask_in_turn(urls: Sequence[str], start: int, failure: str, ask: Callable[[st
     stops, a 5xx or a network error moves on. Raises LeaseFailedError naming every URL's reason."""
     errors: List[str] = []
     codes: List[str] = []
+    retryable = True
     for attempt in range(len(urls)):
         index = (start + attempt) % len(urls)
         url = urls[index]
@@ -51,8 +52,9 @@ def ask_in_turn(urls: Sequence[str], start: int, failure: str, ask: Callable[[st
         if answer.code is not None:
             codes.append(answer.code)
         if answer.final:
+            retryable = False
             break
-    raise LeaseFailedError(f"{failure}: {'; '.join(errors)}", codes)
+    raise LeaseFailedError(f"{failure}: {'; '.join(errors)}", codes, retryable)
 
 
 def network_reason(error: BaseException) -> str:

@@ -27,13 +27,15 @@ class LeaseFailedError(TicketClientError):
     """No ticketd URL leased a block (or a worker ID, or gave a key).
 
     ``codes`` holds the problem codes the servers answered with (``TICKETD_POOL_EXHAUSTED``,
-    ``TICKETD_LEASE_LOST``, ``TICKETD_SEQUENCE_RETIRED``...)."""
+    ``TICKETD_LEASE_LOST``, ``TICKETD_SEQUENCE_RETIRED``...). ``retryable`` is True when the last
+    URL asked did not answer or answered a 5xx (a full pool, a restart): a later try may succeed."""
 
     code = "TICKETD_CLIENT_LEASE_FAILED"
 
-    def __init__(self, message: str, codes: Sequence[str] = ()) -> None:
+    def __init__(self, message: str, codes: Sequence[str] = (), retryable: bool = False) -> None:
         super().__init__(message)
         self.codes = tuple(codes)
+        self.retryable = retryable
 
 
 class OpaqueIdError(TicketClientError):
@@ -43,7 +45,8 @@ class OpaqueIdError(TicketClientError):
 
 
 class NoLeaseError(TicketClientError):
-    """The Snowflake generator holds no lease now: not taken yet, lost, expired unrenewed, or closed."""
+    """The Snowflake generator holds no lease now: not taken yet, lost, expired unrenewed, or closed.
+    ``next_nowait()`` raises it at once; ``next()`` and ``ready()`` after waiting ``lease_wait_ms`` for one."""
 
     code = "TICKETD_CLIENT_NO_LEASE"
 

@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, Optional
 
-from .errors import ClockMovedBackError, ClockSkewError, SnowflakeLayoutError
+from .errors import ClockMovedBackError, ClockSkewError, LeaseFailedError, NoLeaseError, SnowflakeLayoutError
 from .worker_lease import LeaseRequests, lease_is_lost
 
 #: How long to wait between tries to take a lease after one ended.
@@ -132,11 +132,32 @@ class LeaseKeeper:
                 self._take_once()
                 future.set_result(None)  # type: ignore[union-attr]
             except BaseException as error:  # noqa: BLE001 - every caller waiting on this take gets it
+                if isinstance(error, LeaseFailedError) and not self.closed:
+                    self._emit({"type": "take-failed", "error": str(error), "codes": list(error.codes)})
                 future.set_exception(error)  # type: ignore[union-attr]
             finally:
                 with self._lock:
                     self._taking = None
         future.result()  # type: ignore[union-attr]
+
+    def wait_for_lease(self, wait_ms: float, pool: str) -> None:
+        """Returns once a lease is held, trying again every RETAKE_DELAY_S while ticketd may yet grant
+        one (unreachable, restarting, or the pool full: 503 TICKETD_POOL_EXHAUSTED), for up to
+        ``wait_ms``; then NoLeaseError from the last failure. A refusal (a 4xx, a layout or clock the
+        lease cannot be used with) and a closed generator raise at once."""
+        deadline = self._mono() + wait_ms
+        while self.held is None:
+            if self.closed:
+                raise NoLeaseError("generator is closed")
+            try:
+                self.take()
+            except LeaseFailedError as error:
+                if not error.retryable:
+                    raise
+                left = deadline - self._mono()
+                if left <= 0:
+                    raise NoLeaseError(f"no lease of a worker ID of pool {pool} within {wait_ms:g} ms (lease_wait_ms): {error}") from error
+                pause(min(RETAKE_DELAY_S, left / 1000))
 
     def _take_once(self) -> None:
         asked = self._mono()

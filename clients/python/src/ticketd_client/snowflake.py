@@ -36,6 +36,8 @@ from .worker_lease import LeaseRequests
 
 #: A step back up to this is waited out when none is given.
 DEFAULT_MAX_STEP_BACK_MS = 50
+#: How long next() and ready() wait for a lease when no lease_wait_ms is given.
+DEFAULT_LEASE_WAIT_MS = 30_000.0
 
 
 class SystemClock:
@@ -77,6 +79,7 @@ class Snowflake:
         max_step_back_ms: float = DEFAULT_MAX_STEP_BACK_MS,
         renew_after_ratio: float = 1 / 3,
         timeout: Optional[float] = None,
+        lease_wait_ms: float = DEFAULT_LEASE_WAIT_MS,
         clock: Any = None,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
         ssl_context: Optional[ssl.SSLContext] = None,
@@ -86,6 +89,10 @@ class Snowflake:
             urls = [urls]
         if len(urls) == 0:
             raise NoLeaseError("Snowflake needs at least one ticketd URL")
+        if not lease_wait_ms >= 0:
+            raise ValueError(f"lease_wait_ms must be 0 or more, not {lease_wait_ms}")
+        self._pool = pool
+        self._lease_wait = lease_wait_ms
         self._layout = complete_layout(layout)
         self._epoch = epoch_ms
         self._max_step_back = max_step_back_ms
@@ -151,11 +158,9 @@ class Snowflake:
         return self._layout
 
     def ready(self) -> None:
-        """Takes the lease (once) and returns when IDs can be issued."""
-        while self._keeper.held is None:
-            if self._keeper.closed:
-                raise NoLeaseError("generator is closed")
-            self._keeper.take()
+        """Takes the lease (once) and returns when IDs can be issued; waits up to ``lease_wait_ms`` for
+        one (a full pool, ticketd restarting), then raises NoLeaseError."""
+        self._keeper.wait_for_lease(self._lease_wait, self._pool)
 
     def next_nowait(self) -> int:
         """The next ID without waiting for a lease (a small step back is spun out); raises NoLeaseError,
@@ -177,20 +182,27 @@ class Snowflake:
             return id_
 
     def next(self) -> int:
-        """The next ID; waits for a lease and for small clock steps back."""
+        """The next ID; waits up to ``lease_wait_ms`` for a lease (a new one after a pause past the
+        TTL) and for small clock steps back."""
         now = self._wall()
         with self._lock:
             if now == self._ms and self._next < self._end:
                 self._next += 1
                 return self._next - 1
         while True:
-            if self._keeper.held is None:
+            if not self._lease_usable():
                 self.ready()
                 now = self._wall()
             with self._lock:
-                if self._keeper.held is None:
+                if not self._lease_usable():
                     continue
-                id_ = self._issue(now)
+                try:
+                    id_ = self._issue(now)
+                except NoLeaseError:
+                    # The lease ran out between the look above and this one: wait for the next.
+                    if self._keeper.closed:
+                        raise
+                    continue
                 if id_ is not None:
                     return id_
                 wait = max(1, self._ms - now + 1)
@@ -205,6 +217,18 @@ class Snowflake:
         """Stops renewing and releases the lease with the last timestamp used."""
         self._keeper.close(lambda: int(self._ms) if math.isfinite(self._ms) else 0)
         self._transport.close()
+
+    def _lease_usable(self) -> bool:
+        """False when no lease is held, or the one held ran out on the monotonic clock (a pause past
+        the TTL), which ends it."""
+        with self._lock:
+            held = self._keeper.held
+            if held is None:
+                return False
+            if self._mono() < held.expires_mono:
+                return True
+            self._keeper.end(f"lease of worker {held.worker_id} ran out unrenewed")
+            return False
 
     def _issue(self, now: int) -> Optional[int]:
         """The next ID at wall time ``now``, or None when the clock must first pass the last millisecond opened

@@ -141,9 +141,37 @@ final class LeaseKeeper {
         synchronized (this) {
           if (taking == started) taking = null;
         }
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof LeaseFailedException failed && !closed) emit.accept(new SnowflakeEvent.TakeFailed(failed.getMessage(), failed.codes()));
       });
     }
     return taking;
+  }
+
+  /**
+   * Returns once a lease is held, trying again every RETAKE_DELAY_MS while ticketd may yet grant one
+   * (unreachable, restarting, or the pool full: 503 TICKETD_POOL_EXHAUSTED), for up to {@code waitMs};
+   * then NoLeaseException with the last failure as its cause. A refusal (a 4xx, a layout or clock the
+   * lease cannot be used with) and a closed generator throw at once.
+   */
+  void waitForLease(long waitMs, String pool) {
+    long deadline = clock.monoNanos() + waitMs * 1_000_000L;
+    while (held == null) {
+      if (closed) throw new NoLeaseException("generator is closed");
+      try {
+        Futures.await(take());
+      } catch (LeaseFailedException e) {
+        if (!e.retryable()) throw e;
+        long leftMs = (deadline - clock.monoNanos()) / 1_000_000L;
+        if (leftMs <= 0) throw new NoLeaseException("no lease of a worker ID of pool " + pool + " within " + waitMs + " ms (leaseWait): " + e.getMessage(), e);
+        try {
+          Thread.sleep(Math.min(RETAKE_DELAY_MS, leftMs));
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw new NoLeaseException("interrupted while waiting for a lease", e);
+        }
+      }
+    }
   }
 
   private void takeOnce() {

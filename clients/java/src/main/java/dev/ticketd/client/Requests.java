@@ -97,6 +97,7 @@ final class Requests {
     List<String> errors = new ArrayList<>();
     List<String> codes = new ArrayList<>();
     Exception last = null;
+    boolean retryable = true;
     for (int attempt = 0; attempt < urls.size(); attempt++) {
       int index = (start + attempt) % urls.size();
       String url = urls.get(index);
@@ -105,7 +106,10 @@ final class Requests {
         if (answer.ok()) return new Answered<>(answer.value, index);
         errors.add(url + ": " + answer.error);
         if (answer.code != null) codes.add(answer.code);
-        if (answer.isFinal) break;
+        if (answer.isFinal) {
+          retryable = false;
+          break;
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new LeaseFailedException(failure + ": interrupted", codes, e);
@@ -114,7 +118,7 @@ final class Requests {
         errors.add(url + ": " + networkReason(e));
       }
     }
-    throw new LeaseFailedException(failure + ": " + String.join("; ", errors), codes, last);
+    throw new LeaseFailedException(failure + ": " + String.join("; ", errors), codes, last, retryable);
   }
 
   /** Why a request got no answer, in words a newcomer can act on. */

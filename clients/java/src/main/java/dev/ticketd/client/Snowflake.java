@@ -35,6 +35,8 @@ import javax.net.ssl.SSLContext;
 public final class Snowflake implements AutoCloseable {
   /** A step back up to this is waited out when the builder gives none. */
   public static final long DEFAULT_MAX_STEP_BACK_MS = 50;
+  /** How long next() and ready() wait for a lease when the builder gives no leaseWait. */
+  public static final Duration DEFAULT_LEASE_WAIT = Duration.ofSeconds(30);
   private static final double NS_PER_MS = 1_000_000.0;
 
   private final SnowflakeLayout layout;
@@ -43,6 +45,8 @@ public final class Snowflake implements AutoCloseable {
   private final SnowflakeClock clock;
   private final Consumer<SnowflakeEvent> emit;
   private final LeaseKeeper lease;
+  private final String pool;
+  private final long leaseWaitMs;
   private final ExecutorService executor;
   private final ScheduledExecutorService timers;
   // Guarded by this: the millisecond opened last, the next ID in it, and the end of its sequence.
@@ -56,6 +60,8 @@ public final class Snowflake implements AutoCloseable {
     this.layout = b.layout;
     this.epochMs = b.epochMs;
     this.maxStepBackMs = b.maxStepBackMs;
+    this.pool = b.pool;
+    this.leaseWaitMs = b.leaseWait.toMillis();
     this.clock = b.clock;
     Consumer<SnowflakeEvent> onEvent = b.onEvent;
     this.emit = onEvent == null ? event -> {} : onEvent;
@@ -88,31 +94,53 @@ public final class Snowflake implements AutoCloseable {
     return new Builder();
   }
 
-  /** Takes the lease (once) and returns when IDs can be issued; throws LeaseFailedException (and the refusals) when none can be had. */
+  /**
+   * Takes the lease (once) and returns when IDs can be issued. Waits up to leaseWait for one (a full
+   * pool, ticketd restarting), then throws NoLeaseException; a refusal (LeaseFailedException after a
+   * 4xx, SnowflakeLayoutException, ClockSkewException) at once.
+   */
   public void ready() {
-    while (lease.held() == null) {
-      if (lease.closed()) throw new NoLeaseException("generator is closed");
-      Futures.await(lease.take());
-    }
+    lease.waitForLease(leaseWaitMs, pool);
   }
 
-  /** The next ID; waits for a lease and for small clock steps back. Throws NoLeaseException when the lease ran out under it, ClockSkewException, ClockMovedBackException. */
+  /**
+   * The next ID; waits up to leaseWait for a lease (a new one after a pause past the TTL) and for
+   * small clock steps back. Throws NoLeaseException when none came in time, ClockSkewException,
+   * ClockMovedBackException.
+   */
   public long next() {
     synchronized (this) {
       if (clock.wallMillis() == ms && nextId < end) return nextId++;
     }
     for (;;) {
-      if (lease.held() == null) ready();
+      if (!leaseUsable()) ready();
       long now;
       long until;
       synchronized (this) {
+        if (!leaseUsable()) continue;
         now = clock.wallMillis();
-        long id = issue(now);
+        long id;
+        try {
+          id = issue(now);
+        } catch (NoLeaseException e) {
+          // The lease ran out between the look above and this one: wait for the next, as above.
+          if (lease.closed()) throw e;
+          continue;
+        }
         if (id >= 0) return id;
         until = ms;
       }
       waitPast(now, until);
     }
+  }
+
+  /** False when no lease is held, or the one held ran out on the monotonic clock (a pause past the TTL), which ends it. */
+  private synchronized boolean leaseUsable() {
+    LeaseKeeper.Held held = lease.held();
+    if (held == null) return false;
+    if (clock.monoNanos() - held.expiresMono < 0) return true;
+    lease.end("lease of worker " + held.workerId + " ran out unrenewed");
+    return false;
   }
 
   /** The next ID without waiting for the network (a small step back is spun out); throws NoLeaseException, ClockMovedBackException or ClockSkewException. */
@@ -245,6 +273,7 @@ public final class Snowflake implements AutoCloseable {
     private long maxStepBackMs = DEFAULT_MAX_STEP_BACK_MS;
     private double renewAfterRatio = 1.0 / 3;
     private Duration timeout;
+    private Duration leaseWait = DEFAULT_LEASE_WAIT;
     private SnowflakeClock clock = SnowflakeClock.SYSTEM;
     private Consumer<SnowflakeEvent> onEvent;
     private SSLContext sslContext;
@@ -306,6 +335,13 @@ public final class Snowflake implements AutoCloseable {
     /** Per-request timeout (default 2 s). */
     public Builder timeout(Duration timeout) {
       this.timeout = timeout;
+      return this;
+    }
+
+    /** How long next() and ready() wait for a lease (after a pause, a lost lease, a full pool) before NoLeaseException (default 30 s; zero: one try). */
+    public Builder leaseWait(Duration leaseWait) {
+      if (leaseWait.isNegative()) throw new IllegalArgumentException("leaseWait must be zero or more, not " + leaseWait);
+      this.leaseWait = leaseWait;
       return this;
     }
 

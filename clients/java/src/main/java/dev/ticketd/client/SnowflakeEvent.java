@@ -25,6 +25,13 @@ public sealed interface SnowflakeEvent {
     }
   }
 
+  /** A take of a lease failed on every URL (a full pool, ticketd out of reach); codes are the servers' problem codes. */
+  record TakeFailed(String error, java.util.List<String> codes) implements SnowflakeEvent {
+    public String type() {
+      return "take-failed";
+    }
+  }
+
   /** The lease ended: nothing more is issued on it. */
   record LeaseEnded(int workerId, String reason) implements SnowflakeEvent {
     public String type() {

@@ -42,7 +42,7 @@ public final class Conformance {
         handOut(Path.of(args[1]), args[2]);
         break;
       case "holder":
-        holder(Path.of(args[1]), args[2], args[3], args[4], args.length > 5 ? Integer.parseInt(args[5]) : 200);
+        holder(Path.of(args[1]), args[2], args[3], args[4], args.length > 5 ? Integer.parseInt(args[5]) : 200, args.length > 6 ? args[6] : "sync", args.length > 7 ? Long.parseLong(args[7]) : -1);
         break;
       case "checks":
         checks();
@@ -120,7 +120,10 @@ public final class Conformance {
     CountDownLatch finished = onTerm(() -> volatileStop = true);
     AtomicLong count = new AtomicLong();
     Map<String, Integer> errors = new TreeMap<>();
-    try (TicketClient client = TicketClient.builder().urls(urls()).sequence(System.getenv("TICKETD_SEQUENCE")).token(System.getenv("TICKETD_TOKEN")).build();
+    // TIMEOUT_MS: the per-request timeout, for runs on a machine too loaded for the default.
+    TicketClient.Builder builder = TicketClient.builder();
+    if (System.getenv("TIMEOUT_MS") != null) builder.timeout(java.time.Duration.ofMillis(Long.parseLong(System.getenv("TIMEOUT_MS"))));
+    try (TicketClient client = builder.urls(urls()).sequence(System.getenv("TICKETD_SEQUENCE")).token(System.getenv("TICKETD_TOKEN")).build();
         IdFile file = new IdFile(dir.resolve(name + ".ids"))) {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
@@ -165,11 +168,15 @@ public final class Conformance {
 
   private static volatile boolean volatileStop;
 
-  private static void holder(Path dir, String name, String pool, String urls, int perTick) throws Exception {
+  private static void holder(Path dir, String name, String pool, String urls, int perTick, String mode, long leaseWaitMs) throws Exception {
     volatileStop = false;
     CountDownLatch finished = onTerm(() -> volatileStop = true);
     IdFile[] file = new IdFile[1];
-    Snowflake snowflake = Snowflake.builder().urls(urls.split(",")).pool(pool).holder(name).onEvent(event -> {
+    Snowflake.Builder builder = Snowflake.builder();
+    // In sync mode ready() tries once (no wait) unless told otherwise: SIGTERM is never held up by a wait.
+    if (leaseWaitMs >= 0) builder.leaseWait(java.time.Duration.ofMillis(leaseWaitMs));
+    else if (mode.equals("sync")) builder.leaseWait(java.time.Duration.ZERO);
+    Snowflake snowflake = builder.urls(urls.split(",")).pool(pool).holder(name).onEvent(event -> {
       if (event instanceof dev.ticketd.client.SnowflakeEvent.Leased) {
         dev.ticketd.client.SnowflakeEvent.Leased leased = (dev.ticketd.client.SnowflakeEvent.Leased) event;
         synchronized (file) {
@@ -184,6 +191,9 @@ public final class Conformance {
       } else if (event instanceof dev.ticketd.client.SnowflakeEvent.Released) {
         dev.ticketd.client.SnowflakeEvent.Released released = (dev.ticketd.client.SnowflakeEvent.Released) event;
         say(name, "released", Map.of("workerId", released.workerId(), "lastUsedMs", released.lastUsedMs()));
+      } else if (event instanceof dev.ticketd.client.SnowflakeEvent.TakeFailed) {
+        dev.ticketd.client.SnowflakeEvent.TakeFailed failed = (dev.ticketd.client.SnowflakeEvent.TakeFailed) event;
+        say(name, "take-failed", Map.of("codes", failed.codes(), "error", failed.error()));
       } else {
         say(name, event.type(), Map.of("event", event.toString()));
       }
@@ -192,6 +202,24 @@ public final class Conformance {
     while (!volatileStop) {
       int n = 0;
       boolean failed = false;
+      if (mode.equals("next")) {
+        // Each ID is written as it comes, to the file of the lease it came from.
+        try {
+          for (int i = 0; i < perTick; i++) {
+            long id = snowflake.next();
+            synchronized (file) {
+              file[0].write(new long[] {id}, 1);
+            }
+          }
+        } catch (TicketdException e) {
+          failed = true;
+          Throwable cause = e.getCause();
+          List<String> causeCodes = cause instanceof dev.ticketd.client.LeaseFailedException ? ((dev.ticketd.client.LeaseFailedException) cause).codes() : List.of();
+          say(name, "error", Map.of("code", e.code(), "message", String.valueOf(e.getMessage()), "causeCodes", causeCodes));
+        }
+        Thread.sleep(failed ? 100 : 10);
+        continue;
+      }
       // Minted and written under the file's lock: a new lease (which opens a new file) waits, so a
       // batch goes to the file of the lease it was minted on.
       try {
