@@ -132,7 +132,7 @@ describe('the Kubernetes manifests', () => {
         expect.objectContaining({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } }),
       ]);
       expect([where, spec.automountServiceAccountToken]).toEqual([where, false]);
-      // Service links would set TICKETD_SERVICE_HOST, TICKETD_PORT=tcp://…: unknown settings refuse start.
+      // Service links would set variables named after the Service (TICKETD_PORT=tcp://…): unknown settings refuse start.
       expect([where, spec.enableServiceLinks]).toEqual([where, false]);
       for (const c of spec.containers) {
         expect([where, c.securityContext]).toEqual([

@@ -25,7 +25,7 @@ const MERGE_FIRST = [
 ];
 const MERGE_LAST = ['ticketd_sequences'];
 const TICKET_TABLE = /^tickets_[a-z][a-z0-9_]{0,47}$/;
-const TICKETD_TABLE = /^ticketd_[a-z_]{1,56}$/;
+const OWN_TABLE = /^ticketd_[a-z_]{1,56}$/;
 /** The counter as SHOW CREATE TABLE has it: information_schema.TABLES is cached on MySQL 8 and later. */
 const AUTO_INCREMENT = /\) .*AUTO_INCREMENT=(\d+)/s;
 
@@ -88,7 +88,7 @@ async function merge(
 ): Promise<Omit<RestoreReport, 'statements' | 'leftOut' | 'retiredAgain'>> {
   const restored = await tablesOf(conn, staging);
   const present = new Set(await tablesOf(conn, live));
-  const foreign = restored.filter((t) => !TICKET_TABLE.test(t) && !TICKETD_TABLE.test(t));
+  const foreign = restored.filter((t) => !TICKET_TABLE.test(t) && !OWN_TABLE.test(t));
   const tablesCreated: string[] = [];
   const create = async (table: string): Promise<void> => {
     if (present.has(table)) return;
@@ -105,7 +105,7 @@ async function merge(
     await conn.query({ sql: `ALTER TABLE ${quote(live, table)} AUTO_INCREMENT = ${dumped}`, timeout });
     countersRaised.push({ sequence: table.slice('tickets_'.length), from: now, to: dumped });
   }
-  const rest = restored.filter((t) => TICKETD_TABLE.test(t));
+  const rest = restored.filter((t) => OWN_TABLE.test(t));
   const order = (t: string): number =>
     MERGE_FIRST.includes(t) ? MERGE_FIRST.indexOf(t) : MERGE_LAST.includes(t) ? 1000 : MERGE_FIRST.length;
   const rowsAdded: RestoreReport['rowsAdded'][number][] = [];
