@@ -8,7 +8,6 @@ await ids.ready(); // takes a lease of a free worker ID; it is renewed in the ba
 const first = ids.nextSync(); // a bigint: no network call, no await
 const second = await ids.next();
 const { timestampMs, workerId, sequence } = ids.decompose(second);
-console.log(
-  `web: ${first} then ${second} (worker ${workerId}, ${new Date(timestampMs).toISOString()}, sequence ${sequence})`,
-);
+const at = new Date(timestampMs).toISOString();
+console.log(`web: ${first} then ${second} (worker ${workerId}, ${at}, sequence ${sequence})`);
 await ids.close(); // gives the worker ID back, with the last timestamp used

@@ -8,6 +8,7 @@
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { REGRESSION_GAP_TICKETS } from '../../src/core/counters.js';
 import type { LocalPair } from '../../src/launcher/local-pair.js';
+import { SERVING_GRANTS, withAccount as as } from '../support/accounts.js';
 import { describeEachEngine } from '../support/engines.js';
 import { IdLedger, sleep, startLoad } from '../support/id-ledger.js';
 import { restoreBackup, takeBackup } from '../support/regressions.js';
@@ -29,12 +30,6 @@ const INCREMENT = 16n;
 const A_OFFSET = 1n;
 const RECOVERY_LIMIT_S = 30;
 const STATUS_LIMIT_MS = 10_000;
-
-// docs/production.md's serving account, and nothing more.
-const SERVING_GRANTS = [
-  "CREATE USER IF NOT EXISTS 'tk_serve'@'%' IDENTIFIED BY 'serve-pass'",
-  "GRANT SELECT, INSERT, DELETE ON ticketd.* TO 'tk_serve'@'%'",
-];
 
 /** The ticket an ID's block belongs to. */
 const ticketOf = (id: string): bigint => BigInt(id) / BLOCK_SIZE;
@@ -92,14 +87,6 @@ async function autoIncrement(url: string): Promise<bigint> {
   } finally {
     await conn.end();
   }
-}
-
-/** A backend URL with another account. */
-function as(root: string, user: string, password: string): string {
-  const url = new URL(root);
-  url.username = user;
-  url.password = password;
-  return url.toString();
 }
 
 describeEachEngine('a backend heals with the serving account alone', (engine) => {

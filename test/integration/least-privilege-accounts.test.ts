@@ -1,5 +1,6 @@
 import mysql, { type RowDataPacket } from 'mysql2/promise';
 import type { RunningTicketd } from '../../src/server.js';
+import { ADMIN_GRANTS, SERVING_GRANTS, withAccount } from '../support/accounts.js';
 import { describeEachEngine } from '../support/engines.js';
 import {
   capturingLogger,
@@ -16,10 +17,8 @@ import { poolName, putPool, send, takeLease } from '../support/worker-pools.js';
 // The GRANTs docs/operating.md documents ("Accounts and GRANTs"), on both engines: a serving
 // account and an admin account. Every feature runs on them, and check proves them.
 const GRANTS = [
-  "CREATE USER IF NOT EXISTS 'tk_serve'@'%' IDENTIFIED BY 'serve-pass'",
-  "GRANT SELECT, INSERT, DELETE ON ticketd.* TO 'tk_serve'@'%'",
-  "CREATE USER IF NOT EXISTS 'tk_admin'@'%' IDENTIFIED BY 'admin-pass'",
-  "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON ticketd.* TO 'tk_admin'@'%'",
+  ...SERVING_GRANTS,
+  ...ADMIN_GRANTS,
   // What the trial's account had: no DELETE, so no REPLACE.
   "CREATE USER IF NOT EXISTS 'tk_short'@'%' IDENTIFIED BY 'short-pass'",
   "GRANT SELECT, INSERT ON ticketd.* TO 'tk_short'@'%'",
@@ -28,15 +27,7 @@ const GRANTS = [
 describeEachEngine('least-privilege accounts', (engine) => {
   let pair: Awaited<ReturnType<typeof startPrivatePair>>;
   const roots = (): string[] => pair.backendsUrl.split(',');
-  const as = (user: string, pass: string): string =>
-    roots()
-      .map((u) => {
-        const url = new URL(u);
-        url.username = user;
-        url.password = pass;
-        return url.toString();
-      })
-      .join(',');
+  const as = (user: string, pass: string): string => withAccount(pair.backendsUrl, user, pass);
   let serving: RunningTicketd;
   let withAdmin: RunningTicketd;
   const opened: RunningTicketd[] = [];

@@ -201,7 +201,7 @@ describe('the release folder, each artifact installed from it alone', () => {
     'fetches the Go module through GOPROXY=file:// alone, and a Go program takes IDs beside it',
     async () => {
       if (go !== undefined) throw new Error(go);
-      took(printedIds(await goSmoke(release, place, goModule, version, url, !realGo)));
+      took(printedIds(await goSmoke(release, place, version, url, !realGo)));
     },
     300_000,
   );

@@ -4,7 +4,7 @@
  * running ticketd: every program prints the IDs it got, one per line. Their requests may wait 30 s:
  * a shared 2-core machine under the suite's load answers a first lease slowly, not wrongly.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAsync, type Ran } from './packed-release.js';
 
@@ -62,26 +62,6 @@ func TakeIDs(url, sequence string, count int) ([]string, error) {
   return dir;
 }
 
-/** The Go packages of a module's folder (import paths below `modulePath`), test and main packages left out. */
-function goPackages(moduleDir: string, modulePath: string): string[] {
-  const found: string[] = [];
-  const walk = (dir: string, rel: string): void => {
-    const entries = readdirSync(dir, { withFileTypes: true });
-    if (entries.some((e) => e.isFile() && e.name.endsWith('.go') && !e.name.endsWith('_test.go')))
-      found.push(rel === '' ? modulePath : `${modulePath}/${rel}`);
-    for (const e of entries)
-      if (
-        e.isDirectory() &&
-        !['vendor', 'testdata', 'internal'].includes(e.name) &&
-        !e.name.startsWith('.') &&
-        !e.name.startsWith('_')
-      )
-        if (!existsSync(join(dir, e.name, 'go.mod'))) walk(join(dir, e.name), rel === '' ? e.name : `${rel}/${e.name}`);
-  };
-  walk(moduleDir, '');
-  return found;
-}
-
 /**
  * A Go program fetched through GOPROXY=file://<release>/go alone (GOSUMDB off, -mod=mod): it imports
  * every package of the module (so each downloads and compiles from the proxy's zip) and takes IDs.
@@ -90,48 +70,54 @@ function goPackages(moduleDir: string, modulePath: string): string[] {
 export async function goSmoke(
   release: string,
   place: string,
-  moduleDir: string,
   version: string,
   url: string,
   standIn: boolean,
 ): Promise<Ran> {
   const app = join(place, 'go-app');
   mkdirSync(app, { recursive: true });
-  const packages = goPackages(moduleDir, 'ticketd.dev/ticketd').filter((p) => !standIn || p !== 'ticketd.dev/ticketd');
   writeFileSync(join(app, 'go.mod'), `module smoke\n\ngo 1.19\n\nrequire ticketd.dev/ticketd v${version}\n`);
-  const take = standIn ? 'ids, err := ticketd.TakeIDs(os.Args[1], "default", 3)' : 'ids, err := takeIDs(os.Args[1])';
+  // The real module: three IDs through its own Client; the stand-in (no clients/go): its TakeIDs.
+  const take = standIn
+    ? `\tids, err := ticketd.TakeIDs(os.Args[1], "default", 3)
+\tif err != nil {
+\t\tfail(err)
+\t}
+\tfor _, id := range ids {
+\t\tfmt.Println(id)
+\t}`
+    : `\tc, err := ticketd.NewClient(ticketd.Options{URLs: []string{os.Args[1]}, Sequence: "default"})
+\tif err != nil {
+\t\tfail(err)
+\t}
+\tdefer c.Close()
+\tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+\tdefer cancel()
+\tfor i := 0; i < 3; i++ {
+\t\tid, err := c.Next(ctx)
+\t\tif err != nil {
+\t\t\tfail(err)
+\t\t}
+\t\tfmt.Println(id)
+\t}`;
   writeFileSync(
     join(app, 'main.go'),
     `package main
 
 import (
-\t"encoding/json"
-\t"fmt"
-\t"net/http"
+${standIn ? '' : '\t"context"\n'}\t"fmt"
 \t"os"
-${standIn ? '\t"ticketd.dev/ticketd"\n' : ''}${packages.map((p) => `\t_ "${p}"\n`).join('')})
+${standIn ? '' : '\t"time"\n'}
+\t"ticketd.dev/ticketd"
+)
 
-func takeIDs(url string) ([]string, error) {
-\tres, err := http.Post(url+"/v1/sequences/default/ids?count=3", "application/json", nil)
-\tif err != nil {
-\t\treturn nil, err
-\t}
-\tdefer res.Body.Close()
-\tvar body struct{ IDs []string \`json:"ids"\` }
-\terr = json.NewDecoder(res.Body).Decode(&body)
-\treturn body.IDs, err
+func fail(err error) {
+\tfmt.Fprintln(os.Stderr, err)
+\tos.Exit(1)
 }
 
 func main() {
-\t${take}
-\tif err != nil {
-\t\tfmt.Fprintln(os.Stderr, err)
-\t\tos.Exit(1)
-\t}
-\t_ = takeIDs
-\tfor _, id := range ids {
-\t\tfmt.Println(id)
-\t}
+${take}
 }
 `,
   );

@@ -2,7 +2,8 @@
 test/integration/python-client.test.ts starts the servers, causes the faults, and judges what these
 commands print; they only use the client as an application would and report what it did.
 
-    python3 run.py hand-out  <urls> <sequence> <threads> <seconds> <ids-file> [pause-s]   IDs one per line (a pause after every 20); a summary; ends early on SIGTERM
+    python3 run.py hand-out  <urls> <sequence> <threads> <seconds> <ids-file> [pause-s]
+        IDs one per line (a pause after every 20); a summary; ends early on SIGTERM
     python3 run.py opaque    <urls> <sequence> <token> <count>                    pairs (opaque ID, decode)
     python3 run.py strict    <urls> <sequence> <threads> <calls-per-thread>       each call's ID and times
     python3 run.py retired   <urls> <sequence> <block-size>                      waits for a line on stdin
@@ -30,7 +31,10 @@ def report(body: Dict[str, Any]) -> None:
 
 
 def hand_out(urls: List[str], sequence: str, threads: int, seconds: float, ids_file: str, pause_s: float = 0.0) -> None:
-    """Threads calling next() for a while (or until SIGTERM); every ID handed out is written, every failed call counted."""
+    """Threads calling next() for a while (or until SIGTERM).
+
+    Every ID handed out is written, every failed call counted.
+    """
     # TICKETD_TIMEOUT_S: the per-request timeout, for runs on a machine too loaded for the default.
     timeout = float(os.environ.get("TICKETD_TIMEOUT_S", "0")) or None
     client = TicketClient(urls, sequence, timeout=timeout)

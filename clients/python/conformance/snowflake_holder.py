@@ -40,7 +40,9 @@ def main(argv: List[str]) -> None:
     per_tick = int(argv[4]) if len(argv) > 4 else 200
     mode = argv[5] if len(argv) > 5 else "sync"
     # In sync mode ready() tries once (no wait) unless told otherwise: SIGTERM is never held up by a wait.
-    waits: Dict[str, Any] = {"lease_wait_ms": float(argv[6])} if len(argv) > 6 else ({"lease_wait_ms": 0.0} if mode == "sync" else {})
+    waits: Dict[str, Any] = (
+        {"lease_wait_ms": float(argv[6])} if len(argv) > 6 else ({"lease_wait_ms": 0.0} if mode == "sync" else {})
+    )
     lock = threading.Lock()
     files: Dict[str, Any] = {"current": None}
 
@@ -99,7 +101,14 @@ def main(argv: List[str]) -> None:
         except Exception as error:  # noqa: BLE001 - reported, and tried again
             failed = error
             cause = error.__cause__
-            say({"type": "error", "code": getattr(error, "code", "unknown"), "message": str(error), "causeCodes": list(getattr(cause, "codes", ()))})
+            say(
+                {
+                    "type": "error",
+                    "code": getattr(error, "code", "unknown"),
+                    "message": str(error),
+                    "causeCodes": list(getattr(cause, "codes", ())),
+                }
+            )
         write(target, batch)
         stopping.wait(0.1 if failed is not None else 0.01)
     generator.close()

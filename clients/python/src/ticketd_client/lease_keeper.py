@@ -156,7 +156,9 @@ class LeaseKeeper:
                     raise
                 left = deadline - self._mono()
                 if left <= 0:
-                    raise NoLeaseError(f"no lease of a worker ID of pool {pool} within {wait_ms:g} ms (lease_wait_ms): {error}") from error
+                    raise NoLeaseError(
+                        f"no lease of a worker ID of pool {pool} within {wait_ms:g} ms (lease_wait_ms): {error}"
+                    ) from error
                 pause(min(RETAKE_DELAY_S, left / 1000))
 
     def _take_once(self) -> None:
