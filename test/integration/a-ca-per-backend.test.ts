@@ -62,6 +62,7 @@ run('a CA per backend, on two MySQL servers whose own CAs share a subject', () =
         }),
       ),
     )) as [LocalServer, LocalServer];
+    opened.push(a, b);
   }, 180_000);
   afterAll(async () => {
     await Promise.all(opened.map((s) => s.stop()));
