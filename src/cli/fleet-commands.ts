@@ -97,27 +97,7 @@ export function addFleetCommands(program: Command, withService: WithService, fle
       });
     });
 
-  backends
-    .command('restore <backend>')
-    .description(
-      'restore one backend (a letter or its URL) from a dump while the front ends serve: loaded into a staging database, then merged by additions only (docs/operating.md)',
-    )
-    .requiredOption('--from <file>', 'the dump (mysqldump or mariadb-dump of the backend database)')
-    .option('--backends <urls>', 'the fleet (TICKETD_BACKENDS)')
-    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
-    .action(async (backend: string, flags: RestoreFlags) => {
-      const label = restoreTarget(fleetConfig(flags), backend);
-      let dump: string;
-      try {
-        dump = readTextFile(flags.from);
-      } catch (error) {
-        throw new ConfigError(`--from: ${errorText(error)}`);
-      }
-      await withService(flags, async (allocator) => {
-        const report = await allocator.fleet.onOne(label, (b) => b.restoreFromDump(dump));
-        for (const line of describeRestore(label, flags.from, report)) console.log(line);
-      });
-    });
+  addRestoreCommand(backends, withService, fleetConfig);
 
   program
     .command('fence')
@@ -190,6 +170,31 @@ async function withFleet(
   } finally {
     await allocator.close();
   }
+}
+
+/** `backends restore`: one backend from a dump, while the front ends serve (docs/operating.md, "Replicas and restores"). */
+function addRestoreCommand(backends: Command, withService: WithService, fleetConfig: FleetConfig): void {
+  backends
+    .command('restore <backend>')
+    .description(
+      'restore one backend (a letter or its URL) from a dump while the front ends serve: loaded into a staging database, then merged by additions only (docs/operating.md)',
+    )
+    .requiredOption('--from <file>', 'the dump (mysqldump or mariadb-dump of the backend database)')
+    .option('--backends <urls>', 'the fleet (TICKETD_BACKENDS)')
+    .option('--admin-backends <urls>', 'accounts for schema and counter changes (TICKETD_ADMIN_BACKENDS)')
+    .action(async (backend: string, flags: RestoreFlags) => {
+      const label = restoreTarget(fleetConfig(flags), backend);
+      let dump: string;
+      try {
+        dump = readTextFile(flags.from);
+      } catch (error) {
+        throw new ConfigError(`--from: ${errorText(error)}`);
+      }
+      await withService(flags, async (allocator) => {
+        const report = await allocator.fleet.onOne(label, (b) => b.restoreFromDump(dump));
+        for (const line of describeRestore(label, flags.from, report)) console.log(line);
+      });
+    });
 }
 
 /** The label of the backend a letter (A, B…) or a URL names among the configured ones. */

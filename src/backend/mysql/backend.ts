@@ -20,16 +20,8 @@ import { addFloor, claimTickets, newestClaimAgeMs, pruneClaims, readClaimHistory
 import { DEFAULT_BACKEND_OPTIONS, type BackendOptions } from '../backend-options.js';
 import { Pools } from './pool.js';
 import { applySchema, missingSchemaTables, ticketTableEngines } from './schema.js';
-import {
-  createSequence,
-  gateSequences,
-  liftCeiling,
-  readCeiling,
-  readSequences,
-  recordCeiling,
-  retireSequence,
-  widenSequence,
-} from './sequence-sql.js';
+import { createSequence, gateSequences, readSequences, retireSequence, widenSequence } from './sequence-sql.js';
+import { liftCeiling, readCeiling, recordCeiling } from './ceiling-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
