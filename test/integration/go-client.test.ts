@@ -34,6 +34,7 @@ import {
   type GoPrograms,
   type GoRun,
 } from '../support/go-client.js';
+import { sleep } from '../support/id-ledger.js';
 
 const go = findGo();
 goMissing(go, 'the Go client conformance scenarios');
@@ -43,10 +44,6 @@ const OPAQUE_TOKEN = 'go-opaque-token-0123456789';
 const SCENARIOS = [...readFileSync('clients/conformance.md', 'utf8').matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map(
   (m) => m[1]!,
 );
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
 
 /** The summary line a conformance command printed last, or a failure naming what it printed. */
 function summary(run: GoRun, scenario: string): Record<string, unknown> {

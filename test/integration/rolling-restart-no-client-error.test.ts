@@ -7,7 +7,6 @@
  * fails, no failure event fires, no ID is handed out twice, and every worker-ID lease carries across.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { holderFactory, holdersMissing } from '../support/client-holders.js';
@@ -17,6 +16,9 @@ import { findPython } from '../support/python.js';
 import { readLeaseFiles, repeatedIds, type Holder } from '../support/snowflake-fleet.js';
 import { putSequence, sharedBackends, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
 import { putPool } from '../support/worker-pools.js';
+import { freePort } from '../../src/launcher/local-mysql.js';
+import { sleep } from '../support/id-ledger.js';
+import { waitReady } from '../support/ticketd.js';
 
 const PYTHON = holdersMissing('python');
 const JAVA = holdersMissing('java');
@@ -28,35 +30,6 @@ for (const [language, missing] of [
     console.log(
       `rolling restart: the ${language} client's load is left out: ${missing}${process.env.CI === undefined ? '' : ' (CI is set: this fails)'}`,
     );
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
-
-/** A port free now on 127.0.0.1 (the front ends must come back on the address the clients hold). */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
-
-/** Resolves once GET /readyz answers 200. */
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const status = await fetch(`${url}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    await sleep(100);
-  }
-  throw new Error(`${url}/readyz did not answer 200 within 20 s`);
-}
 
 /** The failure events a Snowflake holder printed (anything but leasing, renewing and closing). */
 function failureEvents(h: Holder): string[] {

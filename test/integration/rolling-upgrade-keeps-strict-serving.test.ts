@@ -7,40 +7,15 @@
  * may repeat or go back in a caller's order.
  */
 import { createTicketClient } from 'ticketd-client';
-import { createServer } from 'node:net';
 import { buildRelease } from '../support/old-release.js';
 import { metricSum, putSequence, sharedBackends, spawnTicketd, type ChildTicketd } from '../support/ticketd.js';
+import { freePort } from '../../src/launcher/local-mysql.js';
+import { sleep } from '../support/id-ledger.js';
+import { waitReady } from '../support/ticketd.js';
 
 const OLD = buildRelease('0.11.0');
 if ('unavailable' in OLD) console.log(`rolling upgrade from 0.11.0: not run: ${OLD.unavailable}`);
 const run = 'main' in OLD || process.env.CI !== undefined ? describe : describe.skip;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const status = await fetch(`${url}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    await sleep(100);
-  }
-  throw new Error(`${url}/readyz did not answer 200 within 20 s`);
-}
 
 run('a rolling upgrade from 0.11.0 with strict sequences serving', () => {
   const fronts: ChildTicketd[] = [];

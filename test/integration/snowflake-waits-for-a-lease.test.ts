@@ -25,14 +25,11 @@ import {
 } from '../support/snowflake-fleet.js';
 import { sharedBackends, startInProcess } from '../support/ticketd.js';
 import { poolName, putPool } from '../support/worker-pools.js';
+import { sleep } from '../support/id-ledger.js';
 
 const LANGUAGES: ClientLanguage[] = ['node', 'python', 'java'];
 const TTL_MS = 1500;
 const MAX_SKEW_MS = 200;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
-}
 
 function ofType(events: readonly HolderEvent[], type: string, since = 0): HolderEvent[] {
   return events.filter((e) => e.type === type && e.at >= since);

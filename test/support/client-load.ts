@@ -11,6 +11,7 @@ import { createSnowflake, createTicketClient, type SnowflakeEvent } from 'ticket
 import { spawnJava, type JavaBuild } from './java-client.js';
 import { PYTHON_CLIENT_DIR, pythonEnv } from './python.js';
 import type { Holder } from './snowflake-fleet.js';
+import { sleep } from './id-ledger.js';
 
 /**
  * The clients' per-request timeout: above their default (2 s), since this 2-core machine runs up to
@@ -155,8 +156,4 @@ export function javaHandOut(
       return { client: `java ${sequence}`, ids: new Map([[sequence, [...view]]]), failures, events: [] };
     },
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }

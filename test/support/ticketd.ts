@@ -305,3 +305,16 @@ export async function startLegacyServer(
     },
   };
 }
+
+/** Resolves once GET /readyz answers 200 (a front end started again, ready to issue); throws after 20 s. */
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const status = await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url}/readyz did not answer 200 within 20 s`);
+}
