@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/logger.js';
 import { initBackends } from '../../src/service/init.js';
 import { TicketService } from '../../src/service/ticket-service.js';
 import { image } from './docker.js';
+import { answersQueries } from './shared-pair.js';
 import { TEST_ADMIN_TOKEN } from './ticketd.js';
 
 const ROOT_PASSWORD = 'ticketd-fleet';
@@ -77,6 +78,7 @@ async function startBackend(
     .withDatabase('ticketd')
     .withRootPassword(ROOT_PASSWORD)
     .withCopyFilesToContainer([{ source: backendOptionFile(name), target: '/etc/mysql/conf.d/ticketd.cnf' }])
+    .withWaitStrategy(answersQueries(ROOT_PASSWORD))
     .start();
   started.push(container);
   return {

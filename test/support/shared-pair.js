@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Wait } from 'testcontainers';
 import { startLocalPair } from '../../dist/launcher/local-pair.js';
 
 /** How long finding a Docker engine may take before the launcher is used. */
@@ -84,6 +85,18 @@ export async function startSharedPair() {
   };
 }
 
+/**
+ * A MySQL container is ready when root's query over TCP is answered inside it. An open port is not
+ * enough: Docker's proxy accepts on the published port before anything listens behind it, and the
+ * image's entrypoint starts the server twice (first-run setup without networking, then for real), so
+ * a client let in by the port check met "Connection lost" (a CI run of 0.12.0).
+ */
+export function answersQueries(rootPassword) {
+  return Wait.forSuccessfulCommand(
+    `mysql --protocol=TCP -h127.0.0.1 -P3306 -uroot -p'${rootPassword}' -e 'SELECT 1'`,
+  ).withStartupTimeout(120_000);
+}
+
 async function startContainerPair() {
   const { MySqlContainer } = await import('@testcontainers/mysql');
   const { SQL_DIR } = await import('../../dist/paths.js');
@@ -97,6 +110,7 @@ async function startContainerPair() {
         { source: join(SQL_DIR, `backend-${name}.cnf`), target: '/etc/mysql/conf.d/ticketd.cnf' },
       ])
       .withCommand(['mysqld', ...SHARED_PAIR_ARGS])
+      .withWaitStrategy(answersQueries(ROOT_PASSWORD))
       .start();
   const started = await Promise.allSettled([start('a'), start('b')]);
   const containers = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
