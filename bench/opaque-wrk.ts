@@ -21,7 +21,11 @@ import { serveTicketd } from './processes.js';
 import { ensureWrk, wrkLoad, type WrkResult } from './wrk-load.js';
 
 /** Ordered IDs as wide as most opaque ones of a 64-bit domain: 20 decimal digits. */
-export const WIDE_SEQUENCE = parseSequenceSettings('wide', { blockSize: 10_000, startAfter: '10000000000000000000' });
+export const WIDE_SEQUENCE = parseSequenceSettings('wide', {
+  blockSize: 10_000,
+  startAfter: '10000000000000000000',
+  maxId: '18446744073709551615',
+});
 /** The sequences this scenario needs, besides `default`. */
 const WRK_SEQUENCES = [WIDE_SEQUENCE, parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' })];
 
