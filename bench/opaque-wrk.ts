@@ -4,7 +4,8 @@
  * digits, so the cost of formatting wide numbers shows apart from the permutation's). Rounds
  * alternate the three routes, so drift on a shared machine hits each alike.
  *
- * Alone: `npm run build && tsc -p tsconfig.bench.json && node dist-bench/bench/opaque-wrk.js`.
+ * Alone: `npm run build && tsc -p tsconfig.bench.json && node dist-bench/bench/opaque-wrk.js` (BENCH_ROUNDS,
+ * default 5; BENCH_SECONDS, default 10; BENCH_WARMUP_SECONDS, default 3).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,18 +22,22 @@ import { serveTicketd } from './processes.js';
 import { ensureWrk, wrkLoad, type WrkResult } from './wrk-load.js';
 
 /** Ordered IDs as wide as most opaque ones of a 64-bit domain: 20 decimal digits. */
-export const WIDE_SEQUENCE = parseSequenceSettings('wide', { blockSize: 10_000, startAfter: '10000000000000000000' });
+export const WIDE_SEQUENCE = parseSequenceSettings('wide', {
+  blockSize: 10_000,
+  startAfter: '10000000000000000000',
+  maxId: '18446744073709551615',
+});
 /** The sequences this scenario needs, besides `default`. */
 const WRK_SEQUENCES = [WIDE_SEQUENCE, parseSequenceSettings('opaque', { blockSize: 10_000, ids: 'opaque' })];
 
-/** Rounds of (ordered, opaque, ordered wide). */
+/** Rounds of (ordered, opaque, ordered wide), unless the caller says. */
 const ROUNDS = 2;
 
-/** The wrk rows of scenario 8, ROUNDS rounds of the three routes in turn. */
+/** The wrk rows of scenario 8, `rounds` rounds of the three routes in turn. */
 export function measureOpaqueWrk(
   ticketd: string,
   serverPid: number,
-  options: { seconds: number; warmupSeconds: number; connections: number },
+  options: { seconds: number; warmupSeconds: number; connections: number; rounds?: number },
 ): WrkResult[] {
   const wrk = ensureWrk();
   const scriptDir = mkdtempSync(join(tmpdir(), 'ticketd-wrk-'));
@@ -43,7 +48,7 @@ export function measureOpaqueWrk(
   ] as const;
   try {
     const results: WrkResult[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (options.rounds ?? ROUNDS); round++) {
       for (const [name, sequence] of routes) {
         const url = `${ticketd}/v1/sequences/${sequence}/ids?count=1000`;
         results.push(
@@ -55,6 +60,20 @@ export function measureOpaqueWrk(
   } finally {
     rmSync(scriptDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Opaque ÷ ordered IDs/s of each round (rows in measureOpaqueWrk's order), and their median: on
+ * shared cores one round's neighbours can halve a rate, and the median of the same-round ratios
+ * is the figure such drift moves least.
+ */
+export function roundRatios(results: readonly WrkResult[]): { ratios: number[]; median: number } {
+  const ratios: number[] = [];
+  for (let i = 0; i + 1 < results.length; i += 3) ratios.push(results[i + 1]!.idsPerSecond / results[i]!.idsPerSecond);
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { ratios, median };
 }
 
 /** Mean of a field over the rows of one route. */
@@ -82,11 +101,16 @@ async function main(): Promise<void> {
       seconds: Number(process.env.BENCH_SECONDS ?? 10),
       warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3),
       connections: 32,
+      rounds: Number(process.env.BENCH_ROUNDS ?? 5),
     });
     for (const r of results)
       console.log(
         `${r.name.padEnd(32)} ${Math.round(r.idsPerSecond).toLocaleString('en').padStart(11)} IDs/s  ${r.cpuMsPer1000Ids.toFixed(3)} ms CPU/1000 IDs  server ${r.serverCpuShare} cores  p99 ${r.p99} ms`,
       );
+    const { ratios, median } = roundRatios(results);
+    console.log(
+      `opaque / ordered per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; median ${median.toFixed(2)}×; server CPU per 1,000 IDs (mean) ordered ${meanOf(results, 'ordered (default), count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms, opaque ${meanOf(results, 'opaque, count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms, ordered 20 digits ${meanOf(results, 'ordered, 20 digits, count=1000', 'cpuMsPer1000Ids').toFixed(3)} ms`,
+    );
     const ordered = meanOf(results, 'ordered (default), count=1000', 'idsPerSecond');
     console.log(
       `opaque / ordered = ${(meanOf(results, 'opaque, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×, ordered 20 digits / ordered = ${(meanOf(results, 'ordered, 20 digits, count=1000', 'idsPerSecond') / ordered).toFixed(2)}×`,

@@ -6,11 +6,13 @@
  */
 
 const TWO_32 = 4294967296;
-/** "00", "01", … "99" as ASCII: two digits per lookup. */
-const PAIRS = new Uint8Array(200);
-for (let i = 0; i < 100; i++) {
-  PAIRS[2 * i] = 48 + Math.floor(i / 10);
-  PAIRS[2 * i + 1] = 48 + (i % 10);
+/** "0000", "0001", … "9999" as ASCII: four digits per lookup, for a division by 10^4 per four. */
+const QUADS = new Uint8Array(40_000);
+for (let i = 0; i < 10_000; i++) {
+  QUADS[4 * i] = 48 + Math.floor(i / 1000);
+  QUADS[4 * i + 1] = 48 + (Math.floor(i / 100) % 10);
+  QUADS[4 * i + 2] = 48 + (Math.floor(i / 10) % 10);
+  QUADS[4 * i + 3] = 48 + (i % 10);
 }
 const QUOTE = 34;
 const COMMA = 44;
@@ -57,69 +59,92 @@ export function forEachHalves(ids: BigUint64Array, put: (hi: number, lo: number)
 /**
  * Writes hi·2^32 + lo in decimal at `pos`; returns the position after it. The value is split
  * into limbs below 10^8 with exact double arithmetic (every intermediate stays below 2^53, each
- * quotient corrected by its remainder); the limbs are written two digits at a time.
+ * quotient corrected by its remainder); the limbs are written four digits per table lookup.
  */
 export function writeUint64(out: Uint8Array, pos: number, hi: number, lo: number): number {
   if (hi < 0x200000) {
     // Below 2^53: the value itself is an exact double.
     const n = hi * TWO_32 + lo;
     if (n < 1e8) return writeSmall(out, pos, n);
-    const top = quotient(n, 1e8);
+    // n < 2^53 < 10^16, so the top limb is below 10^8.
+    const top = quotient(n, 1e8, 1e-8);
     pos = writeSmall(out, pos, top);
     write8(out, pos, n - top * 1e8);
     return pos + 8;
   }
   // 2^32 = 4294·10^6 + 967296, so the value is (hi·4294 + c)·10^6 + r, where hi·967296 + lo = c·10^6 + r.
   const low = hi * 967296 + lo;
-  const carry = quotient(low, 1e6);
+  const carry = quotient(low, 1e6, 1e-6);
   const high = hi * 4294 + carry;
-  const top = quotient(high, 1e8);
+  const top = quotient(high, 1e8, 1e-8);
   pos = writeSmall(out, pos, top);
   write8(out, pos, high - top * 1e8);
+  // The last six digits: two from the upper two of a quad, then four.
   const rest = low - carry * 1e6;
-  const r1 = (rest / 10000) | 0;
-  const r23 = rest - r1 * 10000;
-  const r2 = (r23 / 100) | 0;
-  write2(out, pos + 8, r1);
-  write2(out, pos + 10, r2);
-  write2(out, pos + 12, r23 - r2 * 100);
+  const r1 = (rest / 10_000) | 0;
+  out[pos + 8] = QUADS[(r1 << 2) + 2]!;
+  out[pos + 9] = QUADS[(r1 << 2) + 3]!;
+  write4(out, pos + 10, rest - r1 * 10_000);
   return pos + 14;
 }
 
-/** ⌊n / d⌋ for integers n < 2^53: the division's rounding corrected by the remainder. */
-function quotient(n: number, d: number): number {
-  const q = Math.floor(n / d);
+/**
+ * ⌊n / d⌋ for integers 0 ≤ n < 2^53, d ≥ 10^6 and inverse ≈ 1/d: a multiplication costs a fraction
+ * of a division. n·inverse is within about 2^-51 of n/d relative, under 10^-5 absolute for these
+ * quotients (below 2^34), so its floor is off by at most one, and the remainder corrects that.
+ */
+function quotient(n: number, d: number, inverse: number): number {
+  const q = Math.floor(n * inverse);
   const r = n - q * d;
   return r < 0 ? q - 1 : r >= d ? q + 1 : q;
 }
 
 /** n (0 ≤ n < 10^8) without leading zeros. */
 function writeSmall(out: Uint8Array, pos: number, n: number): number {
-  const digits = n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : n < 1e6 ? 6 : n < 1e7 ? 7 : 8;
-  let at = pos + digits;
-  while (n >= 10) {
-    const q = (n / 10) | 0;
-    out[--at] = 48 + n - q * 10;
-    n = q;
+  if (n < 10_000) return writeLeading(out, pos, n);
+  const q = (n / 10_000) | 0;
+  pos = writeLeading(out, pos, q);
+  write4(out, pos, n - q * 10_000);
+  return pos + 4;
+}
+
+/** n (0 ≤ n < 10^4) without leading zeros: the tail of its quad. */
+function writeLeading(out: Uint8Array, pos: number, n: number): number {
+  const at = n << 2;
+  if (n >= 1000) {
+    out[pos] = QUADS[at]!;
+    out[pos + 1] = QUADS[at + 1]!;
+    out[pos + 2] = QUADS[at + 2]!;
+    out[pos + 3] = QUADS[at + 3]!;
+    return pos + 4;
   }
-  out[at - 1] = 48 + n;
-  return pos + digits;
+  if (n >= 100) {
+    out[pos] = QUADS[at + 1]!;
+    out[pos + 1] = QUADS[at + 2]!;
+    out[pos + 2] = QUADS[at + 3]!;
+    return pos + 3;
+  }
+  if (n >= 10) {
+    out[pos] = QUADS[at + 2]!;
+    out[pos + 1] = QUADS[at + 3]!;
+    return pos + 2;
+  }
+  out[pos] = QUADS[at + 3]!;
+  return pos + 1;
 }
 
 /** n (0 ≤ n < 10^8) in exactly 8 digits at pos. */
 function write8(out: Uint8Array, pos: number, n: number): void {
-  const a = (n / 10000) | 0;
-  const b = n - a * 10000;
-  const a1 = (a / 100) | 0;
-  const b1 = (b / 100) | 0;
-  write2(out, pos, a1);
-  write2(out, pos + 2, a - a1 * 100);
-  write2(out, pos + 4, b1);
-  write2(out, pos + 6, b - b1 * 100);
+  const q = (n / 10_000) | 0;
+  write4(out, pos, q);
+  write4(out, pos + 4, n - q * 10_000);
 }
 
-/** n (0 ≤ n < 100) in exactly 2 digits at pos. */
-function write2(out: Uint8Array, pos: number, n: number): void {
-  out[pos] = PAIRS[n << 1]!;
-  out[pos + 1] = PAIRS[(n << 1) + 1]!;
+/** n (0 ≤ n < 10^4) in exactly 4 digits at pos. */
+function write4(out: Uint8Array, pos: number, n: number): void {
+  const at = n << 2;
+  out[pos] = QUADS[at]!;
+  out[pos + 1] = QUADS[at + 1]!;
+  out[pos + 2] = QUADS[at + 2]!;
+  out[pos + 3] = QUADS[at + 3]!;
 }

@@ -68,6 +68,12 @@ describe('ID formatting', () => {
     for (let e = 0n; e <= 19n; e++) values.push(10n ** e - 1n, 10n ** e, 10n ** e + 1n);
     for (let e = 0n; e < 64n; e++) values.push((1n << e) - 1n, 1n << e, (1n << e) + 1n);
     for (let i = 0; i < 20_000; i++) values.push(randomBytes(8).readBigUInt64LE() >> BigInt(i % 64));
+    // Next to multiples of the limbs (10^4, 10^6, 10^8, 10^16), where a quotient off by one would show.
+    for (let i = 0; i < 2_000; i++) {
+      const d = [10n ** 4n, 10n ** 6n, 10n ** 8n, 10n ** 16n][i % 4]!;
+      const m = (randomBytes(8).readBigUInt64LE() >> BigInt(i % 48)) / d;
+      values.push(m * d - 1n, m * d, m * d + 1n);
+    }
     const out = Buffer.alloc(32);
     for (const v of values.filter((x) => x >= 0n && x <= MAX_UINT64)) {
       const end = writeUint64(out, 0, Number(v >> 32n), Number(v & 0xffffffffn));
