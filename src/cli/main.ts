@@ -145,7 +145,9 @@ program
     });
   });
 
-const sequences = program.command('sequences').description('create, widen, retire or list sequences');
+const sequences = program
+  .command('sequences')
+  .description('create, widen, retire or list sequences, or say how many IDs were lost and why');
 sequences
   .command('create <name>')
   .description('create a sequence on every backend')
