@@ -11,6 +11,10 @@ import { fleetUsage, type FleetUsage } from '../core/fleet-usage.js';
 import type { Holding, UsageCounts, UsageRow, UsageTally } from '../core/usage.js';
 import type { Logger } from '../logger.js';
 import { errorText } from '../util/error-text.js';
+import { settleWithin } from '../util/settle-within.js';
+
+/** How long a clean stop waits for its last write (the query and connect timeouts are 1 s each). */
+export const STOP_WRITE_WAIT_MS = 3000;
 
 /** What the reporter needs. */
 export interface UsageReporterOptions {
@@ -78,10 +82,14 @@ export class UsageReporter {
    */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    await this.#preparing;
-    await this.#writing;
     this.#stopped = true;
-    await this.flush();
+    const last = async (): Promise<void> => {
+      await this.#preparing;
+      await this.#writing;
+      await this.flush();
+    };
+    // A backend that hangs must not hold a shutdown up: its rows then read as a crash's.
+    await settleWithin([last()], STOP_WRITE_WAIT_MS);
   }
 
   async #write(): Promise<void> {
