@@ -115,6 +115,23 @@ describeEachEngine('every ID is accounted for across front ends', (engine) => {
       expect(adminMetrics).toMatch(new RegExp(`ticketd_ids_handed_out_total\\{sequence="${OPAQUE}"\\} 5`));
 
       await stopLoad();
+      // A running front end's own figures add up too, its cache as ticketd_cached_ids counts it (once refills in flight landed).
+      await sleep(300);
+      const own = await (
+        await fetch(`${again.url}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+      ).text();
+      const of = (series: string): number =>
+        [...own.matchAll(new RegExp(`^${series}\\{sequence="${SEQUENCE}"[^}]*\\} (\\S+)$`, 'gm'))].reduce(
+          (sum, m) => sum + Number(m[1]),
+          0,
+        );
+      expect(of('ticketd_ids_leased_total')).toBeGreaterThan(0);
+      expect(of('ticketd_ids_leased_total')).toBe(
+        of('ticketd_ids_handed_out_total') +
+          of('ticketd_ids_returned_total') +
+          of('ticketd_ids_abandoned_total') +
+          of('ticketd_cached_ids'),
+      );
       expect(await again.stop('SIGTERM')).toBe(0);
       const cli = await runCliAsync(['sequences', 'usage', SEQUENCE, '--json'], { TICKETD_BACKENDS: serving });
       expect(cli.stderr).toBe('');
