@@ -3,7 +3,8 @@
  * Each instance counts once, by its row of the highest flush number found on any backend (a backend
  * restored from a backup holds older rows, which lose). An instance whose row stopped being
  * rewritten and never said it stopped crashed: what it leased and had not reported as handed out,
- * returned or abandoned is lost to the crash, IDs it handed out after its last write included.
+ * returned or abandoned is lost to the crash, IDs it handed out after its last write included
+ * (and IDs it leased after its last write are in no figure: nobody heard of them).
  */
 import { LOSS_REASONS, NO_LOSS, totalAbandoned, type LossReason, type StoredUsageRow } from './usage.js';
 

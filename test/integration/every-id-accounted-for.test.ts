@@ -1,7 +1,8 @@
 /**
  * Usage accounting over a fleet (docs/operating.md, "How many IDs were lost, and why"): two `ticketd
  * serve` processes on the serving account alone (no UPDATE) under load, one killed with SIGKILL, the
- * other stopped cleanly and started again. The test counts the IDs it received itself. Once all have
+ * other stopped cleanly and started again, on a fleet whose schema lacked the table until the first
+ * of them, given the admin accounts, created it at start. The test counts the IDs it received itself. Once all have
  * stopped, the fleet's figures add up exactly (leased = handed out + returned + lost + cached), the
  * test received at least what the fleet says it handed out and at most that plus what the crash
  * lost, and IDs are lost to the crash and to the clean stop. While the restarted process runs, its
@@ -50,6 +51,21 @@ async function leaseBlock(url: string, ledger: IdLedger): Promise<void> {
   for (let id = BigInt(first); id <= BigInt(last); id++) ledger.record(String(id), 'block');
 }
 
+/** Waits until the server has ticketd_usage (created by a starting front end). */
+async function waitForTable(url: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    if (
+      await sqlOn(url, 'SELECT 1 FROM ticketd_usage LIMIT 1').then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await sleep(100);
+  }
+  throw new Error(`ticketd_usage was not created on ${url}`);
+}
+
 describeEachEngine('every ID is accounted for across front ends', (engine) => {
   it('adds up after a kill -9 and a clean restart, and says how many were lost and why', async () => {
     const pair = await startPrivatePair(engine.binary);
@@ -65,12 +81,16 @@ describeEachEngine('every ID is accounted for across front ends', (engine) => {
           (await runCliAsync(['sequences', 'create', name, '--block-size', '10', '--ids', ids], admin)).status,
         ).toBe(0);
       const serving = withAccount(pair.backendsUrl, 'tk_serve', 'serve-pass');
-      const start = async (): Promise<ChildTicketd> => {
-        const t = await spawnTicketd(serving, { TICKETD_USAGE_FLUSH_MS: String(FLUSH_MS) });
+      // A fleet initialised before the table existed: the first front end, given the admin accounts, creates it at start.
+      for (const server of [pair.a, pair.b]) await sqlOn(server.url, 'DROP TABLE ticketd_usage');
+      const start = async (env: Record<string, string> = {}): Promise<ChildTicketd> => {
+        const t = await spawnTicketd(serving, { TICKETD_USAGE_FLUSH_MS: String(FLUSH_MS), ...env });
         running.push(t);
         return t;
       };
-      const [doomed, restarted] = [await start(), await start()];
+      const doomed = await start({ TICKETD_ADMIN_BACKENDS: pair.backendsUrl });
+      for (const server of [pair.a, pair.b]) await waitForTable(server.url);
+      const restarted = await start();
       const ledger = new IdLedger();
       let targets = [
         { url: doomed.url, name: 'doomed' },
