@@ -199,7 +199,9 @@ export class ServedSequences {
       held: entry.available,
       retired,
     });
-    return [...[...this.#entries.values()].map((e) => of(e, false)), ...this.#dropped.map((e) => of(e, true))];
+    // A strict sequence caches no ranges: it issues through its leader's bound, and is not counted.
+    const cached = [...this.#entries.values()].filter((e) => e.settings.ids !== 'strict');
+    return [...cached.map((e) => of(e, false)), ...this.#dropped.map((e) => of(e, true))];
   }
 
   /** Gives back strict leases, and stops the encoder and the episode log. */
