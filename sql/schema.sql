@@ -166,3 +166,29 @@ CREATE TABLE IF NOT EXISTS ticketd_sequence_ceilings (
   created_at TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
+
+-- What each front end did with the IDs it leased, per sequence (docs/operating.md, "How many IDs
+-- were lost, and why"): its running totals, written every few seconds and at a clean stop. Each
+-- write inserts a row under a new flush_no and deletes the instance's older rows, so the serving
+-- account needs only INSERT, DELETE and SELECT, as for claims. Readers take each instance's row of
+-- the highest flush_no on any backend: a backend restored from a backup cannot take figures back.
+-- A row that is not stopped and was not rewritten for a few of its flush_every_ms is a front end
+-- that crashed: what it held counts as lost.
+CREATE TABLE IF NOT EXISTS ticketd_usage (
+  sequence          VARCHAR(48)      NOT NULL,
+  instance          VARCHAR(64)      NOT NULL,
+  flush_no          BIGINT UNSIGNED  NOT NULL,
+  stopped           TINYINT UNSIGNED NOT NULL,
+  flush_every_ms    INT UNSIGNED     NOT NULL,
+  ids_leased        BIGINT UNSIGNED  NOT NULL,
+  ids_handed_out    BIGINT UNSIGNED  NOT NULL,
+  ids_returned      BIGINT UNSIGNED  NOT NULL,
+  ids_reclaimed     BIGINT UNSIGNED  NOT NULL,
+  ids_cached        BIGINT UNSIGNED  NOT NULL,
+  ids_lost_shutdown BIGINT UNSIGNED  NOT NULL,
+  ids_lost_retired  BIGINT UNSIGNED  NOT NULL,
+  ids_lost_surplus  BIGINT UNSIGNED  NOT NULL,
+  written_at        TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, instance, flush_no),
+  KEY by_instance (instance, flush_no)
+) ENGINE=InnoDB;

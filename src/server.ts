@@ -27,6 +27,7 @@ import { strictForwarder } from './service/strict-forwarder.js';
 import { peerProof } from './service/peer-proof.js';
 import { WorkerLeases, type Workers } from './service/worker-leases.js';
 import { WorkerPools } from './service/worker-pools.js';
+import { UsageReporter } from './service/usage-reporter.js';
 import { runChecks } from './service/check.js';
 import { errorText } from './util/error-text.js';
 
@@ -160,6 +161,16 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   );
   peerUrl = `${config.tls === undefined ? 'http' : 'https'}://${config.advertiseHost}:${(peer.address() as AddressInfo).port}`;
   const port = (server.address() as AddressInfo).port;
+  // What this front end does with the IDs it leases, written to every backend (one instance per process or worker).
+  const usage = new UsageReporter({
+    allocator,
+    logger,
+    tally: service.usage,
+    holdings: () => service.holdings(),
+    instance: strict.instance,
+    flushEveryMs: config.usageFlushMs,
+  });
+  usage.start();
   logger.info(
     { port, https: config.tls !== undefined, backends: config.backends.map((b) => b.label) },
     'ticketd listening',
@@ -176,6 +187,8 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     close: async () => {
       await Promise.all([drain(server), drain(peer)]);
       activity.stop();
+      // Nothing is handed out any more: what is still cached is abandoned for `shutdown`, and said so.
+      await usage.stop();
       // The strict sequences give their leases back here, before the backend pools close.
       await service.close();
       forwarder.close();

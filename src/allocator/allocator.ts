@@ -8,6 +8,7 @@ import { DEFAULT_BACKEND_OPTIONS } from '../backend/backend-options.js';
 import type { Inspection, SchemaApplied, TicketBackend } from '../backend/ticket-backend.js';
 import type { WorkerLeaseStore } from '../backend/worker-lease-store.js';
 import type { StrictStore } from '../backend/strict-store.js';
+import type { UsageStore } from '../backend/usage-store.js';
 import type { IdRange } from '../core/blocks.js';
 import type { SequenceSettings } from '../core/sequence.js';
 import type { ServerSettings } from '../core/stripes.js';
@@ -211,6 +212,15 @@ export class Allocator {
           await this.#everywhere((b) => operation(b.strict), { includeOpen: true, only: [slot.label], serving: true })
         )[0]!,
     );
+  }
+
+  /**
+   * Runs a usage-accounting operation on every backend whose breaker is closed (open ones are
+   * answered for: a front end's figures wait for its next write rather than for a backend that is down).
+   * Accounting never stands in the way of issuing: a refusal (a missing table or grant) is only an answer.
+   */
+  onUsageStores<T>(operation: (store: UsageStore) => Promise<T>): Promise<Answer<T>[]> {
+    return this.#everywhere((b) => operation(b.usage));
   }
 
   /** True when at least one backend's breaker is closed, its last call did not fail, and no refusal stands before its tickets. */

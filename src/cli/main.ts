@@ -29,6 +29,7 @@ import { secretVariable } from '../config/secrets.js';
 import { addFleetCommands } from './fleet-commands.js';
 import { addMigrateCommands } from './migrate-commands.js';
 import { addWorkerCommands } from './worker-commands.js';
+import { addUsageCommand } from './usage-command.js';
 import { errorText } from '../util/error-text.js';
 
 /** How long a graceful shutdown may take before the process exits anyway. */
@@ -144,7 +145,9 @@ program
     });
   });
 
-const sequences = program.command('sequences').description('create, widen, retire or list sequences');
+const sequences = program
+  .command('sequences')
+  .description('create, widen, retire or list sequences, or say how many IDs were lost and why');
 sequences
   .command('create <name>')
   .description('create a sequence on every backend')
@@ -232,6 +235,7 @@ sequences
     });
   });
 
+addUsageCommand(sequences, withService);
 addMigrateCommands(program, withService, () => secretVariable(process.env, 'TICKETD_SOURCE'));
 addFleetCommands(program, withService, backendConfig);
 addWorkerCommands(program, withService);

@@ -119,6 +119,7 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     peerPort: c.peerPort,
     host: c.host,
     peerSecret: c.peerSecret,
+    usageFlushMs: c.usageFlushMs,
   });
 }
 

@@ -14,6 +14,9 @@ import {
   DEFAULT_MAX_COUNT,
   DEFAULT_PORT,
   MAX_MAX_COUNT,
+  DEFAULT_USAGE_FLUSH_MS,
+  MIN_USAGE_FLUSH_MS,
+  MAX_USAGE_FLUSH_MS,
   MAX_WORKERS,
   MIN_PEER_SECRET_CHARS,
   SETTING_NAMES,
@@ -178,6 +181,9 @@ export const settingsSchema = (tls: TlsDefaults) =>
         }
         return value;
       }),
+    usageFlushMs: integer(SETTING_NAMES.usageFlushMs, MIN_USAGE_FLUSH_MS, MAX_USAGE_FLUSH_MS)
+      .optional()
+      .transform((v) => v ?? DEFAULT_USAGE_FLUSH_MS),
     peerPort: integer(SETTING_NAMES.peerPort, 0, 65535)
       .optional()
       .transform((v) => v ?? 0),

@@ -14,6 +14,10 @@ export const DEFAULT_MAX_COUNT = 10_000;
 export const MAX_MAX_COUNT = 1_000_000;
 /** Upper bound on --workers. */
 export const MAX_WORKERS = 64;
+/** How often a front end writes its usage figures (TICKETD_USAGE_FLUSH_MS), and the bounds given values must keep. */
+export const DEFAULT_USAGE_FLUSH_MS = 5000;
+export const MIN_USAGE_FLUSH_MS = 100;
+export const MAX_USAGE_FLUSH_MS = 600_000;
 /** Shortest TICKETD_PEER_SECRET accepted. */
 export const MIN_PEER_SECRET_CHARS = 16;
 
@@ -51,6 +55,8 @@ export interface Config {
   readonly host: string | undefined;
   /** What proves a forwarded call comes from a front end of this fleet; undefined: derived from the backends (service/peer-proof.ts). */
   readonly peerSecret: string | undefined;
+  /** How often this front end writes its usage figures to every backend (docs/operating.md, "How many IDs were lost, and why"). */
+  readonly usageFlushMs: number;
 }
 
 /** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
@@ -90,6 +96,7 @@ export interface ConfigInput {
   readonly host?: string | undefined;
   readonly peerSecret?: string | undefined;
   readonly peerSecretFile?: string | undefined;
+  readonly usageFlushMs?: string | number | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -122,6 +129,7 @@ export const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object
   host: 'TICKETD_HOST',
   peerSecret: 'TICKETD_PEER_SECRET',
   peerSecretFile: 'TICKETD_PEER_SECRET_FILE',
+  usageFlushMs: 'TICKETD_USAGE_FLUSH_MS',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -154,6 +162,7 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     host: env.TICKETD_HOST,
     peerSecret: env.TICKETD_PEER_SECRET,
     peerSecretFile: env.TICKETD_PEER_SECRET_FILE,
+    usageFlushMs: env.TICKETD_USAGE_FLUSH_MS,
   };
 }
 

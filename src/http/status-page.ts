@@ -11,6 +11,8 @@ import { poolSize } from '../core/worker-leases.js';
 import { ERROR_SHOWN_TO_ADMIN, namesOf } from './backend-names.js';
 import type { ProcessTotals } from './process-totals.js';
 import { countedFor, type Counted } from './visibility.js';
+import { LOSS_REASONS } from '../core/usage.js';
+import type { FleetUsage } from '../core/fleet-usage.js';
 
 /** Seconds between refreshes of the page. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -28,6 +30,8 @@ export interface StatusPageInfo {
   readonly now: number;
   /** IDs handed out and cached by the whole process (every worker), as /metrics counts them. */
   readonly totals?: ProcessTotals;
+  /** The fleet's usage figures of the sequences the page may show (ordered and strict ones); undefined when unread. */
+  readonly usage?: readonly FleetUsage[];
 }
 
 /** The overall state: every backend usable, some not (still issuing), or none and no cache. */
@@ -104,6 +108,7 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <h2>Sequences served by this process</h2>
 <table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
+${usageSection(info.usage)}
 ${
   pools.length === 0
     ? ''
@@ -114,6 +119,33 @@ ${
 ${renderChart(activity)}
 </body></html>
 `;
+}
+
+/**
+ * IDs lost, by every front end (docs/operating.md, "How many IDs were lost, and why"): of the
+ * sequences the page may show, from the figures each front end writes to the backends.
+ */
+function usageSection(usage: readonly FleetUsage[] | undefined): string {
+  const heading = `<h2>IDs lost, over every front end</h2>`;
+  if (usage === undefined) return `${heading}\n<p class="muted">No backend answered with the usage figures.</p>`;
+  const rows = usage.map((u) =>
+    row(
+      [
+        u.sequence,
+        group(u.handedOut),
+        group(u.lostTotal),
+        u.lossRatio === null ? '' : `${(u.lossRatio * 100).toFixed(2)}%`,
+        ...LOSS_REASONS.map((reason) => group(u.lost[reason])),
+        group(u.cached),
+        group(u.returned),
+        `${u.instances.running} running, ${u.instances.stopped} stopped, ${u.instances.crashed} crashed`,
+      ],
+      u.lost.crash > 0 ? 'down' : '',
+    ),
+  );
+  return `${heading}
+<table id="usage"><tr><th>sequence</th><th>IDs handed out</th><th>IDs lost</th><th>share lost</th>${LOSS_REASONS.map((r) => `<th>lost: ${r}</th>`).join('')}<th>IDs cached now</th><th>IDs given back</th><th>front ends</th></tr>${rows.join('')}</table>
+<p class="muted">Lost: leased from the backends and never handed out: left cached at a clean stop (shutdown), cached when the sequence was retired, a hedged refill's second block for a client (surplus), or held by a front end that stopped writing its figures without saying it stopped (crash: its cache, and what it handed out in its last seconds).</p>`;
 }
 
 /** One row per worker pool: how many worker IDs are leased, cooling down after an expiry, and free. */

@@ -13,6 +13,7 @@ import type { StrictEvents } from '../service/strict-sequence.js';
 import type { WorkerPools } from '../service/worker-pools.js';
 import { allocatorSeries, eventCounters, HTTP_BUCKETS_SECONDS, strictSeries, workerSeries } from './event-series.js';
 import { addLeaseGauges, addScraped } from './scraped-series.js';
+import { addUsageSeries } from './usage-series.js';
 
 export { FETCH_BUCKETS_SECONDS, HTTP_BUCKETS_SECONDS, SKEW_BUCKETS_SECONDS } from './event-series.js';
 
@@ -116,6 +117,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   addLeaseGauges(registers, () => workers);
   const events = allocatorSeries(registers, counters);
   addScraped(registers, () => service);
+  addUsageSeries(registers, () => service);
   // Which version each process runs: a rolling upgrade's mixed versions show as two series. `max`
   // under --workers: every worker of a process runs the same version (a sum would read 2).
   new Gauge({

@@ -7,6 +7,7 @@
 import type { Allocator } from '../allocator/allocator.js';
 import type { Clock } from '../core/clock.js';
 import type { IdRange } from '../core/blocks.js';
+import type { Holding, UsageTally } from '../core/usage.js';
 import { assertSequenceName, type SequenceSettings } from '../core/sequence.js';
 import { judgeRows } from '../core/widening.js';
 import { BackendsUnavailableError, SequenceExhaustedError, SequenceRetiredError } from '../core/errors.js';
@@ -31,6 +32,8 @@ export interface ServedSequencesOptions {
   readonly clock: Clock;
   /** How this process leads or follows strict sequences; without it a strict sequence is refused. */
   readonly strict: StrictContext | undefined;
+  /** Where the IDs leased, and blocks leased to clients, are counted (usage accounting). */
+  readonly usage: UsageTally;
 }
 
 /** What a fresh read of a sequence found: retired, widened or the same; `answered` when any backend did. */
@@ -60,9 +63,13 @@ export class ServedSequences {
   /** Prefetches that fail on every refill while a backend is cut off: one line per episode. */
   readonly #episodes: EpisodeLog;
   readonly #rechecks: SettingsRechecks;
+  readonly #usage: UsageTally;
+  /** Entries dropped (retired) that still hold IDs: what they hold is abandoned, and counted so. */
+  readonly #dropped: SequenceEntry[] = [];
 
   constructor(options: ServedSequencesOptions) {
     this.#allocator = options.allocator;
+    this.#usage = options.usage;
     this.#logger = options.logger;
     this.#clock = options.clock;
     this.#episodes = new EpisodeLog(this.#logger, { clock: this.#clock });
@@ -121,6 +128,9 @@ export class ServedSequences {
   /** A retired sequence: its cache is dropped (a gap, never a repeat) and it is refused from now on. */
   drop(name: string): SequenceRetiredError {
     const retired = retiredError(name);
+    const entry = this.#entries.get(name);
+    // Its cache may still receive a refill's late blocks, or hand out to a request that waited on one.
+    if (entry !== undefined) this.#dropped.push(entry);
     this.#entries.delete(name);
     this.#rechecks.forget(name);
     const strict = this.#strict.get(name);
@@ -181,6 +191,19 @@ export class ServedSequences {
     return this.#entries.entries();
   }
 
+  /** What each sequence's cache handed out and holds now, the retired ones' included (usage accounting). */
+  holdings(): Holding[] {
+    const of = (entry: SequenceEntry, retired: boolean): Holding => ({
+      sequence: entry.settings.name,
+      handedOut: entry.issued,
+      held: entry.available,
+      retired,
+    });
+    // A strict sequence caches no ranges: it issues through its leader's bound, and is not counted.
+    const cached = [...this.#entries.values()].filter((e) => e.settings.ids !== 'strict');
+    return [...cached.map((e) => of(e, false)), ...this.#dropped.map((e) => of(e, true))];
+  }
+
   /** Gives back strict leases, and stops the encoder and the episode log. */
   async close(): Promise<void> {
     this.#rechecks.close();
@@ -200,7 +223,14 @@ export class ServedSequences {
       clock: this.#clock,
       logger: this.#logger,
       encoder: this.#encoder,
-      refill: (e, tickets, late) => this.fetch(e, tickets, late),
+      refill: async (e, tickets, late) => {
+        const ranges = await this.fetch(e, tickets, (more) => {
+          this.#usage.leased(name, idsIn(more));
+          late(more);
+        });
+        this.#usage.leased(name, idsIn(ranges));
+        return ranges;
+      },
       onBackgroundError: (error) =>
         this.#episodes.note(
           `prefetch ${name}`,
@@ -230,8 +260,17 @@ export class ServedSequences {
 
   /** One fresh ticket's block, past the cache (a client hands its IDs out itself). */
   async #leaseBlock(entry: SequenceEntry): Promise<IdRange> {
-    const [block] = await this.fetch(entry, 1);
-    if (block === undefined) throw new Error(`a refill of sequence ${entry.settings.name} gave no block`);
+    const name = entry.settings.name;
+    // A refill hedged past a slow backend may bring a second block, now or late: the client gets one.
+    const surplus = (ranges: readonly IdRange[]): void => {
+      this.#usage.leased(name, idsIn(ranges));
+      this.#usage.abandoned(name, 'surplus', idsIn(ranges));
+    };
+    const [block, ...more] = await this.fetch(entry, 1, surplus);
+    if (block === undefined) throw new Error(`a refill of sequence ${name} gave no block`);
+    surplus(more);
+    this.#usage.leased(name, idsIn([block]));
+    this.#usage.handedOut(name, idsIn([block]));
     return block;
   }
 
@@ -242,4 +281,11 @@ export class ServedSequences {
     await this.refresh(entry);
     return this.#entries.get(name) === entry;
   }
+}
+
+/** How many IDs the ranges hold. */
+function idsIn(ranges: readonly IdRange[]): number {
+  let n = 0;
+  for (const r of ranges) n += Number(r.last - r.first + 1n);
+  return n;
 }

@@ -17,6 +17,11 @@ import type { IssuedIds } from './opaque-ids.js';
 import { ServedSequences, type StrictContext } from './served-sequences.js';
 import { liveLeader } from '../core/strict.js';
 import { firstMajority } from './strict-quorum.js';
+import { UsageTally, type Holding, type UsageCounts } from '../core/usage.js';
+import { FleetUsageView, readFleetUsage, type FleetUsageRead } from './usage-reporter.js';
+
+/** A scrape or page view reads the fleet's usage figures at most this often. */
+export const FLEET_USAGE_MAX_AGE_MS = 2000;
 
 export type { StrictContext } from './served-sequences.js';
 
@@ -36,6 +41,9 @@ export class TicketService {
   readonly #strictInstance: string | undefined;
   /** Modes of sequences this process has not loaded, as read for the metrics' redaction (idsOf). */
   readonly #modes = new Map<string, IdMode>();
+  /** What this process did with the IDs it leased, per sequence (usage accounting; service/usage-reporter.ts writes it). */
+  readonly usage = new UsageTally();
+  readonly #fleetUsage: FleetUsageView;
 
   constructor(options: TicketServiceOptions) {
     this.#allocator = options.allocator;
@@ -45,7 +53,13 @@ export class TicketService {
       logger: options.logger,
       clock: options.clock ?? Date.now,
       strict: options.strict,
+      usage: this.usage,
     });
+    this.#fleetUsage = new FleetUsageView(
+      () => readFleetUsage(this.#allocator),
+      options.clock ?? Date.now,
+      FLEET_USAGE_MAX_AGE_MS,
+    );
   }
 
   /**
@@ -210,6 +224,25 @@ export class TicketService {
     const mode = found?.ok === true ? found.value?.ids : undefined;
     if (mode !== undefined && this.#modes.size < MAX_UNKNOWN_SEQUENCES) this.#modes.set(name, mode);
     return mode;
+  }
+
+  /** What each sequence's cache handed out and holds now (usage accounting). */
+  holdings(): Holding[] {
+    return this.#served.holdings();
+  }
+
+  /** This process's usage figures now, per sequence. */
+  usageFigures(): Map<string, UsageCounts> {
+    return this.usage.figures(this.holdings());
+  }
+
+  /**
+   * The fleet's usage figures from every backend's rows: read afresh for one sequence, or (for
+   * scrapes and page views, `cached`) at most every FLEET_USAGE_MAX_AGE_MS.
+   */
+  fleetUsage(options: { sequence?: string; cached?: boolean } = {}): Promise<FleetUsageRead> {
+    if (options.cached === true && options.sequence === undefined) return this.#fleetUsage.read();
+    return readFleetUsage(this.#allocator, options.sequence);
   }
 
   /** Names of the sequences this process found retired (it served or was asked for them). */

@@ -132,6 +132,12 @@ export class FakeServer {
         extend: () => Promise.reject(new Error('fake backend: no strict sequences')),
         resign: () => Promise.reject(new Error('fake backend: no strict sequences')),
       },
+      // Usage rows likewise: accounting's writes fail here, as on a backend that does not answer.
+      usage: {
+        prepare: () => Promise.reject(new Error('fake backend: no usage rows')),
+        write: () => Promise.reject(new Error('fake backend: no usage rows')),
+        read: () => Promise.reject(new Error('fake backend: no usage rows')),
+      },
       close: async () => undefined,
     };
     return handle;

@@ -5,6 +5,7 @@ import type { WorkerPools } from '../../service/worker-pools.js';
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../router.js';
 import { processTotals } from '../process-totals.js';
+import type { FleetUsage } from '../../core/fleet-usage.js';
 import { renderStatusPage } from '../status-page.js';
 import { strangerBackend } from '../backend-names.js';
 import { countedFor, redactMetrics, type AdminCheck } from '../visibility.js';
@@ -63,11 +64,13 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
       const now = clock();
       // The figures of the whole process, as /metrics has them (every worker's under --workers); without them, this worker's.
       const totals = await metrics.render().then(processTotals, () => undefined);
+      const usage = await shownUsage(service);
       const info = {
         version: options.version,
         startedAt: options.startedAt ?? now,
         now,
         ...(totals === undefined ? {} : { totals }),
+        ...(usage === undefined ? {} : { usage }),
       };
       res
         .set('Cache-Control', 'no-store')
@@ -75,4 +78,12 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
         .send(renderStatusPage(service, options.activity?.points() ?? [], info, pools));
     },
   });
+}
+
+/** The fleet's usage figures of ordered and strict sequences only: the page is open to all (visibility.ts). */
+async function shownUsage(service: TicketService): Promise<FleetUsage[] | undefined> {
+  const read = await service.fleetUsage({ cached: true }).catch(() => undefined);
+  if (read === undefined) return undefined;
+  const modes = await Promise.all(read.sequences.map((s) => service.idsOf(s.sequence).catch(() => undefined)));
+  return read.sequences.filter((_s, i) => modes[i] === 'ordered' || modes[i] === 'strict');
 }
