@@ -85,7 +85,10 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   if (config.allowUnsafeDurability) {
     logger.warn({}, 'started with --allow-unsafe-durability: a crash of a backend can make IDs repeat; for demos only');
   }
-  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
+  const metrics = createMetrics({
+    processMetrics: options.processMetrics ?? false,
+    runsOutWarningSeconds: config.runsOutWarningSeconds,
+  });
   const allocator = createAllocator(options, metrics);
   await checkBeforeListening(allocator, config, logger);
   // Strict sequences: this process leads or forwards (service/strict-sequence.ts); its peers reach it
@@ -109,7 +112,11 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     unfenced,
   };
   const service = new TicketService({ allocator, logger, strict, ...(options.clock && { clock: options.clock }) });
-  const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
+  const pools = new WorkerPools({
+    allocator,
+    layout: config.snowflakeLayout,
+    ...(options.clock && { clock: options.clock }),
+  });
   const leases = new WorkerLeases({
     allocator,
     pools,

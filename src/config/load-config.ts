@@ -119,6 +119,8 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     peerPort: c.peerPort,
     host: c.host,
     peerSecret: c.peerSecret,
+    runsOutWarningSeconds: c.runsOutWarningDays * 86_400,
+    snowflakeLayout: Object.freeze({ epochMs: c.snowflakeEpoch, timeBits: c.snowflakeTimeBits }),
   });
 }
 

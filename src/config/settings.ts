@@ -5,6 +5,7 @@
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { NamedToken, SecretFiles } from './secrets.js';
 import type { LogLevel } from '../logger.js';
+import type { AssumedLayout } from '../core/snowflake-lifetime.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
 export const DEFAULT_PORT = 8080;
@@ -14,6 +15,8 @@ export const DEFAULT_MAX_COUNT = 10_000;
 export const MAX_MAX_COUNT = 1_000_000;
 /** Upper bound on --workers. */
 export const MAX_WORKERS = 64;
+/** TICKETD_RUNS_OUT_WARNING_DAYS when unset: the time left below which a sequence is reported as running out. */
+export const DEFAULT_RUNS_OUT_WARNING_DAYS = 14;
 /** Shortest TICKETD_PEER_SECRET accepted. */
 export const MIN_PEER_SECRET_CHARS = 16;
 
@@ -51,6 +54,10 @@ export interface Config {
   readonly host: string | undefined;
   /** What proves a forwarded call comes from a front end of this fleet; undefined: derived from the backends (service/peer-proof.ts). */
   readonly peerSecret: string | undefined;
+  /** A sequence with less time left than this at its recent rate is running out (the alert compares the two gauges). */
+  readonly runsOutWarningSeconds: number;
+  /** What the Snowflake holders mint with (client options ticketd cannot see), for the time field's lifetime. */
+  readonly snowflakeLayout: AssumedLayout;
 }
 
 /** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
@@ -90,6 +97,9 @@ export interface ConfigInput {
   readonly host?: string | undefined;
   readonly peerSecret?: string | undefined;
   readonly peerSecretFile?: string | undefined;
+  readonly runsOutWarningDays?: string | number | undefined;
+  readonly snowflakeEpoch?: string | undefined;
+  readonly snowflakeTimeBits?: string | number | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -122,6 +132,9 @@ export const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object
   host: 'TICKETD_HOST',
   peerSecret: 'TICKETD_PEER_SECRET',
   peerSecretFile: 'TICKETD_PEER_SECRET_FILE',
+  runsOutWarningDays: 'TICKETD_RUNS_OUT_WARNING_DAYS',
+  snowflakeEpoch: 'TICKETD_SNOWFLAKE_EPOCH',
+  snowflakeTimeBits: 'TICKETD_SNOWFLAKE_TIME_BITS',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -154,6 +167,9 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     host: env.TICKETD_HOST,
     peerSecret: env.TICKETD_PEER_SECRET,
     peerSecretFile: env.TICKETD_PEER_SECRET_FILE,
+    runsOutWarningDays: env.TICKETD_RUNS_OUT_WARNING_DAYS,
+    snowflakeEpoch: env.TICKETD_SNOWFLAKE_EPOCH,
+    snowflakeTimeBits: env.TICKETD_SNOWFLAKE_TIME_BITS,
   };
 }
 

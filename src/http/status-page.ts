@@ -11,6 +11,7 @@ import { poolSize } from '../core/worker-leases.js';
 import { ERROR_SHOWN_TO_ADMIN, namesOf } from './backend-names.js';
 import type { ProcessTotals } from './process-totals.js';
 import { countedFor, type Counted } from './visibility.js';
+import { formatRate, formatSpan, formatTimeLeft, group } from './human-figures.js';
 
 /** Seconds between refreshes of the page. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -19,6 +20,8 @@ const CHART_HEIGHT = 120;
 /** Room left of and below the plot for the axis labels. */
 const AXIS_LEFT = 70;
 const AXIS_BOTTOM = 20;
+/** A pool's row is marked when its time field has less than a year left (the TicketdSnowflakeTimeFieldEnding alert's threshold). */
+const TIME_FIELD_WARNING_SECONDS = 365 * 86_400;
 
 /** What the page says about the process beside the service's state. */
 export interface StatusPageInfo {
@@ -102,13 +105,13 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <p class="muted">Backends are named by their place in TICKETD_BACKENDS (A is the first): the page is open to all, so addresses, accounts and error texts are the admin's (GET /readyz with the token).</p>
 <table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error and its time (shown only while it is still happening)</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
-<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
+<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 5 min)</th><th>share of maxId taken</th><th>time left at that rate</th><th>runs out at</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
 ${
   pools.length === 0
     ? ''
     : `<h2>Snowflake worker pools</h2>
-<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`
+<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th><th>time field lasts (epoch, time bits)</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`
 }
 <h2>IDs of ordered sequences issued per second by the worker that answered</h2>
 ${renderChart(activity)}
@@ -129,8 +132,9 @@ function poolRows(pools: readonly PoolState[], scrub: (text: string) => string):
           group(p.free),
           `${p.pool.ttlMs / 1000} s`,
           scrub(p.unanswered.join(', ')),
+          `${formatTimeLeft(p.timeField.secondsLeft)}, until ${new Date(p.timeField.endsMs).toISOString().slice(0, 10)} (${new Date(p.timeField.epochMs).toISOString().slice(0, 10)}, ${p.timeField.timeBits} bits)`,
         ],
-        p.free === 0 || p.unanswered.length > 0 ? 'down' : '',
+        p.free === 0 || p.unanswered.length > 0 || p.timeField.secondsLeft < TIME_FIELD_WARNING_SECONDS ? 'down' : '',
       ),
     )
     .join('');
@@ -165,7 +169,9 @@ function sequenceRows(
   counted: Counted,
   totals: ProcessTotals | undefined,
 ): string {
-  const retired = service.retiredSequences().map((name) => row([name, '', '', '', '', '', '', '', 'retired'], 'muted'));
+  const retired = service
+    .retiredSequences()
+    .map((name) => row([name, '', '', '', '', '', '', '', '', 'retired'], 'muted'));
   return (
     retired.join('') +
     served
@@ -176,6 +182,7 @@ function sequenceRows(
             name,
             settings?.ids ?? '',
             group(settings?.blockSize ?? ''),
+            'not shown',
             'not shown',
             'not shown',
             'not shown',
@@ -196,6 +203,7 @@ function sequenceRows(
               ? ''
               : formatRate(capacity.idsPerSecond),
             capacity === undefined ? '' : `${capacity.usedPercent}%`,
+            capacity === undefined ? '' : formatTimeLeft(capacity.secondsLeft),
             capacity?.projectedExhaustionAt ?? '',
             capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
           ],
@@ -264,23 +272,6 @@ function breakerWords(b: BackendStatus): string {
     refused: 'closed, its account refused a statement',
   };
   return words[b.state] ?? b.state;
-}
-
-function formatSpan(seconds: number): string {
-  if (seconds < 120) return `${seconds} s`;
-  if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86_400)} days`;
-}
-
-function formatRate(perSecond: number): string {
-  return perSecond >= 100 ? Math.round(perSecond).toLocaleString('en') : perSecond.toFixed(1);
-}
-
-/** An integer (number, bigint or decimal string) with thousands separators. */
-function group(value: number | bigint | string): string {
-  const text = String(value);
-  return /^[0-9]+$/.test(text) ? text.replace(/\B(?=(\d{3})+(?!\d))/g, ',') : text;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
