@@ -21,11 +21,11 @@ export interface CapacityStatus {
   /** Highest ID fetched so far, as a percentage of maxId. */
   readonly usedPercent: number;
   readonly highestId: string;
-  /** IDs per second by which the frontier moved over the last minutes; null until measured. */
+  /** Of maxId's range per second, as the fleet takes it over the last 5 minutes (capacity-forecast.ts); null in the first seconds. */
   readonly idsPerSecond: number | null;
-  /** Seconds until maxId is reached at that rate: 0 once exhausted, null without a rate (none yet, or 0). */
+  /** Seconds until the sequence answers exhausted at that rate: 0 once exhausted, null without a rate (none yet, or 0). */
   readonly secondsLeft: number | null;
-  /** When maxId is reached at that rate; null without a rate or past the last instant a Date holds. */
+  /** When it does; null without a rate or past the last instant a Date holds. */
   readonly projectedExhaustionAt: string | null;
 }
 
