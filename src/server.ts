@@ -147,6 +147,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     activity,
     version: packageVersion(),
     startedAt: (options.clock ?? Date.now)(),
+    runsOutWarningSeconds: config.runsOutWarningSeconds,
     ...(options.clock && { clock: options.clock }),
   });
   const host = options.host ?? config.host;

@@ -31,6 +31,8 @@ export interface StatusPageInfo {
   readonly now: number;
   /** IDs handed out and cached by the whole process (every worker), as /metrics counts them. */
   readonly totals?: ProcessTotals;
+  /** A sequence with less time left than this is marked, as the alert would (TICKETD_RUNS_OUT_WARNING_DAYS). */
+  readonly runsOutWarningSeconds?: number;
 }
 
 /** The overall state: every backend usable, some not (still issuing), or none and no cache. */
@@ -85,7 +87,7 @@ export function renderStatusPage(
   // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
   const counted = countedFor(service, false);
   const backends = backendRows(service, served.filter(counted));
-  const sequences = sequenceRows(service, served, counted, info.totals);
+  const sequences = sequenceRows(service, served, counted, info);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
@@ -167,7 +169,7 @@ function sequenceRows(
   service: TicketService,
   served: readonly string[],
   counted: Counted,
-  totals: ProcessTotals | undefined,
+  { totals, runsOutWarningSeconds = Number.POSITIVE_INFINITY }: StatusPageInfo,
 ): string {
   const retired = service
     .retiredSequences()
@@ -207,7 +209,10 @@ function sequenceRows(
             capacity?.projectedExhaustionAt ?? '',
             capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
           ],
-          capacity === undefined || capacity.level === 'ok' ? '' : 'down',
+          capacity === undefined ||
+            (capacity.level === 'ok' && (capacity.secondsLeft ?? Infinity) >= runsOutWarningSeconds)
+            ? ''
+            : 'down',
         );
       })
       .join('')

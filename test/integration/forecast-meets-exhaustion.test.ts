@@ -96,6 +96,8 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
     // The gauge is the same figure (read a moment later), and the page says it to a person.
     expect(Math.abs(metric! - forecast.secondsLeft!)).toBeLessThan(2);
     expect(page).toMatch(/<td>1\d s<\/td>/);
+    // Under TICKETD_RUNS_OUT_WARNING_DAYS (half a day here) its row is marked, as the alert would fire.
+    expect(page).toContain(`<tr class="down"><td>${SEQUENCE}</td>`);
     // Every ID below maxId was issued but what the other front end still caches.
     expect(issued).toBeGreaterThan(2400);
 

@@ -26,6 +26,7 @@ export interface OperationsRoutesOptions {
   readonly activity: ActivityHistory | undefined;
   readonly version: string;
   readonly startedAt: number | undefined;
+  readonly runsOutWarningSeconds?: number | undefined;
   readonly clock: () => number;
 }
 
@@ -67,6 +68,7 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
         version: options.version,
         startedAt: options.startedAt ?? now,
         now,
+        ...(options.runsOutWarningSeconds !== undefined && { runsOutWarningSeconds: options.runsOutWarningSeconds }),
         ...(totals === undefined ? {} : { totals }),
       };
       res
