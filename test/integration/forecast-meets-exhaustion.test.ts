@@ -10,6 +10,7 @@ import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
 import { sleep } from '../support/id-ledger.js';
 import { putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { putPool } from '../support/worker-pools.js';
 
 const SEQUENCE = 'forecast';
 /** The pair's stripes are 16 wide (sql/backend-*.cnf): 2 tickets in every 16, so 250 tickets of 10 IDs. */
@@ -19,6 +20,8 @@ const PER_TICK = [8, 2] as const;
 const TICK_MS = 100;
 /** 2,500 IDs at 100 a second: the run lasts about 25 s; the forecast is read at 10 s. */
 const READ_AT_MS = 10_000;
+/** The Snowflake holders' epoch the front ends are told: 100 days ago, so 35 time bits last 297.7 days more. */
+const EPOCH_MS = Date.now() - 100 * 86_400_000;
 
 interface Capacity {
   readonly secondsLeft: number | null;
@@ -31,7 +34,7 @@ async function capacityOf(url: string): Promise<Capacity> {
   return ((await res.json()) as { capacity: Capacity }).capacity;
 }
 
-async function gauge(url: string, line: RegExp): Promise<number | undefined> {
+async function seriesValue(url: string, line: RegExp): Promise<number | undefined> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const match = line.exec(text);
   return match === null ? undefined : Number(match[1]);
@@ -44,7 +47,13 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
   beforeAll(async () => {
     pair = await startPrivatePair(engine.binary);
     for (let i = 0; i < 2; i++)
-      fronts.push(await startInProcess(pair.backendsUrl, { runsOutWarningDays: '0.5', logLevel: 'silent' }));
+      fronts.push(
+        await startInProcess(pair.backendsUrl, {
+          runsOutWarningDays: '0.5',
+          snowflakeEpoch: String(EPOCH_MS),
+          logLevel: 'silent',
+        }),
+      );
     expect(await putSequence(fronts[0]!.url, SEQUENCE, { blockSize: 10, maxId: String(MAX_ID) })).toBe(201);
   }, 120_000);
   afterAll(async () => {
@@ -76,7 +85,7 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
     const readAt = Date.now();
     const forecast = await capacityOf(fronts[0]!.url);
     const other = await capacityOf(fronts[1]!.url);
-    const metric = await gauge(
+    const metric = await seriesValue(
       fronts[0]!.url,
       new RegExp(`^ticketd_sequence_seconds_left\\{sequence="${SEQUENCE}"\\} (\\S+)$`, 'm'),
     );
@@ -104,12 +113,36 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
     const after = await capacityOf(fronts[0]!.url);
     expect(after).toMatchObject({ level: 'exhausted', secondsLeft: 0 });
     expect(
-      await gauge(
+      await seriesValue(
         fronts[0]!.url,
         new RegExp(`^ticketd_sequence_seconds_left\\{sequence="${SEQUENCE}"\\} (\\S+)$`, 'm'),
       ),
     ).toBe(0);
-    expect(await gauge(fronts[0]!.url, /^ticketd_sequence_seconds_left_warning (\S+)$/m)).toBe(43_200);
+    expect(await seriesValue(fronts[0]!.url, /^ticketd_sequence_seconds_left_warning (\S+)$/m)).toBe(43_200);
     expect(await (await fetch(`${fronts[0]!.url}/`)).text()).toMatch(/<td>none<\/td>/);
   }, 90_000);
+
+  it("tells when a 16-bit pool's 35-bit time field runs out, for the epoch the operator gave", async () => {
+    const url = fronts[1]!.url;
+    expect((await putPool(url, 'forecast_pool', { workerBits: 16 })).status).toBe(201);
+    const pool = (await (await fetch(`${url}/v1/worker-pools/forecast_pool`)).json()) as {
+      timeField: { timeBits: number; epoch: string; endsAt: string; secondsLeft: number };
+    };
+    expect(pool.timeField).toMatchObject({
+      timeBits: 35,
+      epoch: new Date(EPOCH_MS).toISOString(),
+      endsAt: new Date(EPOCH_MS + 2 ** 35).toISOString(),
+    });
+    const left = (EPOCH_MS + 2 ** 35 - Date.now()) / 1000;
+    expect(Math.abs(pool.timeField.secondsLeft - left)).toBeLessThan(60);
+    const gauge = await seriesValue(
+      url,
+      /^ticketd_worker_pool_time_field_seconds_left\{pool="forecast_pool"\} (\S+)$/m,
+    );
+    expect(Math.abs(gauge! - left)).toBeLessThan(60);
+    // Under a year: marked on the status page, as TicketdSnowflakeTimeFieldEnding would fire.
+    expect(await (await fetch(`${url}/`)).text()).toMatch(
+      /<tr class="down"><td>forecast_pool<\/td>.*<td>297 days, until /,
+    );
+  });
 });
