@@ -71,7 +71,7 @@ const SCRAPED: readonly ScrapedSeries[] = [
   {
     type: 'gauge',
     name: 'ticketd_sequence_seconds_left',
-    help: 'Seconds until the sequence reaches its maxId at the rate of ticketd_sequence_ids_per_second; 0 once exhausted, no sample while there is no rate (none measured yet, or none over the last minutes).',
+    help: 'Seconds until the sequence reaches its maxId at the rate of ticketd_sequence_ids_per_second; 0 once exhausted, no sample while there is no rate (in the first seconds, or before a second fetch).',
     labelNames: ['sequence'],
     // Under --workers the worker that fetched last has the newest frontier and the shortest figure.
     aggregator: 'min',

@@ -15,7 +15,9 @@
 
 /**
  * The rate is measured from the last sample at least this old until now: a change in load shows
- * in full within this window, and a drop to nothing as well (the rate falls to 0 with it).
+ * in full within this window. When this process fetched nothing since (a big block lasts it longer
+ * than the window), from the last sample before its last fetch: the rate then falls as the time
+ * without a fetch grows, and is measured again at the next.
  */
 export const CAPACITY_WINDOW_MS = 5 * 60_000;
 /** No rate over a shorter span: the first fetches (a range and its prefetch) come in a burst. */
@@ -39,10 +41,17 @@ export interface Forecast {
   readonly secondsLeft: number | null;
 }
 
-/** The sample a rate is measured from: the newest at least `windowMs` before `at`, or else the oldest. */
-export function anchorOf(samples: readonly CapacitySample[], at: number, windowMs: number): CapacitySample | undefined {
+/**
+ * The sample a rate is measured from: the newest at least `windowMs` before `now` with a fetch of
+ * this process after it (its frontier below now's); the oldest while there is none.
+ */
+export function anchorOf(
+  samples: readonly CapacitySample[],
+  now: CapacitySample,
+  windowMs: number,
+): CapacitySample | undefined {
   let anchor = samples[0];
-  for (const s of samples) if (s.at <= at - windowMs) anchor = s;
+  for (const s of samples) if (s.frontier < now.frontier && s.at <= now.at - windowMs) anchor = s;
   return anchor;
 }
 
@@ -54,7 +63,7 @@ export function forecast(
   cached: bigint,
   windowMs = CAPACITY_WINDOW_MS,
 ): Forecast {
-  const anchor = anchorOf(samples, now.at, windowMs);
+  const anchor = anchorOf(samples, now, windowMs);
   if (anchor === undefined || now.at - anchor.at < CAPACITY_MIN_SPAN_MS)
     return { idsPerSecond: null, secondsLeft: null };
   const seconds = (now.at - anchor.at) / 1000;

@@ -120,12 +120,20 @@ export class CapacityTracker {
     return { at, frontier: this.#frontier, fetched: this.#fetched, issued: this.#counts().issued };
   }
 
-  /** At most once a second; the newest sample older than the window is kept (the rate's anchor). */
+  /**
+   * At most once a second. An older sample goes once the next one can anchor every later rate
+   * (anchorOf); of a run without fetches only its first and last are kept.
+   */
   #sample(at: number): void {
-    const latest = this.#samples[this.#samples.length - 1];
+    const samples = this.#samples;
+    const latest = samples[samples.length - 1];
     if (latest !== undefined && at - latest.at < CAPACITY_SAMPLE_INTERVAL_MS) return;
-    this.#samples.push(this.#now(at));
-    while (this.#samples.length > 1 && at - this.#samples[1]!.at >= CAPACITY_WINDOW_MS) this.#samples.shift();
+    const next = this.#now(at);
+    const before = samples[samples.length - 2];
+    if (before?.frontier === next.frontier && latest?.frontier === next.frontier) samples.pop();
+    samples.push(next);
+    while (samples.length > 1 && at - samples[1]!.at >= CAPACITY_WINDOW_MS && samples[1]!.frontier < this.#frontier)
+      samples.shift();
   }
 
   #report(): void {

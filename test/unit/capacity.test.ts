@@ -91,7 +91,7 @@ describe('sequence capacity', () => {
   const near = (value: number | null | undefined, expected: number): boolean =>
     value !== null && value !== undefined && Math.abs(value / expected - 1) < 0.01;
 
-  it('answers a doubling of the load within the window, and a stop by falling to no rate', () => {
+  it('answers a doubling of the load within the window, and a stop by a falling rate', () => {
     const t = setup(10n ** 12n);
     let frontier = load(t, 1n, 100, 1800);
     expect(near(t.tracker.status()!.idsPerSecond, 100)).toBe(true);
@@ -104,7 +104,31 @@ describe('sequence capacity', () => {
     // No fetch for half the window: the rate halves.
     expect(near(t.tracker.status()!.idsPerSecond, 100)).toBe(true);
     t.advance(CAPACITY_WINDOW_MS);
-    expect(t.tracker.status()).toMatchObject({ idsPerSecond: 0, secondsLeft: null, projectedExhaustionAt: null });
+    // From before the last fetch: one second's 200 IDs over the window and a half since.
+    expect(near(t.tracker.status()!.idsPerSecond, 200 / (1 + (1.5 * CAPACITY_WINDOW_MS) / 1000))).toBe(true);
+  });
+
+  it('holds the rate of a process whose blocks last it longer than the window, between its fetches', () => {
+    // 10 IDs a second from blocks of 10,000 fetched every 1,000 s, the status read every 15 s (scrapes).
+    let now = 0;
+    let fetched = 0n;
+    const tracker = new CapacityTracker(
+      10n ** 9n,
+      () => now,
+      () => undefined,
+      () => ({ cached: fetched - BigInt(Math.floor(now / 100)), issued: BigInt(Math.floor(now / 100)) }),
+    );
+    const rates: number[] = [];
+    for (; now <= 4_000_000; now += 15_000) {
+      if (BigInt(now) >= fetched * 100n) {
+        fetched += 10_000n;
+        tracker.observe(fetched, 10_000n);
+      }
+      const rate = tracker.status()!.idsPerSecond;
+      if (now > 1_000_000 && rate !== null) rates.push(rate);
+    }
+    expect(rates.length).toBeGreaterThan(100);
+    expect(rates.every((r) => near(r, 10) || Math.abs(r - 10) < 0.5)).toBe(true);
   });
 
   it('counts its own cache as still to come, so a cache warming up does not read as load', () => {
