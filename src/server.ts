@@ -86,7 +86,10 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
   if (config.allowUnsafeDurability) {
     logger.warn({}, 'started with --allow-unsafe-durability: a crash of a backend can make IDs repeat; for demos only');
   }
-  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
+  const metrics = createMetrics({
+    processMetrics: options.processMetrics ?? false,
+    runsOutWarningSeconds: config.runsOutWarningSeconds,
+  });
   const allocator = createAllocator(options, metrics);
   await checkBeforeListening(allocator, config, logger);
   // Strict sequences: this process leads or forwards (service/strict-sequence.ts); its peers reach it
@@ -110,7 +113,11 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     unfenced,
   };
   const service = new TicketService({ allocator, logger, strict, ...(options.clock && { clock: options.clock }) });
-  const pools = new WorkerPools({ allocator, ...(options.clock && { clock: options.clock }) });
+  const pools = new WorkerPools({
+    allocator,
+    layout: config.snowflakeLayout,
+    ...(options.clock && { clock: options.clock }),
+  });
   const leases = new WorkerLeases({
     allocator,
     pools,
@@ -141,6 +148,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     activity,
     version: packageVersion(),
     startedAt: (options.clock ?? Date.now)(),
+    runsOutWarningSeconds: config.runsOutWarningSeconds,
     ...(options.clock && { clock: options.clock }),
   });
   const host = options.host ?? config.host;

@@ -120,6 +120,8 @@ export function loadConfig(env: ConfigInput, flags: ConfigInput = {}, file: Conf
     host: c.host,
     peerSecret: c.peerSecret,
     usageFlushMs: c.usageFlushMs,
+    runsOutWarningSeconds: c.runsOutWarningDays * 86_400,
+    snowflakeLayout: Object.freeze({ epochMs: c.snowflakeEpoch, timeBits: c.snowflakeTimeBits }),
   });
 }
 

@@ -18,9 +18,14 @@ import {
   MIN_USAGE_FLUSH_MS,
   MAX_USAGE_FLUSH_MS,
   MAX_WORKERS,
+  DEFAULT_RUNS_OUT_WARNING_DAYS,
   MIN_PEER_SECRET_CHARS,
   SETTING_NAMES,
 } from './settings.js';
+import { DEFAULT_SNOWFLAKE_EPOCH_MS, MAX_TIME_BITS } from '../core/snowflake-lifetime.js';
+
+/** Longest TICKETD_RUNS_OUT_WARNING_DAYS: ten years. */
+const MAX_RUNS_OUT_WARNING_DAYS = 3650;
 
 /** An integer setting given as a decimal string or (from a file) a number. */
 const integer = (name: string, min: number, max: number): z.ZodType<number> =>
@@ -194,6 +199,37 @@ export const settingsSchema = (tls: TlsDefaults) =>
         error:
           "TICKETD_HOST must be an address or host name to listen on (127.0.0.1, ::1, 0.0.0.0, a local interface's address)",
       }),
+    runsOutWarningDays: z
+      .union([z.number(), z.string()])
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value === '') return DEFAULT_RUNS_OUT_WARNING_DAYS;
+        const n = typeof value === 'number' ? value : /^[0-9]+(\.[0-9]+)?$/.test(value) ? Number(value) : NaN;
+        if (!(n > 0 && n <= MAX_RUNS_OUT_WARNING_DAYS)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${SETTING_NAMES.runsOutWarningDays} must be a number of days above 0, at most ${MAX_RUNS_OUT_WARNING_DAYS}; got ${got(value)}`,
+          });
+          return z.NEVER;
+        }
+        return n;
+      }),
+    snowflakeEpoch: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value === '') return DEFAULT_SNOWFLAKE_EPOCH_MS;
+        const ms = /^[0-9]+$/.test(value) ? Number(value) : /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
+        if (!Number.isSafeInteger(ms)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${SETTING_NAMES.snowflakeEpoch} must be the Snowflake clients' epoch as an ISO 8601 date (2024-01-01T00:00:00Z) or milliseconds since 1970; got ${got(value)}`,
+          });
+          return z.NEVER;
+        }
+        return ms;
+      }),
+    snowflakeTimeBits: integer(SETTING_NAMES.snowflakeTimeBits, 1, MAX_TIME_BITS).optional(),
     peerSecret: z
       .string()
       .optional()

@@ -5,6 +5,7 @@
 import type { BackendAddress } from '../backend/backend-address.js';
 import type { NamedToken, SecretFiles } from './secrets.js';
 import type { LogLevel } from '../logger.js';
+import type { AssumedLayout } from '../core/snowflake-lifetime.js';
 
 /** Port the HTTP server listens on when neither --port nor TICKETD_PORT is given. */
 export const DEFAULT_PORT = 8080;
@@ -18,6 +19,8 @@ export const MAX_WORKERS = 64;
 export const DEFAULT_USAGE_FLUSH_MS = 5000;
 export const MIN_USAGE_FLUSH_MS = 100;
 export const MAX_USAGE_FLUSH_MS = 600_000;
+/** TICKETD_RUNS_OUT_WARNING_DAYS when unset: the time left below which a sequence is reported as running out. */
+export const DEFAULT_RUNS_OUT_WARNING_DAYS = 14;
 /** Shortest TICKETD_PEER_SECRET accepted. */
 export const MIN_PEER_SECRET_CHARS = 16;
 
@@ -57,6 +60,10 @@ export interface Config {
   readonly peerSecret: string | undefined;
   /** How often this front end writes its usage figures to every backend (docs/operating.md, "How many IDs were lost, and why"). */
   readonly usageFlushMs: number;
+  /** A sequence with less time left than this at its recent rate is running out (the alert compares the two gauges). */
+  readonly runsOutWarningSeconds: number;
+  /** What the Snowflake holders mint with (client options ticketd cannot see), for the time field's lifetime. */
+  readonly snowflakeLayout: AssumedLayout;
 }
 
 /** The PEM files `serve` listens with (TICKETD_TLS_CERT, TICKETD_TLS_KEY, TICKETD_TLS_CLIENT_CA). */
@@ -97,6 +104,9 @@ export interface ConfigInput {
   readonly peerSecret?: string | undefined;
   readonly peerSecretFile?: string | undefined;
   readonly usageFlushMs?: string | number | undefined;
+  readonly runsOutWarningDays?: string | number | undefined;
+  readonly snowflakeEpoch?: string | undefined;
+  readonly snowflakeTimeBits?: string | number | undefined;
 }
 
 /** The environment variable (or flag) each setting is read from, for messages. */
@@ -130,6 +140,9 @@ export const SETTING_NAMES: Readonly<Record<keyof ConfigInput, string>> = Object
   peerSecret: 'TICKETD_PEER_SECRET',
   peerSecretFile: 'TICKETD_PEER_SECRET_FILE',
   usageFlushMs: 'TICKETD_USAGE_FLUSH_MS',
+  runsOutWarningDays: 'TICKETD_RUNS_OUT_WARNING_DAYS',
+  snowflakeEpoch: 'TICKETD_SNOWFLAKE_EPOCH',
+  snowflakeTimeBits: 'TICKETD_SNOWFLAKE_TIME_BITS',
 });
 
 /** Reads TICKETD_* variables from an environment. */
@@ -163,6 +176,9 @@ export function configInputFromEnv(env: Record<string, string | undefined>): Con
     peerSecret: env.TICKETD_PEER_SECRET,
     peerSecretFile: env.TICKETD_PEER_SECRET_FILE,
     usageFlushMs: env.TICKETD_USAGE_FLUSH_MS,
+    runsOutWarningDays: env.TICKETD_RUNS_OUT_WARNING_DAYS,
+    snowflakeEpoch: env.TICKETD_SNOWFLAKE_EPOCH,
+    snowflakeTimeBits: env.TICKETD_SNOWFLAKE_TIME_BITS,
   };
 }
 

@@ -46,6 +46,8 @@ export interface AppOptions {
   readonly version?: string;
   /** When this process started (the status page shows its uptime). */
   readonly startedAt?: number;
+  /** The status page marks a sequence with less time left than this (TICKETD_RUNS_OUT_WARNING_DAYS). */
+  readonly runsOutWarningSeconds?: number;
   readonly clock?: () => number;
   /** The issuing routes' guards when something else shares them (the fast path); default: the app's own. */
   readonly issuingGuards?: IssuingGuards;
@@ -113,6 +115,7 @@ export function createApp(options: AppOptions): Express {
     activity: options.activity,
     version: options.version ?? '',
     startedAt: options.startedAt,
+    runsOutWarningSeconds: options.runsOutWarningSeconds,
     clock: options.clock ?? Date.now,
   });
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -160,6 +160,22 @@ export const workerPoolPaths = {
                       'workerId, owner, state, epoch, holder, expiresAt, freeAt; null without the admin token.',
                   },
                   redacted: { type: 'boolean' },
+                  timeField: {
+                    type: 'object',
+                    required: ['timeBits', 'epoch', 'endsAt', 'secondsLeft'],
+                    description:
+                      "When the holders' Snowflake time field runs out: for the epoch and time bits TICKETD_SNOWFLAKE_EPOCH and TICKETD_SNOWFLAKE_TIME_BITS say they use (holders' options ticketd cannot see; default the clients' 2024-01-01 and 41 bits, fewer for a pool wider than 10 worker bits).",
+                    properties: {
+                      timeBits: { type: 'integer' },
+                      epoch: { type: 'string', format: 'date-time' },
+                      endsAt: {
+                        type: 'string',
+                        format: 'date-time',
+                        description: 'The first millisecond the field cannot hold.',
+                      },
+                      secondsLeft: { type: 'integer', minimum: 0 },
+                    },
+                  },
                 },
               },
             ],

@@ -89,7 +89,16 @@ export const openApiDocument = Object.freeze({
           },
           usedPercent: { type: 'number' },
           highestId: idString,
-          idsPerSecond: { type: ['number', 'null'] },
+          idsPerSecond: {
+            type: ['number', 'null'],
+            description:
+              'How fast the highest ticket any process fetched moved (the whole fleet), from the last sample at least 5 minutes old to now; null in the first seconds.',
+          },
+          secondsLeft: {
+            type: ['number', 'null'],
+            minimum: 0,
+            description: 'Seconds until maxId at that rate: 0 once exhausted; null without a rate (none yet, or 0).',
+          },
           projectedExhaustionAt: { type: ['string', 'null'], format: 'date-time' },
         },
       },

@@ -13,6 +13,7 @@ import type { ProcessTotals } from './process-totals.js';
 import { countedFor, type Counted } from './visibility.js';
 import { LOSS_REASONS } from '../core/usage.js';
 import type { FleetUsage } from '../core/fleet-usage.js';
+import { formatRate, formatSpan, formatTimeLeft, group } from './human-figures.js';
 
 /** Seconds between refreshes of the page. */
 export const STATUS_REFRESH_SECONDS = 5;
@@ -21,6 +22,8 @@ const CHART_HEIGHT = 120;
 /** Room left of and below the plot for the axis labels. */
 const AXIS_LEFT = 70;
 const AXIS_BOTTOM = 20;
+/** A pool's row is marked when its time field has less than a year left (the TicketdSnowflakeTimeFieldEnding alert's threshold). */
+const TIME_FIELD_WARNING_SECONDS = 365 * 86_400;
 
 /** What the page says about the process beside the service's state. */
 export interface StatusPageInfo {
@@ -32,6 +35,8 @@ export interface StatusPageInfo {
   readonly totals?: ProcessTotals;
   /** The fleet's usage figures of the sequences the page may show (ordered and strict ones); undefined when unread. */
   readonly usage?: readonly FleetUsage[];
+  /** A sequence with less time left than this is marked, as the alert would (TICKETD_RUNS_OUT_WARNING_DAYS). */
+  readonly runsOutWarningSeconds?: number;
 }
 
 /** The overall state: every backend usable, some not (still issuing), or none and no cache. */
@@ -86,7 +91,7 @@ export function renderStatusPage(
   // The page is open to all: no figure of an opaque sequence is on it (visibility.ts).
   const counted = countedFor(service, false);
   const backends = backendRows(service, served.filter(counted));
-  const sequences = sequenceRows(service, served, counted, info.totals);
+  const sequences = sequenceRows(service, served, counted, info);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${STATUS_REFRESH_SECONDS}"><title>ticketd status: ${overall.state}</title>
 <style>
@@ -106,14 +111,14 @@ svg{border:1px solid #ccc;background:#fbfbfb}.muted{color:#777}
 <p class="muted">Backends are named by their place in TICKETD_BACKENDS (A is the first): the page is open to all, so addresses, accounts and error texts are the admin's (GET /readyz with the token).</p>
 <table id="backends"><tr><th>backend</th><th>status</th><th>circuit breaker</th><th>tickets it issues</th><th>last ticket, by sequence</th><th>last error and its time (shown only while it is still happening)</th></tr>${backends}</table>
 <h2>Sequences served by this process</h2>
-<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 10 min)</th><th>share of maxId taken</th><th>runs out at that rate</th><th>state</th></tr>${sequences}</table>
+<table id="sequences"><tr><th>sequence</th><th>IDs</th><th>block size</th><th>IDs handed out by this process (all workers)</th><th>IDs cached in this process (all workers)</th><th>IDs/s taken in blocks by all processes (last 5 min)</th><th>share of maxId taken</th><th>time left at that rate</th><th>runs out at</th><th>state</th></tr>${sequences}</table>
 <p class="muted">An opaque sequence's figures would tell its volume: they are shown only with the admin token (GET /v1/sequences/{name}, /metrics).</p>
 ${usageSection(info.usage)}
 ${
   pools.length === 0
     ? ''
     : `<h2>Snowflake worker pools</h2>
-<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`
+<table id="pools"><tr><th>pool</th><th>worker IDs</th><th>leased</th><th>cooling down</th><th>free</th><th>lease TTL</th><th>owners not answering</th><th>time field lasts (epoch, time bits)</th></tr>${poolRows(pools, namesOf(service).scrub)}</table>`
 }
 <h2>IDs of ordered sequences issued per second by the worker that answered</h2>
 ${renderChart(activity)}
@@ -161,8 +166,9 @@ function poolRows(pools: readonly PoolState[], scrub: (text: string) => string):
           group(p.free),
           `${p.pool.ttlMs / 1000} s`,
           scrub(p.unanswered.join(', ')),
+          `${formatTimeLeft(p.timeField.secondsLeft)}, until ${new Date(p.timeField.endsMs).toISOString().slice(0, 10)} (${new Date(p.timeField.epochMs).toISOString().slice(0, 10)}, ${p.timeField.timeBits} bits)`,
         ],
-        p.free === 0 || p.unanswered.length > 0 ? 'down' : '',
+        p.free === 0 || p.unanswered.length > 0 || p.timeField.secondsLeft < TIME_FIELD_WARNING_SECONDS ? 'down' : '',
       ),
     )
     .join('');
@@ -195,9 +201,11 @@ function sequenceRows(
   service: TicketService,
   served: readonly string[],
   counted: Counted,
-  totals: ProcessTotals | undefined,
+  { totals, runsOutWarningSeconds = Number.POSITIVE_INFINITY }: StatusPageInfo,
 ): string {
-  const retired = service.retiredSequences().map((name) => row([name, '', '', '', '', '', '', '', 'retired'], 'muted'));
+  const retired = service
+    .retiredSequences()
+    .map((name) => row([name, '', '', '', '', '', '', '', '', 'retired'], 'muted'));
   return (
     retired.join('') +
     served
@@ -208,6 +216,7 @@ function sequenceRows(
             name,
             settings?.ids ?? '',
             group(settings?.blockSize ?? ''),
+            'not shown',
             'not shown',
             'not shown',
             'not shown',
@@ -228,10 +237,14 @@ function sequenceRows(
               ? ''
               : formatRate(capacity.idsPerSecond),
             capacity === undefined ? '' : `${capacity.usedPercent}%`,
+            capacity === undefined ? '' : formatTimeLeft(capacity.secondsLeft),
             capacity?.projectedExhaustionAt ?? '',
             capacity?.level ?? (cache?.exhausted ? 'exhausted' : 'ok'),
           ],
-          capacity === undefined || capacity.level === 'ok' ? '' : 'down',
+          capacity === undefined ||
+            (capacity.level === 'ok' && (capacity.secondsLeft ?? Infinity) >= runsOutWarningSeconds)
+            ? ''
+            : 'down',
         );
       })
       .join('')
@@ -296,23 +309,6 @@ function breakerWords(b: BackendStatus): string {
     refused: 'closed, its account refused a statement',
   };
   return words[b.state] ?? b.state;
-}
-
-function formatSpan(seconds: number): string {
-  if (seconds < 120) return `${seconds} s`;
-  if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86_400)} days`;
-}
-
-function formatRate(perSecond: number): string {
-  return perSecond >= 100 ? Math.round(perSecond).toLocaleString('en') : perSecond.toFixed(1);
-}
-
-/** An integer (number, bigint or decimal string) with thousands separators. */
-function group(value: number | bigint | string): string {
-  const text = String(value);
-  return /^[0-9]+$/.test(text) ? text.replace(/\B(?=(\d{3})+(?!\d))/g, ',') : text;
 }
 
 /** `a`, `a and b`, `a, b and c`. */

@@ -14,6 +14,7 @@ import type { WorkerPools } from '../service/worker-pools.js';
 import { allocatorSeries, eventCounters, HTTP_BUCKETS_SECONDS, strictSeries, workerSeries } from './event-series.js';
 import { addLeaseGauges, addScraped } from './scraped-series.js';
 import { addUsageSeries } from './usage-series.js';
+import { DEFAULT_RUNS_OUT_WARNING_DAYS } from '../config/settings.js';
 
 export { FETCH_BUCKETS_SECONDS, HTTP_BUCKETS_SECONDS, SKEW_BUCKETS_SECONDS } from './event-series.js';
 
@@ -101,7 +102,9 @@ function callerCounts(registers: Registry[]): TicketdMetrics['called'] {
 }
 
 /** Creates the registry and its series. `processMetrics` adds prom-client's process_* and nodejs_* series. */
-export function createMetrics(options: { processMetrics?: boolean } = {}): TicketdMetrics {
+export function createMetrics(
+  options: { processMetrics?: boolean; runsOutWarningSeconds?: number } = {},
+): TicketdMetrics {
   const registry = new Registry();
   const registers = [registry];
   let service: TicketService | undefined;
@@ -129,6 +132,13 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Ticke
   })
     .labels(THIS_VERSION)
     .set(1);
+  // The operator's threshold as a series, so the alert compares two series and its rule is never edited.
+  new Gauge({
+    name: 'ticketd_sequence_seconds_left_warning',
+    help: 'TICKETD_RUNS_OUT_WARNING_DAYS in seconds: a sequence with less time left than this (ticketd_sequence_seconds_left) is running out.',
+    registers,
+    aggregator: 'max',
+  }).set(options.runsOutWarningSeconds ?? DEFAULT_RUNS_OUT_WARNING_DAYS * 86_400);
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   return {

@@ -70,6 +70,15 @@ const SCRAPED: readonly ScrapedSeries[] = [
   },
   {
     type: 'gauge',
+    name: 'ticketd_sequence_seconds_left',
+    help: 'Seconds until the sequence reaches its maxId at the rate of ticketd_sequence_ids_per_second; 0 once exhausted, no sample while there is no rate (in the first seconds, or before a second fetch).',
+    labelNames: ['sequence'],
+    // Under --workers the worker that fetched last has the newest frontier and the shortest figure.
+    aggregator: 'min',
+    read: perSequence((s, n) => s.capacityStatus(n)?.secondsLeft),
+  },
+  {
+    type: 'gauge',
     name: 'ticketd_backend_up',
     help: '1 when the backend answered its last call (a refusal for want of a privilege is an answer), 0 when it failed or its breaker is open, -1 before any call.',
     labelNames: ['backend'],
@@ -190,6 +199,11 @@ export function addLeaseGauges(registers: Registry[], workers: () => WorkerPools
       'cooling',
     ],
     ['ticketd_worker_leases_free', 'Worker IDs free to lease now, per pool (of the owners that answered).', 'free'],
+    [
+      'ticketd_worker_pool_time_field_seconds_left',
+      "Seconds until the pool's Snowflake time field runs out, for the epoch and time bits TICKETD_SNOWFLAKE_EPOCH and TICKETD_SNOWFLAKE_TIME_BITS say the holders use.",
+      'timeFieldSecondsLeft',
+    ],
   ] as const) {
     new Gauge({
       name,
@@ -202,7 +216,8 @@ export function addLeaseGauges(registers: Registry[], workers: () => WorkerPools
         const pools = workers();
         for (const pool of pools?.served() ?? []) {
           const state = await pools!.state(pool).catch(() => undefined);
-          if (state !== undefined) this.labels(pool).set(state[pick]);
+          if (state !== undefined)
+            this.labels(pool).set(pick === 'timeFieldSecondsLeft' ? state.timeField.secondsLeft : state[pick]);
         }
       },
     });

@@ -75,7 +75,7 @@ export class SequenceEntry {
 
   /** Records the IDs of fetched ranges in the capacity view. */
   observe(ranges: readonly IdRange[]): void {
-    for (const r of ranges) this.#capacity.observe(r.last);
+    for (const r of ranges) this.#capacity.observe(r.last, r.last - r.first + 1n);
   }
 
   /** The backends have no ticket left below maxId. */
@@ -125,11 +125,15 @@ export class SequenceEntry {
 
   #capacityOf(settings: SequenceSettings): CapacityTracker {
     const { name, maxId } = settings;
-    return new CapacityTracker(maxId, this.#options.clock, (status) =>
-      this.#options.logger.warn(
-        { sequence: name, ...status },
-        `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`,
-      ),
+    return new CapacityTracker(
+      maxId,
+      this.#options.clock,
+      (status) =>
+        this.#options.logger.warn(
+          { sequence: name, ...status },
+          `sequence ${name} is ${status.level}: ${status.usedPercent}% of maxId ${maxId} used`,
+        ),
+      () => ({ cached: BigInt(this.available), issued: BigInt(this.issued) }),
     );
   }
 }

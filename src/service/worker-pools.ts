@@ -18,6 +18,12 @@ import {
 } from '../core/worker-leases.js';
 import { BackendsUnavailableError, PoolConflictError, PoolNotFoundError, SchemaOutdatedError } from '../core/errors.js';
 import { errorText } from '../util/error-text.js';
+import {
+  DEFAULT_SNOWFLAKE_EPOCH_MS,
+  timeField,
+  type AssumedLayout,
+  type TimeField,
+} from '../core/snowflake-lifetime.js';
 
 /** Pools the status page shows at most. */
 const MAX_POOLS_SHOWN = 20;
@@ -28,6 +34,8 @@ const PROBE_EVERY_MS = 1000;
 export interface WorkerPoolsOptions {
   readonly allocator: Allocator;
   readonly clock?: Clock;
+  /** The epoch and time bits the holders mint with (TICKETD_SNOWFLAKE_EPOCH, TICKETD_SNOWFLAKE_TIME_BITS); default: the clients' defaults. */
+  readonly layout?: AssumedLayout;
 }
 
 /** A pool's owner backend: its offset, and its label once a configured backend has answered with it. */
@@ -57,18 +65,22 @@ export interface PoolState {
   readonly leases: readonly LeaseView[];
   /** Owners that did not answer: their worker IDs are not counted. */
   readonly unanswered: readonly string[];
+  /** When the holders' time field runs out, for the layout ticketd assumes they use. */
+  readonly timeField: TimeField;
 }
 
 /** Worker pools on every backend. */
 export class WorkerPools {
   readonly #allocator: Allocator;
   readonly #clock: Clock;
+  readonly #layout: AssumedLayout;
   readonly #pools = new Map<string, PoolSettings>();
   #probedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: WorkerPoolsOptions) {
     this.#allocator = options.allocator;
     this.#clock = options.clock ?? Date.now;
+    this.#layout = options.layout ?? { epochMs: DEFAULT_SNOWFLAKE_EPOCH_MS, timeBits: undefined };
   }
 
   /**
@@ -178,7 +190,8 @@ export class WorkerPools {
     leases.sort((a, b) => a.workerId - b.workerId);
     const leased = leases.filter((l) => l.state === 'leased').length;
     const cooling = leases.length - leased;
-    return { pool, leased, cooling, free: counted - leased - cooling, leases, unanswered };
+    const field = timeField(pool.workerBits, this.#layout, this.#clock());
+    return { pool, leased, cooling, free: counted - leased - cooling, leases, unanswered, timeField: field };
   }
 
   /** The state of every pool (the first MAX_POOLS_SHOWN by name), skipping any that cannot be read now (the status page). */

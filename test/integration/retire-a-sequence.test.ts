@@ -153,7 +153,7 @@ describe('retiring a sequence', () => {
         `ticketd_sequence_retired{sequence="${name}"} 1`,
       );
       expect(await (await fetch(`${s.url}/`)).text()).toMatch(
-        new RegExp(`<td>${name}</td>(<td></td>){7}<td>retired</td>`),
+        new RegExp(`<td>${name}</td>(<td></td>){8}<td>retired</td>`),
       );
     }
     expect((await fetch(`${caching.url}/v1/sequences/${name}`, { method: 'DELETE', headers: admin })).status).toBe(200);

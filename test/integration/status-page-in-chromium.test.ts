@@ -56,7 +56,12 @@ if (!available && process.env.CI !== undefined && process.env.CI !== '' && proce
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     await page.goto(`${server.url}/`);
     // Worker pools: counts only (holders are the admin's to see).
-    expect(await page.locator('#pools tr').allInnerTexts()).toContain(`${pool}\t8\t1\t0\t7\t30 s\t`);
+    // The last column: how long the clients' default time field lasts (41 bits from 2024-01-01).
+    expect(await page.locator('#pools tr').allInnerTexts()).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^${pool}\t8\t1\t0\t7\t30 s\t\t\\d+ years, until 2093-09-06 \\(2024-01-01, 41 bits\\)$`),
+      ),
+    );
     const backends = await page.locator('#backends tr').allInnerTexts();
     // Open to all: backends by letter, never their address.
     for (const letter of ['A', 'B']) expect(backends.find((r) => r.startsWith(`${letter}\t`))).toMatch(/\bup\b/);

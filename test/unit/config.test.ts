@@ -126,6 +126,22 @@ describe('loadConfig: the rest of the settings', () => {
     );
   });
 
+  it('takes the runs-out warning in days and the Snowflake epoch and time bits, naming each bad one', () => {
+    const backends = 'mysql://db:3306/ticketd';
+    expect(loadConfig({ backends }).runsOutWarningSeconds).toBe(14 * 86_400);
+    expect(loadConfig({ backends, runsOutWarningDays: '0.5' }).runsOutWarningSeconds).toBe(43_200);
+    expect(loadConfig({ backends }).snowflakeLayout).toEqual({ epochMs: Date.UTC(2024, 0, 1), timeBits: undefined });
+    expect(
+      loadConfig({ backends, snowflakeEpoch: '2015-01-01T00:00:00Z', snowflakeTimeBits: '39' }).snowflakeLayout,
+    ).toEqual({ epochMs: Date.UTC(2015, 0, 1), timeBits: 39 });
+    expect(loadConfig({ backends, snowflakeEpoch: '1288834974657' }).snowflakeLayout.epochMs).toBe(1288834974657);
+    expect(() =>
+      loadConfig({ backends, runsOutWarningDays: '0', snowflakeEpoch: 'yesterday', snowflakeTimeBits: '49' }),
+    ).toThrow(
+      /TICKETD_RUNS_OUT_WARNING_DAYS must be a number of days above 0.*got "?0"?.*TICKETD_SNOWFLAKE_EPOCH must be .*TICKETD_SNOWFLAKE_TIME_BITS must be an integer from 1 to 48/,
+    );
+  });
+
   it('names a value given as a flag by its flag, and one from the environment by its variable', () => {
     expect(() => loadConfig({ backends }, { workers: '0' })).toThrow(
       /^--workers must be an integer from 1 to 64; got "0"$/,

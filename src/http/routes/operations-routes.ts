@@ -27,6 +27,7 @@ export interface OperationsRoutesOptions {
   readonly activity: ActivityHistory | undefined;
   readonly version: string;
   readonly startedAt: number | undefined;
+  readonly runsOutWarningSeconds?: number | undefined;
   readonly clock: () => number;
 }
 
@@ -69,6 +70,7 @@ export function addOperationsRoutes(route: Route, options: OperationsRoutesOptio
         version: options.version,
         startedAt: options.startedAt ?? now,
         now,
+        ...(options.runsOutWarningSeconds !== undefined && { runsOutWarningSeconds: options.runsOutWarningSeconds }),
         ...(totals === undefined ? {} : { totals }),
         ...(usage === undefined ? {} : { usage }),
       };

@@ -53,6 +53,12 @@ export function addWorkerRoutes(route: Route, options: WorkerRoutesOptions): voi
         unanswered,
         leases: detail ? state.leases : null,
         redacted: !detail,
+        timeField: {
+          timeBits: state.timeField.timeBits,
+          epoch: new Date(state.timeField.epochMs).toISOString(),
+          endsAt: new Date(state.timeField.endsMs).toISOString(),
+          secondsLeft: state.timeField.secondsLeft,
+        },
       });
     },
     put: {
