@@ -96,8 +96,10 @@ export class RangeReturns {
     // Every backend must take the claim: with one not closed, leave the rows for later.
     if (!this.#o.slots.every((s) => s.closed)) return [];
     const looks = await this.#o.everywhere((b) => b.returns.list(sequence, RETURNED_ROWS_PER_LOOK), { serving: true });
+    // A backend that does not answer the look would not take the claim either: claiming now would only lose ranges.
+    if (!looks.every((a) => a.ok)) return [];
     const found = looks.flatMap((a) => (a.ok ? a.value.map((range) => ({ holder: a.backend, range })) : []));
-    if (looks.every((a) => a.ok) && found.length === 0) {
+    if (found.length === 0) {
       this.#noneSince.set(sequence, this.#o.clock());
       return [];
     }
