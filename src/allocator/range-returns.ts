@@ -97,8 +97,11 @@ export class RangeReturns {
     if (!this.#o.slots.every((s) => s.closed)) return [];
     const looks = await this.#o.everywhere((b) => b.returns.list(sequence, RETURNED_ROWS_PER_LOOK), { serving: true });
     // A backend that does not answer the look would not take the claim either: claiming now would only lose ranges.
-    if (!looks.every((a) => a.ok)) return [];
-    const found = looks.flatMap((a) => (a.ok ? a.value.map((range) => ({ holder: a.backend, range })) : []));
+    const found: { holder: string; range: ReturnedRange }[] = [];
+    for (const a of looks) {
+      if (!a.ok) return [];
+      for (const range of a.value) found.push({ holder: a.backend, range });
+    }
     if (found.length === 0) {
       this.#noneSince.set(sequence, this.#o.clock());
       return [];
