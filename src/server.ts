@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { Allocator } from './allocator/allocator.js';
+import { Allocator, type ReturnEvents } from './allocator/allocator.js';
 import type { Clock, Random } from './core/clock.js';
 import type { BackendOptions } from './backend/backend-options.js';
 import type { Config } from './config/load-config.js';
@@ -51,6 +51,8 @@ export interface TicketdOptions {
   readonly processMetrics?: boolean;
   /** What /metrics serves; default: this process's registry. Cluster workers aggregate instead. */
   readonly metricsSource?: (metrics: TicketdMetrics) => MetricsSource;
+  /** Told how many IDs are given back, reused and lost (accounting); default: nowhere. */
+  readonly returnEvents?: ReturnEvents;
 }
 
 /** A listening ticketd. */
@@ -251,6 +253,7 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
     ...(options.clock && { clock: options.clock }),
     ...(options.random && { random: options.random }),
     ...(options.backendOptions && { backendOptions: options.backendOptions }),
+    ...(options.returnEvents && { returnEvents: options.returnEvents }),
   });
 }
 
