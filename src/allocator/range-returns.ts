@@ -99,7 +99,11 @@ export class RangeReturns {
     // A backend that does not answer the look would not take the claim either: claiming now would only lose ranges.
     const found: { holder: string; range: ReturnedRange }[] = [];
     for (const a of looks) {
-      if (!a.ok) return [];
+      // Not looked at again for a while either (an outdated schema answers this way every time).
+      if (!a.ok) {
+        this.#noneSince.set(sequence, this.#o.clock());
+        return [];
+      }
       for (const range of a.value) found.push({ holder: a.backend, range });
     }
     if (found.length === 0) {

@@ -2,13 +2,30 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { ReturnedRange } from '../../core/returned-ranges.js';
 import type { ReturnedRangeStore, TakeOutcome } from '../returned-range-store.js';
-import { isDuplicateKey } from './errors.js';
+import { SchemaOutdatedError } from '../../core/errors.js';
+import { isDuplicateKey, isNoSuchTable } from './errors.js';
 import type { Db } from './pool.js';
 
 const KEY = 'sequence = ? AND last_id = ? AND generation = ?';
 
 function keyValues(range: ReturnedRange): string[] {
   return [range.sequence, String(range.last), String(range.generation)];
+}
+
+/**
+ * A backend whose schema predates giving back (init not run since the upgrade) answers, rather than
+ * fails: its breaker must not open for a table it lacks, while it serves tickets as before.
+ */
+async function answering<T>(db: Db, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isNoSuchTable(error)) throw error;
+    throw new SchemaOutdatedError(
+      `backend ${db.label} lacks the tables for giving IDs back (schema of a ticketd before 0.13); run npx ticketd init`,
+      { cause: error },
+    );
+  }
 }
 
 /** The serving account's statements for returned ranges: SELECT, INSERT and DELETE only. */
@@ -19,7 +36,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     this.#db = db;
   }
 
-  async record(range: ReturnedRange): Promise<boolean> {
+  record(range: ReturnedRange): Promise<boolean> {
+    return answering(this.#db, () => this.#record(range));
+  }
+
+  async #record(range: ReturnedRange): Promise<boolean> {
     const db = this.#db;
     return db.withConnection(async (conn) => {
       // A key claimed here was reused already: this is a second return of the same tail.
@@ -43,7 +64,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     });
   }
 
-  async list(sequence: string, limit: number): Promise<ReturnedRange[]> {
+  list(sequence: string, limit: number): Promise<ReturnedRange[]> {
+    return answering(this.#db, () => this.#list(sequence, limit));
+  }
+
+  async #list(sequence: string, limit: number): Promise<ReturnedRange[]> {
     const db = this.#db;
     const [rows] = await db.withConnection((conn) =>
       conn.query<RowDataPacket[]>({
@@ -60,7 +85,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     }));
   }
 
-  async take(range: ReturnedRange): Promise<TakeOutcome> {
+  take(range: ReturnedRange): Promise<TakeOutcome> {
+    return answering(this.#db, () => this.#take(range));
+  }
+
+  async #take(range: ReturnedRange): Promise<TakeOutcome> {
     const db = this.#db;
     return db.withConnection(async (conn) => {
       await conn.beginTransaction();
@@ -96,7 +125,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     });
   }
 
-  async claim(range: ReturnedRange): Promise<boolean> {
+  claim(range: ReturnedRange): Promise<boolean> {
+    return answering(this.#db, () => this.#claim(range));
+  }
+
+  async #claim(range: ReturnedRange): Promise<boolean> {
     const db = this.#db;
     try {
       await db.withConnection((conn) =>
@@ -113,7 +146,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     }
   }
 
-  async dropAll(): Promise<number> {
+  dropAll(): Promise<number> {
+    return answering(this.#db, () => this.#dropAll());
+  }
+
+  async #dropAll(): Promise<number> {
     const db = this.#db;
     const [result] = await db.withConnection((conn) =>
       conn.query<ResultSetHeader>({ sql: 'DELETE FROM ticketd_returned_ranges', timeout: db.options.queryTimeoutMs }),
@@ -121,7 +158,11 @@ export class ReturnedSql implements ReturnedRangeStore {
     return result.affectedRows;
   }
 
-  async leaseSecret(fresh: () => Uint8Array): Promise<Uint8Array> {
+  leaseSecret(fresh: () => Uint8Array): Promise<Uint8Array> {
+    return answering(this.#db, () => this.#leaseSecret(fresh));
+  }
+
+  async #leaseSecret(fresh: () => Uint8Array): Promise<Uint8Array> {
     const db = this.#db;
     return db.withConnection(async (conn) => {
       const read = async (): Promise<Uint8Array | undefined> => {
