@@ -85,14 +85,28 @@ describeEachEngine('a given-back range is reused once or never', (engine) => {
     const ranges = await giveBackBlocks(admin.url, 'race', 40);
     const [one, two] = [await frontEnd(), await frontEnd()];
     const ledger = new IdLedger();
+    const served = new Map<string, string>();
     const client = async (s: RunningTicketd, who: string): Promise<void> => {
-      for (let i = 0; i < 12; i++) await ledger.request(s.url, who, 'race', 100);
+      for (let i = 0; i < 12; i++) {
+        const res = await fetch(`${s.url}/v1/sequences/race/ids?count=100`, { method: 'POST' });
+        ledger.statuses.set(res.status, (ledger.statuses.get(res.status) ?? 0) + 1);
+        for (const id of ((await res.json()) as { ids?: string[] }).ids ?? []) {
+          ledger.record(id, who);
+          if (!served.has(id)) served.set(id, who);
+        }
+      }
     };
     await Promise.all([client(one, 'one'), client(two, 'two'), client(one, 'one'), client(two, 'two')]);
     const reused = reusedIn(ledger, ranges);
+    const byOne = [...served].filter(
+      ([id, who]) => who === 'one' && ranges.some(([f, l]) => BigInt(id) >= f && BigInt(id) <= l),
+    ).length;
     console.log(
-      `[${engine.name}] race: ${ranges.length * 50} IDs given back, ${reused} served again (${ledger.unique} IDs in all, ${ledger.repeats.length} repeated); rows left on A ${await rowsOf(pair.a.url, 'race')}`,
+      `[${engine.name}] race: ${ranges.length * 50} IDs given back, ${reused} served again (${byOne} by one front end, ${reused - byOne} by the other; ${ledger.unique} IDs in all, ${ledger.repeats.length} repeated); rows left on A ${await rowsOf(pair.a.url, 'race')}`,
     );
+    // Both claimed from the same rows at the same time.
+    expect(byOne).toBeGreaterThan(0);
+    expect(reused - byOne).toBeGreaterThan(0);
     expect(ledger.statuses.get(200)).toBe(48);
     expect(reused).toBeGreaterThan(0);
     expect(await rowsOf(pair.a.url, 'race')).toBe(0);
