@@ -10,8 +10,8 @@ import mysql, { type RowDataPacket } from 'mysql2/promise';
 import { createTicketClient } from 'ticketd-client';
 import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
-import { IdLedger } from '../support/id-ledger.js';
-import { putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { IdLedger, sleep } from '../support/id-ledger.js';
+import { putSequence, spawnTicketd, startInProcess, startPrivatePair, TEST_ADMIN_TOKEN } from '../support/ticketd.js';
 
 const BLOCK = 100n;
 
@@ -93,13 +93,18 @@ describeEachEngine('giving unused IDs back', (engine) => {
     await pair?.dispose();
   });
 
-  it('a front end that stops cleanly gives its opaque cache back, and another serves those IDs', async () => {
+  it('a serve process stopped by SIGTERM gives its opaque cache back, and another front end serves those IDs', async () => {
     expect(await putSequence(admin.url, 'gb_opaque', { blockSize: Number(BLOCK), ids: 'opaque' })).toBe(201);
     const ledger = new IdLedger();
-    const first = await frontEnd();
-    await ledger.request(first.url, 'first', 'gb_opaque', 10);
-    const held = first.service.cacheStatus('gb_opaque')!.available;
-    await first.close();
+    // A `serve` process stopped as systemd and Kubernetes stop one: SIGTERM, a drain, exit 0.
+    const first = await spawnTicketd(pair.backendsUrl);
+    expect(await ledger.request(first.url, 'first', 'gb_opaque', 10)).toBe(200);
+    await sleep(200);
+    const described = await fetch(`${first.url}/v1/sequences/gb_opaque`, {
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    const held = ((await described.json()) as { cache: { available: number } }).cache.available;
+    expect(await first.stop('SIGTERM')).toBe(0);
     const returned = [
       ...(await returnedRows(pair.a.url, 'gb_opaque')),
       ...(await returnedRows(pair.b.url, 'gb_opaque')),
