@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { Allocator } from './allocator/allocator.js';
+import { Allocator, type ReturnEvents } from './allocator/allocator.js';
 import type { Clock, Random } from './core/clock.js';
 import type { BackendOptions } from './backend/backend-options.js';
 import type { Config } from './config/load-config.js';
@@ -52,6 +52,8 @@ export interface TicketdOptions {
   readonly processMetrics?: boolean;
   /** What /metrics serves; default: this process's registry. Cluster workers aggregate instead. */
   readonly metricsSource?: (metrics: TicketdMetrics) => MetricsSource;
+  /** Told how many IDs are given back, reused and lost (accounting); default: nowhere. */
+  readonly returnEvents?: ReturnEvents;
 }
 
 /** A listening ticketd. */
@@ -195,7 +197,9 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     close: async () => {
       await Promise.all([drain(server), drain(peer)]);
       activity.stop();
-      // Nothing is handed out any more: what is still cached is abandoned for `shutdown`, and said so.
+      // Nothing is handed out any more: what can be is given back, then what is still cached is
+      // abandoned for `shutdown`, and said so.
+      await service.giveBack();
       await usage.stop();
       // The strict sequences give their leases back here, before the backend pools close.
       await service.close();
@@ -272,6 +276,7 @@ function createAllocator(options: TicketdOptions, metrics: TicketdMetrics): Allo
     ...(options.clock && { clock: options.clock }),
     ...(options.random && { random: options.random }),
     ...(options.backendOptions && { backendOptions: options.backendOptions }),
+    ...(options.returnEvents && { returnEvents: options.returnEvents }),
   });
 }
 

@@ -10,6 +10,7 @@ import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
 import type { StrictStore } from './strict-store.js';
 import type { WorkerLeaseStore } from './worker-lease-store.js';
 import type { UsageStore } from './usage-store.js';
+import type { ReturnedRangeStore } from './returned-range-store.js';
 
 export type { ClassClaims } from '../core/claims.js';
 
@@ -177,6 +178,8 @@ export interface TicketBackend {
   readonly strict: StrictStore;
   /** Each front end's figures of the IDs it leased (usage accounting). */
   readonly usage: UsageStore;
+  /** Ranges given back, their claims and the lease secret on this backend. */
+  readonly returns: ReturnedRangeStore;
   /** Closes every connection. */
   close(): Promise<void>;
 }

@@ -21,6 +21,8 @@ import { SettingsRechecks } from './settings-rechecks.js';
 import { resolveSequence, retiredError, rowsOf } from './sequence-rows.js';
 import { StrictSequence, type StrictSequenceOptions } from './strict-sequence.js';
 import { cachedIssuer, refusingStrictIssuer, strictIssuer, type Issuer } from './issuer.js';
+import { reuseAllowed } from '../core/returned-ranges.js';
+import { giveBackCaches } from './give-back.js';
 
 /** What every strict sequence of a process shares (strict-sequence.ts). */
 export type StrictContext = Omit<StrictSequenceOptions, 'allocator' | 'logger'>;
@@ -204,9 +206,22 @@ export class ServedSequences {
     return [...cached.map((e) => of(e, false)), ...this.#dropped.map((e) => of(e, true))];
   }
 
-  /** Gives back strict leases, and stops the encoder and the episode log. */
+  /**
+   * Gives back the cached IDs of sequences that take them back, counting each range as returned, or
+   * as abandoned for `shutdown` when no backend recorded it in time. Called before the last usage
+   * write of a stopping process, and again (finding nothing) by close().
+   */
+  async giveBack(): Promise<void> {
+    await giveBackCaches(this.#allocator, this.#logger, this.#entries.entries(), {
+      returned: (name, ids) => this.#usage.returned(name, ids),
+      lost: (name, ids) => this.#usage.abandoned(name, 'shutdown', ids),
+    });
+  }
+
+  /** Gives back cached IDs (of sequences that take them back) and strict leases, and stops the encoder and the episode log. */
   async close(): Promise<void> {
     this.#rechecks.close();
+    await this.giveBack();
     await Promise.all([...this.#strict.values()].map((s) => s.close()));
     this.#episodes.close();
     await this.#encoder.close();
@@ -224,11 +239,16 @@ export class ServedSequences {
       logger: this.#logger,
       encoder: this.#encoder,
       refill: async (e, tickets, late) => {
-        const ranges = await this.fetch(e, tickets, (more) => {
-          this.#usage.leased(name, idsIn(more));
+        // Ranges that arrive after a stop closed the cache are dropped there: leased, and abandoned.
+        const count = (ranges: readonly IdRange[]): void => {
+          this.#usage.leased(name, idsIn(ranges));
+          if (e.cache.closed) this.#usage.abandoned(name, 'shutdown', idsIn(ranges));
+        };
+        const ranges = await this.#refill(e, tickets, (more) => {
+          count(more);
           late(more);
         });
-        this.#usage.leased(name, idsIn(ranges));
+        count(ranges);
         return ranges;
       },
       onBackgroundError: (error) =>
@@ -242,6 +262,19 @@ export class ServedSequences {
     this.#entries.set(name, entry);
     this.#rechecks.watch(name, sent);
     return entry;
+  }
+
+  /** A cache's refill: IDs given back first where the sequence takes them back, else fresh tickets. */
+  async #refill(entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void): Promise<IdRange[]> {
+    const { settings } = entry;
+    if (reuseAllowed(settings)) {
+      const reused = await this.#allocator.returns.reclaim(settings.name, BigInt(tickets) * settings.blockSize);
+      if (reused.length > 0) {
+        this.#usage.reclaimed(settings.name, idsIn(reused));
+        return reused;
+      }
+    }
+    return this.fetch(entry, tickets, late);
   }
 
   /** The one place a sequence's kind chooses how it issues: strict through its leader, the others from the cache. */

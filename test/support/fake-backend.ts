@@ -138,6 +138,14 @@ export class FakeServer {
         write: () => Promise.reject(new Error('fake backend: no usage rows')),
         read: () => Promise.reject(new Error('fake backend: no usage rows')),
       },
+      returns: {
+        record: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        list: async () => [],
+        take: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        claim: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        dropAll: async () => 0,
+        leaseSecret: async (fresh) => fresh(),
+      },
       close: async () => undefined,
     };
     return handle;

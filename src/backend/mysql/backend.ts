@@ -26,6 +26,7 @@ import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
 import { UsageSql } from './usage-sql.js';
+import { ReturnedSql } from './returned-sql.js';
 import { probePrivileges, servingDenials } from './privilege-probe.js';
 import { sharedSchemas } from './shared-server.js';
 
@@ -41,6 +42,7 @@ export class Backend implements TicketBackend {
   readonly workers: WorkerSql;
   readonly strict: StrictSql;
   readonly usage: UsageSql;
+  readonly returns: ReturnedSql;
 
   constructor(
     address: BackendAddress,
@@ -55,6 +57,7 @@ export class Backend implements TicketBackend {
     this.workers = new WorkerSql(this.#pools);
     this.strict = new StrictSql(this.#pools);
     this.usage = new UsageSql(this.#pools);
+    this.returns = new ReturnedSql(this.#pools);
   }
 
   get transport(): Transport | undefined {
