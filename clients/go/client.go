@@ -28,6 +28,11 @@ type Options struct {
 	Ordered bool
 	// TLSConfig is for https:// URLs with a private CA or client certificates.
 	TLSConfig *tls.Config
+	// ReturnTimeout is how long Close may spend giving unused leased IDs back (zero:
+	// DefaultReturnTimeout; negative: none given back).
+	ReturnTimeout time.Duration
+	// OnEvent is called with each event (returned, return-failed) from the goroutine that calls Close.
+	OnEvent func(ClientEvent)
 }
 
 // Client hands out the IDs of one sequence from blocks it leases from ticketd. It is safe for
@@ -38,6 +43,8 @@ type Client struct {
 	ordered       bool
 	prefetchRatio float64
 	timeoutGiven  time.Duration
+	returnTimeout time.Duration
+	emit          func(ClientEvent)
 	t             *transport
 	// life is canceled by Close: leases in flight and the strict sender stop with it.
 	life   context.Context
@@ -57,6 +64,10 @@ type Client struct {
 	wait        *leaseWait
 	opaque      opaqueCursor
 	strict      *strictIDs
+	// leaseEnded is closed (and replaced) whenever a lease ends, for Close.
+	leaseEnded chan struct{}
+	// late holds blocks whose lease ended after Close began, given back with the rest; nil once Close took them.
+	late []tail
 
 	codecMu sync.Mutex
 	codec   *Codec
@@ -75,12 +86,24 @@ func NewClient(options Options) (*Client, error) {
 		ratio = 0.5
 	}
 	life, cancel := context.WithCancel(context.Background())
+	returnTimeout := options.ReturnTimeout
+	if returnTimeout == 0 {
+		returnTimeout = DefaultReturnTimeout
+	}
+	emit := options.OnEvent
+	if emit == nil {
+		emit = func(ClientEvent) {}
+	}
 	c := &Client{
 		urls:          trimURLs(options.URLs),
 		sequence:      options.Sequence,
 		ordered:       options.Ordered,
 		prefetchRatio: ratio,
 		timeoutGiven:  options.Timeout,
+		returnTimeout: returnTimeout,
+		emit:          emit,
+		leaseEnded:    make(chan struct{}),
+		late:          []tail{},
 		t:             newTransport(options.Token, options.Timeout, options.TLSConfig),
 		life:          life,
 		cancel:        cancel,
@@ -175,11 +198,18 @@ func (c *Client) StrictRequests() int64 {
 	return strict.requests.Load()
 }
 
-// Close stops prefetching and waits for the lease in flight; IDs already leased are given up (a
-// gap). Calls after Close fail with CodeLeaseFailed.
+// Close stops prefetching and gives the unused IDs of the blocks in hand back (those ticketd leased
+// with a lease), once, within ReturnTimeout; the rest are given up (a gap). It waits for the leases
+// in flight (within the same time when giving back). Calls after Close fail with CodeLeaseFailed;
+// a second Close does nothing. It returns nil: IDs not given back are reported through OnEvent.
 func (c *Client) Close() error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
 	c.closed = true
+	tails := c.unusedTails()
 	strict := c.strict
 	c.blocks = nil
 	c.hot.Store(emptyHot())
@@ -189,10 +219,24 @@ func (c *Client) Close() error {
 	if strict != nil {
 		strict.close()
 	}
-	c.cancel()
-	if wait != nil {
-		<-wait.done
+	if c.returnTimeout < 0 {
+		c.cancel()
+		if wait != nil {
+			<-wait.done
+		}
+		c.t.close()
+		return nil
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.returnTimeout)
+	defer cancel()
+	c.awaitLeases(ctx.Done())
+	c.cancel()
+	c.mu.Lock()
+	tails = append(tails, c.late...)
+	c.late = nil
+	start := c.preferred
+	c.mu.Unlock()
+	c.giveBack(ctx, start, tails, c.emit)
 	c.t.close()
 	return nil
 }
