@@ -166,3 +166,40 @@ CREATE TABLE IF NOT EXISTS ticketd_sequence_ceilings (
   created_at TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
+
+-- Ranges given back (docs/uniqueness.md, "Giving ranges back"): the unused tail of a cached range or
+-- of a client's leased block, written to one backend by the process that stopped serving it. Its key
+-- is (sequence, last_id, generation): the generation is one more than that of the range it was cut
+-- from (a fresh block is generation 0), so a tail returned twice has one key, and a reused range
+-- returned again has a new one. Reuse deletes the row (exactly one) and claims the key on every
+-- backend; `ticketd fence` deletes every row.
+CREATE TABLE IF NOT EXISTS ticketd_returned_ranges (
+  sequence    VARCHAR(48)     NOT NULL,
+  last_id     BIGINT UNSIGNED NOT NULL,
+  generation  INT UNSIGNED    NOT NULL,
+  first_id    BIGINT UNSIGNED NOT NULL,
+  returned_at TIMESTAMP(3)    NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, last_id, generation)
+) ENGINE=InnoDB;
+
+-- Claims of returned ranges, on every backend, under the returned range's key: a range is reused
+-- only by the process whose insert went through on every backend, so a racer, a row brought back
+-- by a restored backup, or a tail returned twice meets the key somewhere and is never used. Never
+-- pruned: a row is a few bytes per range given back.
+CREATE TABLE IF NOT EXISTS ticketd_range_claims (
+  sequence   VARCHAR(48)     NOT NULL,
+  last_id    BIGINT UNSIGNED NOT NULL,
+  generation INT UNSIGNED    NOT NULL,
+  claimed_at TIMESTAMP(3)    NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (sequence, last_id, generation)
+) ENGINE=InnoDB;
+
+-- The secret that signs the leases of blocks clients may give back (POST …/blocks answers a `lease`),
+-- made by the first ticketd that needs it; each backend has its own, and a lease signed with any of
+-- them is accepted. Never shown.
+CREATE TABLE IF NOT EXISTS ticketd_lease_secrets (
+  singleton  TINYINT UNSIGNED NOT NULL,
+  secret     BINARY(32)       NOT NULL,
+  created_at TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (singleton)
+) ENGINE=InnoDB;

@@ -8,6 +8,7 @@ import type { RegressionPolicy } from '../core/counters.js';
 import type { BreakerOptions } from './breaker.js';
 import type { Clock, Random } from '../core/clock.js';
 import type { AllocatorEvents } from './events.js';
+import type { ReturnEvents } from './range-returns.js';
 import type { Logger } from '../logger.js';
 
 /** Makes the backend for an address (tests pass fakes). */
@@ -37,6 +38,8 @@ export interface AllocatorOptions {
   readonly idleRevalidateMs?: number;
   /** Where fetches, failovers, regressions and unclaimed tickets are reported (metrics). */
   readonly events?: AllocatorEvents;
+  /** Told how many IDs are given back, reused and lost (onReturned, onReclaimed: accounting); default: nowhere. */
+  readonly returnEvents?: ReturnEvents;
   /** Makes each backend; default: a MySQL `Backend`. */
   readonly connect?: BackendFactory;
 }

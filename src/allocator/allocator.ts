@@ -29,6 +29,7 @@ import { errorText } from '../util/error-text.js';
 import type { AllocatorOptions } from './allocator-options.js';
 import { guardConnection } from './connection-guard.js';
 import { everywhere, type FanOutOptions } from './fan-out.js';
+import { NO_RETURN_EVENTS, RangeReturns } from './range-returns.js';
 
 export type { BackendSequenceStatus, BackendStats, BackendStatus } from './backend-slot.js';
 export type { ReleaseResult } from './rejoin.js';
@@ -37,6 +38,7 @@ export type { RegressionPolicy } from '../core/counters.js';
 export type { Answer } from './key-agreement.js';
 export { failureOf, throwFirstFailure } from './answers.js';
 export type { AllocatorOptions, BackendFactory } from './allocator-options.js';
+export type { ReturnEvents } from './range-returns.js';
 
 /**
  * Owns the backends: every call to one goes through its breaker and its connection guard, for
@@ -53,6 +55,8 @@ export class Allocator {
   readonly #refill: Refill;
   /** What needs every backend, or one named backend (commands, fence, migrate, widening, retiring). */
   readonly fleet: FleetReads;
+  /** Ranges given back and their reuse (range-returns.ts). */
+  readonly returns: RangeReturns;
 
   constructor(options: AllocatorOptions) {
     this.#logger = options.logger;
@@ -94,6 +98,13 @@ export class Allocator {
       policy: options.regressionPolicy ?? 'advance',
     });
     this.fleet = new FleetReads((operation, opts) => this.#everywhere(operation, opts));
+    this.returns = new RangeReturns({
+      slots: this.#slots,
+      everywhere: (operation, opts) => this.#everywhere(operation, opts),
+      logger: this.#logger,
+      clock: this.#clock,
+      events: options.returnEvents ?? NO_RETURN_EVENTS,
+    });
     this.#refill = new Refill({
       slots: this.#slots,
       health: this.#health,

@@ -9,6 +9,7 @@ import type { ClaimHistory } from '../core/fence.js';
 import type { ResidueClass, ServerSettings, Stripe } from '../core/stripes.js';
 import type { StrictStore } from './strict-store.js';
 import type { WorkerLeaseStore } from './worker-lease-store.js';
+import type { ReturnedRangeStore } from './returned-range-store.js';
 
 export type { ClassClaims } from '../core/claims.js';
 
@@ -174,6 +175,8 @@ export interface TicketBackend {
   readonly workers: WorkerLeaseStore;
   /** Strict sequences' lease rows on this backend. */
   readonly strict: StrictStore;
+  /** Ranges given back, their claims and the lease secret on this backend. */
+  readonly returns: ReturnedRangeStore;
   /** Closes every connection. */
   close(): Promise<void>;
 }

@@ -28,6 +28,11 @@ export interface BlockSettings {
 export interface IdRange {
   readonly first: bigint;
   readonly last: bigint;
+  /**
+   * How many times these IDs were given back and reused (core/returned-ranges.ts): absent (0) for a
+   * fresh ticket's block; a range cut from it and given back is one more.
+   */
+  readonly generation?: number;
 }
 
 /** What one ticket is worth for a sequence. */

@@ -239,3 +239,13 @@ export class PoolExhaustedError extends TicketdError {
 export class LeaseLostError extends TicketdError {
   readonly code = 'TICKETD_LEASE_LOST';
 }
+
+/** A block's lease given back is not one ticketd signed, or does not match the sequence: those IDs were never the caller's to give back. */
+export class LeaseInvalidError extends TicketdError {
+  readonly code = 'TICKETD_LEASE_INVALID';
+}
+
+/** That lease's IDs were given back already (docs/operating.md, "Giving IDs back"): they are not recorded twice. */
+export class LeaseReturnedError extends TicketdError {
+  readonly code = 'TICKETD_LEASE_RETURNED';
+}

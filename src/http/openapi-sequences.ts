@@ -64,6 +64,11 @@ export const sequencePaths = {
               first: idString,
               last: idString,
               ids: { type: 'string', enum: ['ordered', 'opaque'] },
+              lease: {
+                type: 'string',
+                description:
+                  'Only when the sequence takes IDs back (opaque ones, ordered ones created with reuse): the block’s lease, to give its unused tail back with POST …/blocks/return. Opaque to the client.',
+              },
             },
           }),
         },

@@ -3,6 +3,7 @@ import { THIS_VERSION } from '../core/versions.js';
 import { workerPoolPaths, workerPoolSchemas } from './openapi-worker-pools.js';
 import { idString, json, problemResponse } from './openapi-parts.js';
 import { sequencePaths } from './openapi-sequences.js';
+import { returnPaths } from './openapi-returns.js';
 
 /** The document. */
 export const openApiDocument = Object.freeze({
@@ -155,6 +156,7 @@ export const openApiDocument = Object.freeze({
   },
   paths: withSharedAnswers({
     ...sequencePaths,
+    ...returnPaths,
     '/healthz': {
       get: {
         operationId: 'healthz',

@@ -75,6 +75,8 @@ const PROBLEM_TYPES: Readonly<Record<string, { readonly status: number; readonly
   TICKETD_LEASE_LOST: { status: 409, slug: 'lease-lost' },
   TICKETD_NOT_LEADER: { status: 421, slug: 'not-leader' },
   TICKETD_STRICT_NO_BLOCKS: { status: 409, slug: 'strict-no-blocks' },
+  TICKETD_LEASE_INVALID: { status: 403, slug: 'lease-invalid' },
+  TICKETD_LEASE_RETURNED: { status: 409, slug: 'lease-returned' },
 });
 
 /** Builds the problem document for an error (unknown errors become an opaque 500). */

@@ -5,7 +5,9 @@ import type { Clock } from '../core/clock.js';
 import { assertSequenceName, settleDefaultMaxId, type IdMode, type SequenceSettings } from '../core/sequence.js';
 import { judgeWidening } from '../core/widening.js';
 import type { IdRange } from '../core/blocks.js';
-import { BadRequestError } from '../core/errors.js';
+import { BackendsUnavailableError, BadRequestError, LeaseInvalidError } from '../core/errors.js';
+import { reuseAllowed, sizeOf, tailOf } from '../core/returned-ranges.js';
+import { signLease, verifyLease } from './block-leases.js';
 import type { Logger } from '../logger.js';
 import type { CapacityStatus } from './capacity.js';
 import type { CacheStatus } from './sequence-entry.js';
@@ -19,6 +21,12 @@ import { liveLeader } from '../core/strict.js';
 import { firstMajority } from './strict-quorum.js';
 
 export type { StrictContext } from './served-sequences.js';
+
+/** A block leased to a client, with the lease to give it back by when the sequence takes IDs back. */
+export interface LeasedBlock {
+  readonly block: IdRange;
+  readonly lease?: string;
+}
 
 /** Dependencies of the service. */
 export interface TicketServiceOptions {
@@ -101,9 +109,45 @@ export class TicketService {
       : { epoch: String(live.epoch), url: live.leaderUrl, self: live.leader === this.#strictInstance };
   }
 
-  /** Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself (not of a strict sequence). */
-  async leaseBlock(name: string): Promise<IdRange> {
-    return (await this.#served.entry(name)).issuer.leaseBlock();
+  /**
+   * Leases one whole block (a fresh ticket's IDs) to a client that hands them out itself (not of a
+   * strict sequence); with a `lease` to give its unused tail back when the sequence takes IDs back.
+   */
+  async leaseBlock(name: string): Promise<LeasedBlock> {
+    const entry = await this.#served.entry(name);
+    const block = await entry.issuer.leaseBlock();
+    if (!reuseAllowed(entry.settings)) return { block };
+    try {
+      return { block, lease: signLease(await this.#allocator.returns.signingSecret(), name, block) };
+    } catch (error) {
+      // No backend gave its secret: the block is served all the same, and cannot be given back.
+      if (error instanceof BackendsUnavailableError) return { block };
+      throw error;
+    }
+  }
+
+  /**
+   * Gives back IDs `from`..last of a leased block (its lease, as POST …/blocks answered it): they are
+   * recorded on one backend, and served again by a later refill. Returns how many.
+   */
+  async returnBlock(name: string, lease: string, from: bigint): Promise<bigint> {
+    const { settings } = await this.#served.entry(name);
+    if (!reuseAllowed(settings))
+      throw new BadRequestError(`sequence ${name} does not take IDs back (${settings.ids} IDs without reuse)`);
+    const returns = this.#allocator.returns;
+    let block: IdRange;
+    try {
+      block = verifyLease(await returns.verifyingSecrets(false), name, lease);
+    } catch (error) {
+      // A backend this process has not read the secret of may have signed it.
+      if (!(error instanceof LeaseInvalidError)) throw error;
+      block = verifyLease(await returns.verifyingSecrets(true), name, lease);
+    }
+    const tail = tailOf(name, block, from);
+    if (tail === undefined)
+      throw new BadRequestError(`from (${from}) lies outside the lease's IDs ${block.first}..${block.last}`);
+    await returns.giveBack(tail);
+    return sizeOf(tail);
   }
 
   /** Settings of a known sequence (404 when no reachable backend has it). */

@@ -34,6 +34,8 @@ interface Example {
 interface Context {
   lease: { workerId: number; epoch: string } | undefined;
   issuedId: string;
+  /** A block of the opaque sequence, leased with its token, to give back. */
+  block: { lease: string; first: string; last: string } | undefined;
 }
 
 type Examples = (ctx: Context) => { valid: Example[]; invalid: Example[] };
@@ -74,6 +76,35 @@ const EXAMPLES: Readonly<Record<string, Examples>> = {
       { name: 'unknown', params: { name: 'nope' } },
       { name: 'opaque, wrong token', params: { name: SEALED }, auth: 'wrong' },
       { name: 'strict', params: { name: STRICT } },
+    ],
+  }),
+  'POST /v1/sequences/{name}/blocks/return': (ctx) => ({
+    // Given back once with both backends up; every later send (and the other phases) meets 409 or 503.
+    valid:
+      ctx.block === undefined
+        ? []
+        : [
+            {
+              name: 'a tail',
+              params: { name: SEALED },
+              auth: 'client',
+              body: { lease: ctx.block.lease, from: String(BigInt(ctx.block.first) + 10n) },
+            },
+          ],
+    invalid: [
+      { name: 'forged lease', params: { name: SEALED }, auth: 'client', body: { lease: 'v1.1.2.0.x', from: '1' } },
+      {
+        name: 'from outside',
+        params: { name: SEALED },
+        auth: 'client',
+        body: {
+          lease: ctx.block?.lease ?? 'v1',
+          from: ctx.block === undefined ? '0' : String(BigInt(ctx.block.last) + 1n),
+        },
+      },
+      { name: 'no body', params: { name: SEALED }, auth: 'client' },
+      { name: 'no token', params: { name: SEALED }, body: { lease: 'v1', from: '1' } },
+      { name: 'ordered, no reuse', params: { name: ORDERED }, body: { lease: 'v1', from: '1' } },
     ],
   }),
   'POST /v1/sequences/{name}/strict-range': () => ({
@@ -256,7 +287,7 @@ describe('every answer as /openapi.json documents it, with backends up, one down
   let document: { paths: Record<string, Record<string, Operation>> };
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
-  const ctx: Context = { lease: undefined, issuedId: '0' };
+  const ctx: Context = { lease: undefined, issuedId: '0', block: undefined };
   const statuses = new Map<string, number>();
 
   beforeAll(async () => {
@@ -284,6 +315,11 @@ describe('every answer as /openapi.json documents it, with backends up, one down
       epoch: string;
     };
     ctx.lease = { workerId: lease.workerId, epoch: lease.epoch };
+    const block = await fetch(`${server.url}/v1/sequences/${SEALED}/blocks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_TOKEN}` },
+    });
+    ctx.block = (await block.json()) as typeof ctx.block;
   }, 120_000);
 
   afterAll(async () => {

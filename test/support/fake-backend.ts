@@ -132,6 +132,14 @@ export class FakeServer {
         extend: () => Promise.reject(new Error('fake backend: no strict sequences')),
         resign: () => Promise.reject(new Error('fake backend: no strict sequences')),
       },
+      returns: {
+        record: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        list: async () => [],
+        take: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        claim: () => Promise.reject(new Error('fake backend: no returned ranges')),
+        dropAll: async () => 0,
+        leaseSecret: async (fresh) => fresh(),
+      },
       close: async () => undefined,
     };
     return handle;

@@ -25,6 +25,7 @@ import { liftCeiling, readCeiling, recordCeiling } from './ceiling-sql.js';
 import { TicketSql } from './ticket-sql.js';
 import { countWorkerPools, WorkerSql } from './worker-sql.js';
 import { StrictSql } from './strict-sql.js';
+import { ReturnedSql } from './returned-sql.js';
 import { probePrivileges, servingDenials } from './privilege-probe.js';
 import { sharedSchemas } from './shared-server.js';
 
@@ -39,6 +40,7 @@ export class Backend implements TicketBackend {
   readonly #tickets: TicketSql;
   readonly workers: WorkerSql;
   readonly strict: StrictSql;
+  readonly returns: ReturnedSql;
 
   constructor(
     address: BackendAddress,
@@ -52,6 +54,7 @@ export class Backend implements TicketBackend {
     this.#tickets = new TicketSql(this.#pools);
     this.workers = new WorkerSql(this.#pools);
     this.strict = new StrictSql(this.#pools);
+    this.returns = new ReturnedSql(this.#pools);
   }
 
   get transport(): Transport | undefined {

@@ -7,6 +7,7 @@ import type { TicketService } from '../../service/ticket-service.js';
 import { writeAnswer } from '../answer.js';
 import { idsAnswer, jsonAnswer, mentionsPlainText, nextAnswer, parseCount } from '../issuing-answers.js';
 import { callerOf } from '../request-caller.js';
+import { MAX_LEASE_LENGTH } from '../../service/block-leases.js';
 import type { Route } from '../router.js';
 
 /** What the issuing routes need. */
@@ -67,6 +68,23 @@ export function addIssuingRoutes(route: Route, options: IssuingRoutesOptions): v
   addLeaseRoutes(route, options);
 }
 
+/** The body of POST …/blocks/return: `{"lease","from"}`. */
+function parseReturnBody(body: unknown): { lease: string; from: bigint } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequestError('body must be a JSON object with lease and from');
+  const { lease, from, ...rest } = body as Record<string, unknown>;
+  const unknownFields = Object.keys(rest);
+  if (unknownFields.length > 0)
+    throw new BadRequestError(`unknown field(s) ${unknownFields.join(', ')}; allowed: lease, from`);
+  if (typeof lease !== 'string' || lease.length === 0 || lease.length > MAX_LEASE_LENGTH)
+    throw new BadRequestError(
+      `lease must be the string POST /blocks answered (at most ${MAX_LEASE_LENGTH} characters)`,
+    );
+  if (typeof from !== 'string' || !/^[0-9]{1,20}$/.test(from))
+    throw new BadRequestError('from must be a decimal ID string, the first ID given back');
+  return { lease, from: BigInt(from) };
+}
+
 /** Whole blocks for clients that hand their IDs out themselves, and an opaque sequence's key for its own clients. */
 function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRoutesOptions): void {
   route('/v1/sequences/:name/blocks', {
@@ -77,11 +95,30 @@ function addLeaseRoutes(route: Route, { service, guards, ownToken }: IssuingRout
         const { ids } = await service.settings(name);
         // An ordered block of an opaque sequence shows its order: only a trusted client gets one.
         if (ids === 'opaque') ownToken(callerOf(req), name, 'blocks');
-        const block = await service.leaseBlock(name);
+        const { block, lease } = await service.leaseBlock(name);
+        const leaseField = lease === undefined ? '' : `,"lease":"${lease}"`;
         writeAnswer(
           res,
-          jsonAnswer(`{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"}`),
+          jsonAnswer(
+            `{"sequence":"${name}","first":"${block.first}","last":"${block.last}","ids":"${ids}"${leaseField}}`,
+          ),
         );
+      },
+    },
+  });
+
+  // Same authorization as the lease itself: only a holder of the block's lease can give its IDs back.
+  route('/v1/sequences/:name/blocks/return', {
+    post: {
+      guards,
+      jsonBody: true,
+      handler: async (req, res) => {
+        const name = req.params.name as string;
+        const { ids } = await service.settings(name);
+        if (ids === 'opaque') ownToken(callerOf(req), name, 'blocks');
+        const { lease, from } = parseReturnBody(req.body);
+        const returned = await service.returnBlock(name, lease, from);
+        writeAnswer(res, jsonAnswer(`{"sequence":"${name}","returned":"${returned}"}`));
       },
     },
   });
