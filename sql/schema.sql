@@ -167,6 +167,16 @@ CREATE TABLE IF NOT EXISTS ticketd_sequence_ceilings (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 
+-- Ordered sequences created with reuse (PUT … {"reuse":true}): their unused IDs are given back and
+-- served again, so their later IDs are not always larger. Opaque sequences always take IDs back and
+-- are not listed; strict ones never do. A ticketd older than 0.13 does not read this table and
+-- serves such a sequence as a plain ordered one: it neither gives IDs back nor reuses them.
+CREATE TABLE IF NOT EXISTS ticketd_reusing_sequences (
+  name       VARCHAR(48)  NOT NULL,
+  created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
 -- Ranges given back (docs/uniqueness.md, "Giving ranges back"): the unused tail of a cached range or
 -- of a client's leased block, written to one backend by the process that stopped serving it. Its key
 -- is (sequence, last_id, generation): the generation is one more than that of the range it was cut

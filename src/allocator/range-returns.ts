@@ -96,8 +96,13 @@ export class RangeReturns {
     // Every backend must take the claim: with one not closed, leave the rows for later.
     if (!this.#o.slots.every((s) => s.closed)) return [];
     const looks = await this.#o.everywhere((b) => b.returns.list(sequence, RETURNED_ROWS_PER_LOOK), { serving: true });
-    const found = looks.flatMap((a) => (a.ok ? a.value.map((range) => ({ holder: a.backend, range })) : []));
-    if (looks.every((a) => a.ok) && found.length === 0) {
+    // A backend that does not answer the look would not take the claim either: claiming now would only lose ranges.
+    const found: { holder: string; range: ReturnedRange }[] = [];
+    for (const a of looks) {
+      if (!a.ok) return [];
+      for (const range of a.value) found.push({ holder: a.backend, range });
+    }
+    if (found.length === 0) {
       this.#noneSince.set(sequence, this.#o.clock());
       return [];
     }

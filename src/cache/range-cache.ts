@@ -3,8 +3,10 @@
  * used, the next segment is fetched in the background, so a request waits on MySQL only when both
  * are empty. The segment size adapts so that a steady load refills about once per target interval.
  * IDs handed out are removed before they are returned and never put back: a crash leaves gaps only.
+ * A clean stop may surrender what is left (closing the cache for takes first), for the caller to give
+ * back (allocator/range-returns.ts).
  */
-import { SequenceExhaustedError } from '../core/errors.js';
+import { BackendsUnavailableError, SequenceExhaustedError } from '../core/errors.js';
 import type { IdRange } from '../core/blocks.js';
 import type { Clock } from '../core/clock.js';
 
@@ -37,6 +39,8 @@ export interface RangeCacheOptions {
 interface Cursor {
   next: bigint;
   readonly last: bigint;
+  /** The range's generation (core/returned-ranges.ts): what its tail is keyed by when given back. */
+  readonly generation: number | undefined;
 }
 
 /** How long an exhausted sequence is answered from memory before a refill asks the backends again. */
@@ -56,6 +60,8 @@ export class RangeCache {
   #exhaustedAt = Number.NEGATIVE_INFINITY;
   #issued = 0;
   #refills = 0;
+  /** Set by surrender(): nothing more is taken from this cache, and ranges that arrive late are dropped (a gap). */
+  #closed = false;
 
   constructor(options: RangeCacheOptions) {
     this.#options = options;
@@ -79,6 +85,17 @@ export class RangeCache {
   /** True once the sequence can give no more IDs beyond what is cached. */
   get exhausted(): boolean {
     return this.#exhausted !== undefined;
+  }
+
+  /**
+   * Closes the cache for takes, then hands over what it holds: the unused part of every range, with
+   * its generation, for the caller to give back. Synchronous, so no take can slip in between.
+   */
+  surrender(): IdRange[] {
+    this.#closed = true;
+    const left = this.#queue.splice(0).map((c) => ({ first: c.next, last: c.last, generation: c.generation ?? 0 }));
+    this.#available = 0;
+    return left;
   }
 
   /** Takes `count` IDs without waiting, or returns undefined when fewer are cached. */
@@ -147,11 +164,15 @@ export class RangeCache {
   }
 
   #prefetch(): void {
-    if (this.#refilling !== undefined || this.#exhausted !== undefined) return;
+    if (this.#refilling !== undefined || this.#exhausted !== undefined || this.#closed) return;
     this.#refill(0).catch(this.#options.onBackgroundError);
   }
 
   #refill(minTickets: number): Promise<void> {
+    if (this.#closed)
+      return Promise.reject(
+        new BackendsUnavailableError(`sequence ${this.#options.sequence}: this process is stopping; ask another`),
+      );
     if (this.#refilling !== undefined) return this.#refilling;
     if (this.#exhausted !== undefined) return Promise.reject(this.#exhausted);
     this.#adapt();
@@ -193,8 +214,9 @@ export class RangeCache {
   /** Queues ranges; returns how many IDs they hold. */
   #append(ranges: IdRange[]): number {
     let added = 0;
+    if (this.#closed) return 0;
     for (const range of ranges) {
-      this.#queue.push({ next: range.first, last: range.last });
+      this.#queue.push({ next: range.first, last: range.last, generation: range.generation });
       added += Number(range.last - range.first + 1n);
     }
     this.#available += added;

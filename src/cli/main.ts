@@ -155,6 +155,10 @@ sequences
     '--ids <mode>',
     'ordered (default), opaque (IDs permuted with a key of the sequence) or strict (in real-time order across front ends); fixed once created',
   )
+  .option(
+    '--reuse',
+    'an ordered sequence takes unused IDs back and serves them again (later IDs are then not always larger); opaque ones always do',
+  )
   .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
   .option('--admin-backends <urls>', 'accounts for schema changes (TICKETD_ADMIN_BACKENDS)')
   .action(
@@ -162,6 +166,7 @@ sequences
       name: string,
       flags: {
         blockSize: string;
+        reuse?: boolean;
         startAfter?: string;
         maxId?: string;
         ids?: string;
@@ -174,6 +179,7 @@ sequences
         ...(flags.startAfter !== undefined && { startAfter: flags.startAfter }),
         ...(flags.maxId !== undefined && { maxId: flags.maxId }),
         ...(flags.ids !== undefined && { ids: flags.ids }),
+        ...(flags.reuse === true && { reuse: true }),
       });
       await withService(flags, async (_allocator, service) => {
         const created = await service.createSequence(settings);

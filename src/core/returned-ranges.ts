@@ -30,10 +30,9 @@ export function keyOf(range: ReturnedRange): string {
  * is hidden), ordered ones only when created with `reuse` (a reused range lies below IDs handed out
  * already: later IDs are no longer always larger), strict ones never (real-time order).
  */
-export function reuseAllowed(settings: { readonly ids: IdMode; readonly reuse?: boolean }): boolean {
+export function reuseAllowed(settings: { readonly ids: IdMode; readonly reuse?: true }): boolean {
   if (settings.ids === 'strict') return false;
-  if (settings.ids === 'opaque') return settings.reuse !== false;
-  return settings.reuse === true;
+  return settings.ids === 'opaque' || settings.reuse === true;
 }
 
 /**

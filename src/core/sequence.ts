@@ -20,12 +20,17 @@ export const MAX_BLOCK_SIZE = 1_000_000_000n;
  */
 export type IdMode = 'ordered' | 'opaque' | 'strict';
 const ID_MODES: readonly IdMode[] = ['ordered', 'opaque', 'strict'];
-const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids'];
+const FIELDS = ['blockSize', 'startAfter', 'maxId', 'ids', 'reuse'];
 
 /** A sequence as stored on the backends. */
 export interface SequenceSettings extends BlockSettings {
   /** Retired for good (DELETE): nothing of it is issued again. */
   readonly retired?: true;
+  /**
+   * An ordered sequence whose unused IDs are given back and reused (core/returned-ranges.ts): its IDs
+   * are then no longer always larger than those handed out before. Opaque ones always are; strict never.
+   */
+  readonly reuse?: true;
   readonly name: string;
   readonly ids: IdMode;
   /**
@@ -86,7 +91,9 @@ export function parseUnsigned(value: unknown, field: string): bigint {
 export function parseSequenceSettings(name: string, body: unknown): SequenceSettings {
   assertSequenceName(name);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('body must be a JSON object with blockSize, and optionally startAfter, maxId and ids');
+    throw new BadRequestError(
+      'body must be a JSON object with blockSize, and optionally startAfter, maxId, ids and reuse',
+    );
   }
   const fields = body as Record<string, unknown>;
   const unknownFields = Object.keys(fields).filter((k) => !FIELDS.includes(k));
@@ -124,8 +131,20 @@ export function parseSequenceSettings(name: string, body: unknown): SequenceSett
     startAfter,
     maxId,
     ids: ids as IdMode,
+    ...(parseReuse(ids as IdMode, fields.reuse) ? { reuse: true as const } : {}),
     ...(maxIdDefaulted ? { maxIdDefaulted: true as const } : {}),
   });
+}
+
+/** True when an ordered sequence asks to take IDs back; opaque ones always do (stored as nothing), strict ones never. */
+function parseReuse(ids: IdMode, reuse: unknown): boolean {
+  if (reuse === undefined) return false;
+  if (typeof reuse !== 'boolean') throw new BadRequestError(`reuse must be true or false; got ${shown(reuse)}`);
+  if (ids === 'strict' && reuse)
+    throw new BadRequestError('reuse cannot be true for ids "strict": a reused ID would leave real-time order');
+  if (ids === 'opaque' && !reuse)
+    throw new BadRequestError('reuse cannot be false for ids "opaque": an opaque sequence always takes IDs back');
+  return ids === 'ordered' && reuse;
 }
 
 /**
@@ -168,7 +187,8 @@ function sameExceptKey(a: SequenceSettings, b: SequenceSettings): boolean {
 
 function sameExceptKeyAndMaxId(a: SequenceSettings, b: SequenceSettings): boolean {
   const sameScheme = a.scheme === undefined || b.scheme === undefined || a.scheme === b.scheme;
-  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.ids === b.ids && sameScheme;
+  const sameReuse = (a.reuse === true) === (b.reuse === true);
+  return a.blockSize === b.blockSize && a.startAfter === b.startAfter && a.ids === b.ids && sameScheme && sameReuse;
 }
 
 function sameKey(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
@@ -188,7 +208,7 @@ export function conflictOf(found: SequenceSettings, wanted: SequenceSettings): s
 
 /** The settings in words, for messages: never the key. */
 export function describeSettings(s: SequenceSettings): string {
-  return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}${s.scheme === undefined ? '' : ` scheme=${s.scheme}`}`;
+  return `blockSize=${s.blockSize} startAfter=${s.startAfter} maxId=${s.maxId} ids=${s.ids}${s.scheme === undefined ? '' : ` scheme=${s.scheme}`}${s.reuse === true ? ' reuse=true' : ''}`;
 }
 
 /** The sequence's settings as JSON: integers as decimal strings, like IDs. */
@@ -201,5 +221,6 @@ export function settingsToJson(s: SequenceSettings): Record<string, string | boo
     ids: s.ids,
     ...(s.scheme === undefined ? {} : { scheme: s.scheme }),
     ...(s.retired === true ? { retired: true } : {}),
+    ...(s.reuse === true ? { reuse: true } : {}),
   };
 }

@@ -59,6 +59,11 @@ export const openApiDocument = Object.freeze({
             description:
               'ordered: IDs are the block numbers themselves. opaque: every ID served is P(ordered ID), a keyed permutation of (startAfter, maxId] (needs at least 1,000,000 IDs there). strict: IDs in real-time order across every front end, served by one leader (docs/strict-sequences.md); no blocks, no widening. Fixed at creation: another value is a 409.',
           },
+          reuse: {
+            type: 'boolean',
+            description:
+              'Unused IDs given back (a front end stopping cleanly, a client returning a block) are served again. Opaque sequences always do (false is a 400); strict ones never (true is a 400); an ordered one only when created with true, as its later IDs are then no longer always larger. Fixed at creation.',
+          },
         },
       },
       Sequence: {
@@ -72,6 +77,10 @@ export const openApiDocument = Object.freeze({
           retired: {
             type: 'boolean',
             description: 'Present (true) once the sequence is retired: nothing of it is issued again.',
+          },
+          reuse: {
+            type: 'boolean',
+            description: 'Present (true) for an ordered sequence created with reuse: IDs given back are served again.',
           },
           scheme: {
             type: 'string',

@@ -53,7 +53,8 @@ export async function planFences(allocator: Allocator, options: FenceOptions): P
 }
 
 /**
- * Moves every counter as planned. Refuses, before changing anything, a fence that would exhaust a
+ * Moves every counter as planned, and drops every range given back (docs/uniqueness.md, "Giving
+ * ranges back": with every backend restored, a returned row's claims may be gone with them). Refuses, before changing anything, a fence that would exhaust a
  * sequence, or one that would leave a live strict sequence on restored bounds: the operator retires
  * it first (and creates a new one), so no front end can start on a bound below IDs already issued.
  */
@@ -71,4 +72,6 @@ export async function applyFences(allocator: Allocator, fences: readonly Sequenc
     );
   }
   for (const f of fences) await allocator.fleet.advanceEverywhere(f.sequence, f.nextTicket);
+  // Ranges given back came back with the backups, and their claims may not have: none is reused.
+  await allocator.returns.dropAll();
 }

@@ -20,6 +20,8 @@ import { SettingsRechecks } from './settings-rechecks.js';
 import { resolveSequence, retiredError, rowsOf } from './sequence-rows.js';
 import { StrictSequence, type StrictSequenceOptions } from './strict-sequence.js';
 import { cachedIssuer, refusingStrictIssuer, strictIssuer, type Issuer } from './issuer.js';
+import { reuseAllowed } from '../core/returned-ranges.js';
+import { giveBackCaches } from './give-back.js';
 
 /** What every strict sequence of a process shares (strict-sequence.ts). */
 export type StrictContext = Omit<StrictSequenceOptions, 'allocator' | 'logger'>;
@@ -181,9 +183,10 @@ export class ServedSequences {
     return this.#entries.entries();
   }
 
-  /** Gives back strict leases, and stops the encoder and the episode log. */
+  /** Gives back cached IDs (of sequences that take them back) and strict leases, and stops the encoder and the episode log. */
   async close(): Promise<void> {
     this.#rechecks.close();
+    await giveBackCaches(this.#allocator, this.#logger, this.#entries.entries());
     await Promise.all([...this.#strict.values()].map((s) => s.close()));
     this.#episodes.close();
     await this.#encoder.close();
@@ -200,7 +203,7 @@ export class ServedSequences {
       clock: this.#clock,
       logger: this.#logger,
       encoder: this.#encoder,
-      refill: (e, tickets, late) => this.fetch(e, tickets, late),
+      refill: (e, tickets, late) => this.#refill(e, tickets, late),
       onBackgroundError: (error) =>
         this.#episodes.note(
           `prefetch ${name}`,
@@ -212,6 +215,16 @@ export class ServedSequences {
     this.#entries.set(name, entry);
     this.#rechecks.watch(name, sent);
     return entry;
+  }
+
+  /** A cache's refill: IDs given back first where the sequence takes them back, else fresh tickets. */
+  async #refill(entry: SequenceEntry, tickets: number, late: (ranges: IdRange[]) => void): Promise<IdRange[]> {
+    const { settings } = entry;
+    if (reuseAllowed(settings)) {
+      const reused = await this.#allocator.returns.reclaim(settings.name, BigInt(tickets) * settings.blockSize);
+      if (reused.length > 0) return reused;
+    }
+    return this.fetch(entry, tickets, late);
   }
 
   /** The one place a sequence's kind chooses how it issues: strict through its leader, the others from the cache. */

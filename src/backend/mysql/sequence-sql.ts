@@ -22,6 +22,7 @@ const GATED =
   'g.block_size AS gated_block_size, g.start_after AS gated_start_after, g.max_id AS gated_max_id, g.needs_version';
 const RETIRED = 'r.retired_at';
 const STRICT = 't.name AS strict_name';
+const REUSE = 'u.name AS reuse_name';
 
 /**
  * Sequence rows (one, or all) with their keys and gated settings. A backend of an older schema
@@ -34,7 +35,9 @@ export async function readSequences(db: Db, name?: string): Promise<SequenceSett
   const gated = ' LEFT JOIN ticketd_gated_sequences g ON g.name = s.name';
   const retired = ' LEFT JOIN ticketd_retired_sequences r ON r.name = s.name';
   const strict = ' LEFT JOIN ticketd_strict_sequences t ON t.name = s.name';
+  const reuse = ' LEFT JOIN ticketd_reusing_sequences u ON u.name = s.name';
   const queries = [
+    `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED}, ${STRICT}, ${REUSE} FROM ticketd_sequences s${keys}${gated}${retired}${strict}${reuse}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED}, ${STRICT} FROM ticketd_sequences s${keys}${gated}${retired}${strict}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED}, ${RETIRED} FROM ticketd_sequences s${keys}${gated}${retired}${where} ORDER BY s.name`,
     `SELECT ${COLUMNS}, ${KEYS}, ${GATED} FROM ticketd_sequences s${keys}${gated}${where} ORDER BY s.name`,
@@ -110,6 +113,8 @@ export async function createSequence(
             [settings.name, String(settings.startAfter)],
           );
         }
+        if (settings.reuse === true)
+          await conn.query('INSERT INTO ticketd_reusing_sequences (name) VALUES (?)', [settings.name]);
         if (needsVersion !== undefined) await insertGated(conn, settings, needsVersion);
         await conn.query(
           'INSERT INTO ticketd_sequences (name, block_size, start_after, max_id) VALUES (?, ?, ?, ?)',
@@ -261,6 +266,7 @@ function rowToSettings(row: RowDataPacket, label: string): SequenceSettings {
           : 'ordered',
     ...(gated ? { needsVersion: String(row.needs_version) } : {}),
     ...(row.retired_at !== null && row.retired_at !== undefined ? { retired: true } : {}),
+    ...(row.reuse_name !== null && row.reuse_name !== undefined ? { reuse: true } : {}),
   });
   if (!gated && settings.maxId <= settings.startAfter) {
     throw new SequenceConflictError(

