@@ -35,7 +35,7 @@ import {
   type GoRun,
 } from '../support/go-client.js';
 import { sleep } from '../support/id-ledger.js';
-import { judgeCloseReturns, type CloseReturnsRun } from '../support/close-returns.js';
+import { judgeCloseReturns, serveAndDecode, type CloseReturnsRun } from '../support/close-returns.js';
 
 const go = findGo();
 goMissing(go, 'the Go client conformance scenarios');
@@ -199,13 +199,14 @@ function repeatsIn(ids: readonly bigint[]): number {
     passed.add('opaque-decodes-back');
   }, 120_000);
 
-  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on Close; no ID repeats', async () => {
+  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on Close; ticketd serves them again; no ID repeats', async () => {
     expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
     const run = summary(
       await runGo(programs.conformance, ['close-returns', urls(), RETURNS, OPAQUE_TOKEN, '7', '300']),
       'close-returns',
     ) as unknown as CloseReturnsRun;
-    const judged = judgeCloseReturns(run, 100, 7);
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
+    const judged = judgeCloseReturns(run, 100, served);
     console.log(`SCENARIO close-returns ok: ${judged.line}`);
     expect(run.taken.length).toBe(7);
     expect(run.returns.length).toBeGreaterThan(0);
@@ -214,6 +215,8 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(judged.tailFromNextId).toBe(true);
     expect(judged.takenAndReturned).toBe(0);
     expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
     passed.add('close-returns');
   }, 60_000);
 

@@ -26,7 +26,7 @@ import {
   type ChildTicketd,
 } from '../support/ticketd.js';
 import { putPool } from '../support/worker-pools.js';
-import { judgeCloseReturns, type CloseEvent } from '../support/close-returns.js';
+import { judgeCloseReturns, serveAndDecode, type CloseEvent } from '../support/close-returns.js';
 
 const MISSING = javaMissing();
 if (MISSING !== undefined)
@@ -178,7 +178,7 @@ run('Java client conformance (clients/conformance.md)', () => {
     );
   }, 90_000);
 
-  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on close(); no ID repeats', async () => {
+  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on close(); ticketd serves them again; no ID repeats', async () => {
     expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
     const jvm = java('close-returns', ['close-returns', RETURNS, '7', '300'], { env: { OPAQUE_TOKEN } });
     await jvm.waitFor('done', 60_000);
@@ -189,6 +189,7 @@ run('Java client conformance (clients/conformance.md)', () => {
       ) as unknown as CloseEvent[],
     });
     const [first, then] = [of('first'), of('then')];
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
     const judged = judgeCloseReturns(
       {
         taken: first.taken.ids as string[],
@@ -199,7 +200,7 @@ run('Java client conformance (clients/conformance.md)', () => {
         afterReturns: then.events,
       },
       100,
-      7,
+      served,
     );
     console.log(`SCENARIO close-returns ok: ${judged.line}`);
     expect((first.taken.ids as string[]).length).toBe(7);
@@ -209,6 +210,8 @@ run('Java client conformance (clients/conformance.md)', () => {
     expect(judged.tailFromNextId).toBe(true);
     expect(judged.takenAndReturned).toBe(0);
     expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
     passed.add('close-returns');
   }, 90_000);
 

@@ -25,7 +25,7 @@ import {
   type Holder,
 } from '../support/snowflake-fleet.js';
 import { putPool } from '../support/worker-pools.js';
-import { judgeCloseReturns, type CloseReturnsRun } from '../support/close-returns.js';
+import { judgeCloseReturns, serveAndDecode, type CloseReturnsRun } from '../support/close-returns.js';
 import { makeCertificates } from '../support/tls-certs.js';
 import {
   findPython,
@@ -169,13 +169,14 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(refused.codes).toContain('TICKETD_UNAUTHORIZED');
   }, 120_000);
 
-  it('close-returns: a client that took 7 IDs of an opaque block gives the other 93 back on close(); no ID repeats', async () => {
+  it('close-returns: a client that took 7 IDs of an opaque block gives the other 93 back on close(); ticketd serves them again; no ID repeats', async () => {
     expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
     const run = summary(
       await runPython(py, [RUN, 'close-returns', urls(), RETURNS, OPAQUE_TOKEN, '7', '300']),
       'close-returns',
     ) as unknown as CloseReturnsRun;
-    const judged = judgeCloseReturns(run, 100, 7);
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
+    const judged = judgeCloseReturns(run, 100, served);
     console.log(`SCENARIO close-returns ok: ${judged.line}`);
     expect(run.taken.length).toBe(7);
     expect(run.returns.length).toBeGreaterThan(0);
@@ -184,6 +185,8 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(judged.tailFromNextId).toBe(true);
     expect(judged.takenAndReturned).toBe(0);
     expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
   }, 60_000);
 
   it('strict-coalesced: concurrent calls on a strict sequence are coalesced, every ID from ticketd in real-time order', async () => {
