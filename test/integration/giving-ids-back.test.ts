@@ -7,6 +7,7 @@
  * peer down. Every ID any front end served is recorded; none may repeat.
  */
 import mysql, { type RowDataPacket } from 'mysql2/promise';
+import { createTicketClient } from 'ticketd-client';
 import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
 import { IdLedger } from '../support/id-ledger.js';
@@ -138,6 +139,29 @@ describeEachEngine('giving unused IDs back', (engine) => {
     expect(reused).toBe(Number(last - first - 30n + 1n));
     // The IDs the client kept are never served by anyone else.
     expect(ordered.some((id) => id >= first && id < first + 30n)).toBe(false);
+    expect(ledger.repeats).toEqual([]);
+  }, 60_000);
+
+  it('the Node client gives its unused leased IDs back on close(), and a front end serves them', async () => {
+    expect(await putSequence(admin.url, 'gb_client', { blockSize: Number(BLOCK), reuse: true })).toBe(201);
+    const client = createTicketClient({ urls: [admin.url], sequence: 'gb_client', prefetchBelowRatio: 0.9 });
+    const ledger = new IdLedger();
+    for (const id of await client.nextBatch(25)) ledger.record(String(id), 'client');
+    await client.close();
+    const returned = [
+      ...(await returnedRows(pair.a.url, 'gb_client')),
+      ...(await returnedRows(pair.b.url, 'gb_client')),
+    ];
+    const handed = [...ledger.ids()].map(BigInt);
+    // Every ID from the 26th of its block on came back, and none it handed out.
+    expect(returned.length).toBeGreaterThan(0);
+    expect(handed.some((id) => inside(returned, id))).toBe(false);
+    const highest = handed.reduce((m, id) => (id > m ? id : m), 0n);
+    expect(returned.some(([f]) => f === highest + 1n)).toBe(true);
+    const served = await frontEnd();
+    for (let i = 0; i < 4; i++) await ledger.request(served.url, 'served', 'gb_client', 50);
+    const reused = [...ledger.ids()].map(BigInt).filter((id) => inside(returned, id)).length;
+    expect(reused).toBe(returned.reduce((n, [f, l]) => n + Number(l - f + 1n), 0));
     expect(ledger.repeats).toEqual([]);
   }, 60_000);
 });

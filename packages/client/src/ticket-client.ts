@@ -12,6 +12,7 @@ import { fetchIdCodec, type IdCodec, type OpaqueCodec } from './id-codec.js';
 import type { IdPermutation } from './id-permutation.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
 import { STRICT_NO_BLOCKS, StrictIds } from './strict-ids.js';
+import { giveBack, type UnusedTail } from './give-back.js';
 
 /** Options of a client. */
 export interface TicketClientOptions extends TlsMaterial {
@@ -29,6 +30,11 @@ export interface TicketClientOptions extends TlsMaterial {
    * `encode(id)`. Default false: the IDs handed out are the opaque ones, as ticketd serves them.
    */
   readonly ordered?: boolean;
+  /**
+   * How long close() spends giving unused leased IDs back (default 1000 ms; 0: not at all). Only
+   * blocks ticketd leased with a `lease` (sequences that take IDs back) are given back.
+   */
+  readonly giveBackTimeoutMs?: number;
 }
 
 /** A client of one sequence. */
@@ -41,7 +47,10 @@ export interface TicketClient {
   nextBatch(count: number): Promise<bigint[]>;
   /** The sequence's codec; for an opaque sequence it fetches the key (needs the sequence's own client token). */
   codec(): Promise<IdCodec>;
-  /** Stops prefetching; IDs already leased are given up (a gap). */
+  /**
+   * Stops prefetching and gives unused leased IDs back where the sequence takes them (within
+   * giveBackTimeoutMs); others, and any ticketd did not take, are given up (a gap).
+   */
   close(): Promise<void>;
 }
 
@@ -50,6 +59,8 @@ interface Block {
   readonly last: bigint;
   /** From this ID on, the next block is leased in the background. */
   readonly prefetchAt: bigint;
+  /** What gives its unused IDs back, when the sequence takes IDs back. */
+  readonly lease: string | undefined;
 }
 
 /** Most IDs next() counts down at once (a number, not a BigInt, on its hot path). */
@@ -101,6 +112,9 @@ class BlockClient implements TicketClient {
   #end = 0;
   // Set once ticketd answered that the sequence is strict: every ID is asked for.
   #strict: StrictIds | undefined;
+  // The lease of the block being handed out, and blocks whose lease came back after close().
+  #curLease: string | undefined;
+  readonly #late: UnusedTail[] = [];
 
   constructor(options: TicketClientOptions) {
     this.#options = options;
@@ -181,6 +195,8 @@ class BlockClient implements TicketClient {
 
   readonly close = async (): Promise<void> => {
     this.#closed = true;
+    // Read before anything is cleared: nothing is handed out from here on.
+    const unused = this.#unused();
     this.#strict?.close();
     this.#quick = 0;
     this.#blocks.length = 0;
@@ -189,8 +205,20 @@ class BlockClient implements TicketClient {
     this.#last = -1n;
     this.#pos = 0;
     this.#end = 0;
+    this.#curLease = undefined;
     await this.#waiter?.catch(() => undefined);
+    await giveBack(this.#options, this.#preferred, [...unused, ...this.#late.splice(0)]);
   };
+
+  /** The unhanded tail of the current block and every buffered block, where they have a lease. */
+  #unused(): UnusedTail[] {
+    const tails: UnusedTail[] = [];
+    // An opaque block's chunk is encoded ahead: its IDs from #pos on were not handed out.
+    const next = this.#encoder === undefined ? this.#cur : this.#cur - BigInt(this.#end - this.#pos);
+    if (this.#curLease !== undefined && next <= this.#last) tails.push({ lease: this.#curLease, from: next });
+    for (const b of this.#blocks) if (b.lease !== undefined) tails.push({ lease: b.lease, from: b.first });
+    return tails;
+  }
 
   #buffered(): boolean {
     return this.#pos < this.#end || this.#cur <= this.#last || this.#blocks.length > 0;
@@ -217,7 +245,7 @@ class BlockClient implements TicketClient {
   }
 
   async #lease(): Promise<Block> {
-    type Leased = { first: string; last: string; ids?: string };
+    type Leased = { first: string; last: string; ids?: string; lease?: string };
     const { urls, sequence } = this.#options;
     // Leases run concurrently: each walks the URLs from where it started, once each.
     const { value: body, index } = await askInTurn(
@@ -243,7 +271,7 @@ class BlockClient implements TicketClient {
     const first = BigInt(body.first);
     const last = BigInt(body.last);
     const keep = ((last - first + 1n) * BigInt(Math.round(this.#prefetchRatio * 1000))) / 1000n;
-    return { first, last, prefetchAt: last - keep };
+    return { first, last, prefetchAt: last - keep, lease: typeof body.lease === 'string' ? body.lease : undefined };
   }
 
   #refill(): Promise<void> {
@@ -251,6 +279,7 @@ class BlockClient implements TicketClient {
     const leased = this.#lease()
       .then((block) => {
         if (!this.#closed) this.#blocks.push(block);
+        else if (block.lease !== undefined) this.#late.push({ lease: block.lease, from: block.first });
       })
       .finally(() => {
         this.#inFlight--;
@@ -270,6 +299,7 @@ class BlockClient implements TicketClient {
     this.#cur = block.first;
     this.#last = block.last;
     this.#fastEnd = block.prefetchAt;
+    this.#curLease = block.lease;
   }
 
   #takeSlow(): bigint {
