@@ -28,9 +28,9 @@ type Options struct {
 	Ordered bool
 	// TLSConfig is for https:// URLs with a private CA or client certificates.
 	TLSConfig *tls.Config
-	// ReturnTimeout is how long Close may spend giving unused leased IDs back (zero:
-	// DefaultReturnTimeout; negative: none given back).
-	ReturnTimeout time.Duration
+	// GiveBackTimeout is how long Close may spend giving unused leased IDs back (zero:
+	// DefaultGiveBackTimeout; negative: none given back).
+	GiveBackTimeout time.Duration
 	// OnEvent is called with each event (returned, return-failed) from the goroutine that calls Close.
 	OnEvent func(ClientEvent)
 }
@@ -38,14 +38,14 @@ type Options struct {
 // Client hands out the IDs of one sequence from blocks it leases from ticketd. It is safe for
 // concurrent use; nothing is leased until the first ID is asked for. Close it when done.
 type Client struct {
-	urls          []string
-	sequence      string
-	ordered       bool
-	prefetchRatio float64
-	timeoutGiven  time.Duration
-	returnTimeout time.Duration
-	emit          func(ClientEvent)
-	t             *transport
+	urls            []string
+	sequence        string
+	ordered         bool
+	prefetchRatio   float64
+	timeoutGiven    time.Duration
+	giveBackTimeout time.Duration
+	emit            func(ClientEvent)
+	t               *transport
 	// life is canceled by Close: leases in flight and the strict sender stop with it.
 	life   context.Context
 	cancel context.CancelFunc
@@ -86,28 +86,28 @@ func NewClient(options Options) (*Client, error) {
 		ratio = 0.5
 	}
 	life, cancel := context.WithCancel(context.Background())
-	returnTimeout := options.ReturnTimeout
-	if returnTimeout == 0 {
-		returnTimeout = DefaultReturnTimeout
+	giveBackTimeout := options.GiveBackTimeout
+	if giveBackTimeout == 0 {
+		giveBackTimeout = DefaultGiveBackTimeout
 	}
 	emit := options.OnEvent
 	if emit == nil {
 		emit = func(ClientEvent) {}
 	}
 	c := &Client{
-		urls:          trimURLs(options.URLs),
-		sequence:      options.Sequence,
-		ordered:       options.Ordered,
-		prefetchRatio: ratio,
-		timeoutGiven:  options.Timeout,
-		returnTimeout: returnTimeout,
-		emit:          emit,
-		leaseEnded:    make(chan struct{}),
-		late:          []tail{},
-		t:             newTransport(options.Token, options.Timeout, options.TLSConfig),
-		life:          life,
-		cancel:        cancel,
-		ahead:         1,
+		urls:            trimURLs(options.URLs),
+		sequence:        options.Sequence,
+		ordered:         options.Ordered,
+		prefetchRatio:   ratio,
+		timeoutGiven:    options.Timeout,
+		giveBackTimeout: giveBackTimeout,
+		emit:            emit,
+		leaseEnded:      make(chan struct{}),
+		late:            []tail{},
+		t:               newTransport(options.Token, options.Timeout, options.TLSConfig),
+		life:            life,
+		cancel:          cancel,
+		ahead:           1,
 	}
 	c.leaser = c.lease
 	c.hot.Store(emptyHot())
@@ -199,7 +199,7 @@ func (c *Client) StrictRequests() int64 {
 }
 
 // Close stops prefetching and gives the unused IDs of the blocks in hand back (those ticketd leased
-// with a lease), once, within ReturnTimeout; the rest are given up (a gap). It waits for the leases
+// with a lease), once, within GiveBackTimeout; the rest are given up (a gap). It waits for the leases
 // in flight (within the same time when giving back). Calls after Close fail with CodeLeaseFailed;
 // a second Close does nothing. It returns nil: IDs not given back are reported through OnEvent.
 func (c *Client) Close() error {
@@ -219,7 +219,7 @@ func (c *Client) Close() error {
 	if strict != nil {
 		strict.close()
 	}
-	if c.returnTimeout < 0 {
+	if c.giveBackTimeout < 0 {
 		c.cancel()
 		if wait != nil {
 			<-wait.done
@@ -227,7 +227,7 @@ func (c *Client) Close() error {
 		c.t.close()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.returnTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.giveBackTimeout)
 	defer cancel()
 	c.awaitLeases(ctx.Done())
 	c.cancel()

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// DefaultReturnTimeout is how long Close may spend giving unused leased IDs back when the options give none.
-const DefaultReturnTimeout = 2 * time.Second
+// DefaultGiveBackTimeout is how long Close may spend giving unused leased IDs back when the options give none.
+const DefaultGiveBackTimeout = time.Second
 
 // ClientEvent is what a Client reports to Options.OnEvent. Type is returned (ticketd took IDs
 // First..Last back, Count of them) or return-failed (those Count IDs are lost: a gap; Error says why,
@@ -54,7 +54,7 @@ func (c *Client) giveBack(ctx context.Context, start int, tails []tail, emit fun
 		body := map[string]string{"lease": tl.lease, "from": strconv.FormatUint(tl.first, 10)}
 		ask := func(base string) (attempt, error) {
 			if ctx.Err() != nil {
-				return attempt{err: "no time left (ReturnTimeout)", final: true}, nil
+				return attempt{err: "no time left (GiveBackTimeout)", final: true}, nil
 			}
 			answer = returnAnswer{}
 			return c.t.getJSON(ctx, "POST", base+path, body, &answer, func() bool { return answer.Returned != nil })

@@ -139,7 +139,7 @@ func TestBlocksBufferedAheadAreGivenBackWhole(t *testing.T) {
 func TestNoIDHandedOutByGoroutinesRacingCloseIsGivenBack(t *testing.T) {
 	s := &standIn{}
 	// Time enough for every block buffered to go back on a loaded machine: this judges what, not how fast.
-	c, events := closingClient(t, s, Options{ReturnTimeout: 20 * time.Second})
+	c, events := closingClient(t, s, Options{GiveBackTimeout: 20 * time.Second})
 	if _, err := c.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestARefusedOrLateReturnIsReportedAsLostAndCloseIsBounded(t *testing.T) {
 	}
 
 	hung := &standIn{hang: 10 * time.Second}
-	c, events = closingClient(t, hung, Options{ReturnTimeout: 300 * time.Millisecond})
+	c, events = closingClient(t, hung, Options{GiveBackTimeout: 300 * time.Millisecond})
 	c.urls = append(c.urls, c.urls[0])
 	if _, err := c.Next(context.Background()); err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestABlockWithoutALeaseOrANegativeTimeoutGivesNothingBack(t *testing.T) {
 	}
 	c.Close()
 	off := &standIn{}
-	d, moreEvents := closingClient(t, off, Options{ReturnTimeout: -1})
+	d, moreEvents := closingClient(t, off, Options{GiveBackTimeout: -1})
 	if _, err := d.Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ class StandIn:
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (its return_timeout), as it should
+                    pass  # the client gave up waiting (its give_back_timeout), as it should
 
         self.return_status = return_status
         self.leased = leased
@@ -107,7 +107,7 @@ class GiveBackOnCloseTest(unittest.TestCase):
         s = self.stand_in()
         events: List[Dict[str, Any]] = []
         # Time enough for every block buffered to go back on a loaded machine: this judges what, not how fast.
-        client = TicketClient([s.url], "s", on_event=events.append, return_timeout=20.0)
+        client = TicketClient([s.url], "s", on_event=events.append, give_back_timeout=20.0)
         client.next()
         handed_out: List[int] = []
         started = threading.Barrier(5)
@@ -154,7 +154,7 @@ class GiveBackOnCloseTest(unittest.TestCase):
 
         hung = self.stand_in(hang_s=10.0)
         events.clear()
-        client = TicketClient([hung.url, hung.url], "s", on_event=events.append, return_timeout=0.3)
+        client = TicketClient([hung.url, hung.url], "s", on_event=events.append, give_back_timeout=0.3)
         client.next()
         began = time.monotonic()
         client.close()
@@ -169,7 +169,7 @@ class GiveBackOnCloseTest(unittest.TestCase):
         with TicketClient([s.url], "s", on_event=events.append) as client:
             client.next()
         t = self.stand_in()
-        with TicketClient([t.url], "s", on_event=events.append, return_timeout=0) as client:
+        with TicketClient([t.url], "s", on_event=events.append, give_back_timeout=0) as client:
             client.next()
         self.assertEqual(s.returns + t.returns, [])
         self.assertEqual(events, [])

@@ -11,7 +11,7 @@ from ._http import Attempt, Transport, ask_in_turn
 from .errors import LeaseFailedError
 
 #: Seconds close() may spend giving blocks back when the options give no timeout.
-DEFAULT_RETURN_TIMEOUT_S = 2.0
+DEFAULT_GIVE_BACK_TIMEOUT_S = 1.0
 
 
 class Tail(NamedTuple):
@@ -46,7 +46,7 @@ def give_back(
         def ask(url: str, tail: Tail = tail) -> Attempt:
             left = deadline - time.monotonic()
             if left <= 0:
-                return Attempt(ok=False, error="no time left (return_timeout)", final=True)
+                return Attempt(ok=False, error="no time left (give_back_timeout)", final=True)
             # Each request within what is left of the deadline, on connections of its own.
             bounded = transport.with_timeout(min(left, transport.timeout))
             try:

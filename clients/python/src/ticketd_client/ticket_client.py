@@ -20,7 +20,7 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, NamedTuple, Optio
 from urllib.parse import quote
 
 from ._http import Attempt, Transport, ask_in_turn
-from .block_returns import DEFAULT_RETURN_TIMEOUT_S, Tail, give_back, tail_of
+from .block_returns import DEFAULT_GIVE_BACK_TIMEOUT_S, Tail, give_back, tail_of
 from .errors import LeaseFailedError, NoBufferedIdsError
 from .id_codec import IdCodec, fetch_id_codec
 from .id_permutation import IdPermutation
@@ -49,7 +49,7 @@ class TicketClient:
     than this fraction of the current one is left. ``timeout``: seconds per request (default 2; 5 for
     a strict sequence). ``ordered``: for an opaque sequence, hand out its ordered IDs (and show
     ``codec().encode(id)``). ``ssl_context``: for https:// URLs with a private CA or client certificates.
-    ``return_timeout``: seconds ``close()`` may spend giving unused leased IDs back (0: none given back).
+    ``give_back_timeout``: seconds ``close()`` may spend giving unused leased IDs back (0: none given back).
     ``on_event``: called with dicts (``type``: returned, return-failed) from the thread that closes the client.
     """
 
@@ -63,7 +63,7 @@ class TicketClient:
         timeout: Optional[float] = None,
         ordered: bool = False,
         ssl_context: Optional[ssl.SSLContext] = None,
-        return_timeout: float = DEFAULT_RETURN_TIMEOUT_S,
+        give_back_timeout: float = DEFAULT_GIVE_BACK_TIMEOUT_S,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
     ) -> None:
         if isinstance(urls, str):
@@ -76,7 +76,7 @@ class TicketClient:
         self._prefetch_ratio = prefetch_below_ratio
         self._timeout_given = timeout
         self._transport = Transport(token, timeout, ssl_context)
-        self._return_timeout = return_timeout
+        self._give_back_timeout = give_back_timeout
         self._emit: Callable[[Dict[str, Any]], None] = on_event if on_event is not None else (lambda event: None)
         # Every field below is guarded by this lock.
         self._lock = threading.Lock()
@@ -168,9 +168,9 @@ class TicketClient:
 
     def close(self) -> None:
         """Stops prefetching and gives the unused IDs of the blocks in hand back (those leased with a
-        ``lease``), once, within ``return_timeout``; the rest are given up (a gap). Waits for the leases
+        ``lease``), once, within ``give_back_timeout``; the rest are given up (a gap). Waits for the leases
         in flight (within the same time when giving back). Calls after it raise LeaseFailedError."""
-        deadline = time.monotonic() + self._return_timeout
+        deadline = time.monotonic() + self._give_back_timeout
         with self._lock:
             if self._closed:
                 return
@@ -186,7 +186,7 @@ class TicketClient:
             self._pos = 0
         if strict is not None:
             strict.close()
-        giving_back = self._return_timeout > 0
+        giving_back = self._give_back_timeout > 0
         with self._lock:
             # A lease still running at the deadline is given up: its block, when it comes, is dropped.
             wait_s = deadline - time.monotonic() if giving_back else None

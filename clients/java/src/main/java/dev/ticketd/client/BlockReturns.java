@@ -11,7 +11,7 @@ import java.util.function.Consumer;
  */
 final class BlockReturns {
   /** How long close() may spend giving blocks back when the builder gives no timeout. */
-  static final java.time.Duration DEFAULT_TIMEOUT = java.time.Duration.ofMillis(2000);
+  static final java.time.Duration DEFAULT_TIMEOUT = java.time.Duration.ofMillis(1000);
 
   /** A block's unused IDs from..last (positions in its own range) and the lease that proves it was leased. */
   record Tail(String lease, long from, long last, long count) {
@@ -32,7 +32,7 @@ final class BlockReturns {
       try {
         Requests.Answered<Map<String, Object>> answered = requests.askInTurn(preferred, "no ticketd took back IDs " + Long.toUnsignedString(tail.from()) + ".." + Long.toUnsignedString(tail.last()) + " of " + sequence, url -> {
           long left = deadlineNanos - System.nanoTime();
-          if (left <= 0) return Requests.Attempt.failed("no time left (returnTimeout)", true, null);
+          if (left <= 0) return Requests.Attempt.failed("no time left (giveBackTimeout)", true, null);
           return requests.postJson(url + path, body, b -> b.get("returned") instanceof String, java.time.Duration.ofNanos(left));
         });
         emit.accept(new TicketClientEvent.Returned(tail.from(), tail.last(), Long.parseUnsignedLong(Requests.string(answered.value, "returned"))));

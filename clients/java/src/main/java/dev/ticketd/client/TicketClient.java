@@ -26,7 +26,7 @@ import javax.net.ssl.SSLContext;
  * time, concurrent calls coalesced into the next request, and {@link #nextNow()} throws.
  *
  * <p>{@link #close()} gives the unused IDs of blocks ticketd leased with a {@code lease} back (opaque
- * sequences, ordered ones created with reuse), once, within {@code returnTimeout}.
+ * sequences, ordered ones created with reuse), once, within {@code giveBackTimeout}.
  */
 public final class TicketClient implements AutoCloseable {
   /** Most blocks a client leases ahead of use. */
@@ -83,7 +83,7 @@ public final class TicketClient implements AutoCloseable {
   private final boolean ordered;
   private final boolean unsignedIds;
   private final ExecutorService executor;
-  private final Duration returnTimeout;
+  private final Duration giveBackTimeout;
   private final Consumer<TicketClientEvent> emit;
 
   private volatile Run current = EMPTY;
@@ -116,7 +116,7 @@ public final class TicketClient implements AutoCloseable {
     this.prefetchRatio = b.prefetchBelowRatio;
     this.ordered = b.ordered;
     this.unsignedIds = b.unsignedIds;
-    this.returnTimeout = b.returnTimeout;
+    this.giveBackTimeout = b.giveBackTimeout;
     Consumer<TicketClientEvent> onEvent = b.onEvent;
     this.emit = onEvent == null ? event -> {} : onEvent;
     this.executor = Futures.daemonPool("ticketd-" + b.sequence);
@@ -173,7 +173,7 @@ public final class TicketClient implements AutoCloseable {
 
   /**
    * Stops prefetching and gives the unused IDs of the blocks in hand back (those leased with a
-   * {@code lease}), once, within {@code returnTimeout}; the rest are given up (a gap). Waits for the leases
+   * {@code lease}), once, within {@code giveBackTimeout}; the rest are given up (a gap). Waits for the leases
    * in flight to end (within the same time when giving back). Calls after it throw LeaseFailedException.
    */
   @Override
@@ -190,8 +190,8 @@ public final class TicketClient implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    long deadline = System.nanoTime() + returnTimeout.toNanos();
-    boolean givingBack = returnTimeout.toNanos() > 0;
+    long deadline = System.nanoTime() + giveBackTimeout.toNanos();
+    boolean givingBack = giveBackTimeout.toNanos() > 0;
     StrictIds s = strict;
     if (s != null) s.close();
     lock.lock();
@@ -401,7 +401,7 @@ public final class TicketClient implements AutoCloseable {
     private boolean ordered;
     private boolean unsignedIds;
     private SSLContext sslContext;
-    private Duration returnTimeout = BlockReturns.DEFAULT_TIMEOUT;
+    private Duration giveBackTimeout = BlockReturns.DEFAULT_TIMEOUT;
     private Consumer<TicketClientEvent> onEvent;
 
     private Builder() {}
@@ -461,10 +461,10 @@ public final class TicketClient implements AutoCloseable {
       return this;
     }
 
-    /** How long {@code close()} may spend giving unused leased IDs back (default 2 s); {@code Duration.ZERO}: give nothing back. */
-    public Builder returnTimeout(Duration returnTimeout) {
-      if (returnTimeout.isNegative()) throw new IllegalArgumentException("returnTimeout must not be negative; got " + returnTimeout);
-      this.returnTimeout = returnTimeout;
+    /** How long {@code close()} may spend giving unused leased IDs back (default 1 s, as the Node client); {@code Duration.ZERO}: give nothing back. */
+    public Builder giveBackTimeout(Duration giveBackTimeout) {
+      if (giveBackTimeout.isNegative()) throw new IllegalArgumentException("giveBackTimeout must not be negative; got " + giveBackTimeout);
+      this.giveBackTimeout = giveBackTimeout;
       return this;
     }
 

@@ -85,7 +85,7 @@ class GiveBackOnCloseTest {
     List<TicketClientEvent> events = new CopyOnWriteArrayList<>();
     try (FakeTicketd fake = new FakeTicketd(exchange -> answer(exchange, 200, true))) {
       // Time enough for every block buffered to go back on a loaded machine: this judges what, not how fast.
-      TicketClient client = client(fake, events).returnTimeout(Duration.ofSeconds(20)).build();
+      TicketClient client = client(fake, events).giveBackTimeout(Duration.ofSeconds(20)).build();
       client.next();
       List<Long> handedOut = new CopyOnWriteArrayList<>();
       CountDownLatch running = new CountDownLatch(4);
@@ -144,7 +144,7 @@ class GiveBackOnCloseTest {
           }
           return answer(exchange, 200, true);
         })) {
-      TicketClient client = client(fake, events).urls(fake.url(), fake.url()).returnTimeout(Duration.ofMillis(300)).build();
+      TicketClient client = client(fake, events).urls(fake.url(), fake.url()).giveBackTimeout(Duration.ofMillis(300)).build();
       client.next();
       long began = System.nanoTime();
       client.close();
@@ -165,7 +165,7 @@ class GiveBackOnCloseTest {
       client.close();
     }
     try (FakeTicketd fake = new FakeTicketd(exchange -> answer(exchange, 200, true))) {
-      TicketClient client = client(fake, events).returnTimeout(Duration.ZERO).build();
+      TicketClient client = client(fake, events).giveBackTimeout(Duration.ZERO).build();
       client.next();
       client.close();
     }
