@@ -28,17 +28,24 @@ type Options struct {
 	Ordered bool
 	// TLSConfig is for https:// URLs with a private CA or client certificates.
 	TLSConfig *tls.Config
+	// GiveBackTimeout is how long Close may spend giving unused leased IDs back (zero:
+	// DefaultGiveBackTimeout; negative: none given back).
+	GiveBackTimeout time.Duration
+	// OnEvent is called with each event (returned, return-failed) from the goroutine that calls Close.
+	OnEvent func(ClientEvent)
 }
 
 // Client hands out the IDs of one sequence from blocks it leases from ticketd. It is safe for
 // concurrent use; nothing is leased until the first ID is asked for. Close it when done.
 type Client struct {
-	urls          []string
-	sequence      string
-	ordered       bool
-	prefetchRatio float64
-	timeoutGiven  time.Duration
-	t             *transport
+	urls            []string
+	sequence        string
+	ordered         bool
+	prefetchRatio   float64
+	timeoutGiven    time.Duration
+	giveBackTimeout time.Duration
+	emit            func(ClientEvent)
+	t               *transport
 	// life is canceled by Close: leases in flight and the strict sender stop with it.
 	life   context.Context
 	cancel context.CancelFunc
@@ -57,6 +64,10 @@ type Client struct {
 	wait        *leaseWait
 	opaque      opaqueCursor
 	strict      *strictIDs
+	// leaseEnded is closed (and replaced) whenever a lease ends, for Close.
+	leaseEnded chan struct{}
+	// late holds blocks whose lease ended after Close began, given back with the rest; nil once Close took them.
+	late []tail
 
 	codecMu sync.Mutex
 	codec   *Codec
@@ -75,16 +86,28 @@ func NewClient(options Options) (*Client, error) {
 		ratio = 0.5
 	}
 	life, cancel := context.WithCancel(context.Background())
+	giveBackTimeout := options.GiveBackTimeout
+	if giveBackTimeout == 0 {
+		giveBackTimeout = DefaultGiveBackTimeout
+	}
+	emit := options.OnEvent
+	if emit == nil {
+		emit = func(ClientEvent) {}
+	}
 	c := &Client{
-		urls:          trimURLs(options.URLs),
-		sequence:      options.Sequence,
-		ordered:       options.Ordered,
-		prefetchRatio: ratio,
-		timeoutGiven:  options.Timeout,
-		t:             newTransport(options.Token, options.Timeout, options.TLSConfig),
-		life:          life,
-		cancel:        cancel,
-		ahead:         1,
+		urls:            trimURLs(options.URLs),
+		sequence:        options.Sequence,
+		ordered:         options.Ordered,
+		prefetchRatio:   ratio,
+		timeoutGiven:    options.Timeout,
+		giveBackTimeout: giveBackTimeout,
+		emit:            emit,
+		leaseEnded:      make(chan struct{}),
+		late:            []tail{},
+		t:               newTransport(options.Token, options.Timeout, options.TLSConfig),
+		life:            life,
+		cancel:          cancel,
+		ahead:           1,
 	}
 	c.leaser = c.lease
 	c.hot.Store(emptyHot())
@@ -175,11 +198,18 @@ func (c *Client) StrictRequests() int64 {
 	return strict.requests.Load()
 }
 
-// Close stops prefetching and waits for the lease in flight; IDs already leased are given up (a
-// gap). Calls after Close fail with CodeLeaseFailed.
+// Close stops prefetching and gives the unused IDs of the blocks in hand back (those ticketd leased
+// with a lease), once, within GiveBackTimeout; the rest are given up (a gap). It waits for the leases
+// in flight (within the same time when giving back). Calls after Close fail with CodeLeaseFailed;
+// a second Close does nothing. It returns nil: IDs not given back are reported through OnEvent.
 func (c *Client) Close() error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
 	c.closed = true
+	tails := c.unusedTails()
 	strict := c.strict
 	c.blocks = nil
 	c.hot.Store(emptyHot())
@@ -189,10 +219,24 @@ func (c *Client) Close() error {
 	if strict != nil {
 		strict.close()
 	}
-	c.cancel()
-	if wait != nil {
-		<-wait.done
+	if c.giveBackTimeout < 0 {
+		c.cancel()
+		if wait != nil {
+			<-wait.done
+		}
+		c.t.close()
+		return nil
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.giveBackTimeout)
+	defer cancel()
+	c.awaitLeases(ctx.Done())
+	c.cancel()
+	c.mu.Lock()
+	tails = append(tails, c.late...)
+	c.late = nil
+	start := c.preferred
+	c.mu.Unlock()
+	c.giveBack(ctx, start, tails, c.emit)
 	c.t.close()
 	return nil
 }

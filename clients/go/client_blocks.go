@@ -10,9 +10,11 @@ import (
 // encodeChunk is how many opaque IDs are encoded at a time, under the client's lock.
 const encodeChunk = 256
 
-// block is a leased block: its IDs first..last, and from prefetchAt on the next one is leased.
+// block is a leased block: its IDs first..last, and from prefetchAt on the next one is leased;
+// lease (empty when ticketd gave none) gives its unused IDs back on Close.
 type block struct {
 	first, last, prefetchAt uint64
+	lease                   string
 }
 
 // hotBlock is the ordered block being handed out without the lock: offsets below end are drawn
@@ -23,6 +25,7 @@ type hotBlock struct {
 	end   atomic.Uint64
 	first uint64
 	size  uint64
+	lease string
 }
 
 func emptyHot() *hotBlock {
@@ -30,7 +33,7 @@ func emptyHot() *hotBlock {
 }
 
 func newHot(b block) *hotBlock {
-	h := &hotBlock{first: b.first, size: b.last - b.first + 1}
+	h := &hotBlock{first: b.first, size: b.last - b.first + 1, lease: b.lease}
 	h.end.Store(b.prefetchAt - b.first)
 	return h
 }
@@ -44,6 +47,7 @@ type opaqueCursor struct {
 	last    uint64
 	encoded []uint64
 	pos     int
+	lease   string
 }
 
 // leaseWait is one lease in flight; done is closed once err is set.
@@ -55,6 +59,9 @@ type leaseWait struct {
 // takeLocked returns an ID from the buffered blocks, or false when none is buffered (lock held).
 // With drawn, k is an offset the hot path drew at or past h's prefetch point: still the caller's if it lies in h.
 func (c *Client) takeLocked(h *hotBlock, k uint64, drawn bool) (uint64, bool) {
+	if c.closed {
+		return 0, false
+	}
 	if c.permutation != nil {
 		return c.takeEncoded()
 	}
@@ -109,9 +116,16 @@ func (c *Client) leaseInto(wait *leaseWait) {
 	b, err := c.leaser(c.life)
 	c.mu.Lock()
 	c.inFlight--
+	close(c.leaseEnded)
+	c.leaseEnded = make(chan struct{})
 	if err == nil && !c.closed {
 		c.blocks = append(c.blocks, b)
 		c.leases.Add(1)
+	} else if err == nil && c.late != nil {
+		// Leased after Close began: nobody will take from it, so it is given back with the rest (if in time).
+		if t, ok := tailFrom(b.lease, b.first, b.last, true); ok {
+			c.late = append(c.late, t)
+		}
 	}
 	if err != nil && c.life.Err() != nil {
 		err = newError(CodeLeaseFailed, "client is closed")
@@ -125,6 +139,7 @@ type blockAnswer struct {
 	First *wireID `json:"first"`
 	Last  *wireID `json:"last"`
 	IDs   *string `json:"ids"`
+	Lease *string `json:"lease"`
 }
 
 // misreadMode says why a block answer's ids cannot be trusted: a mode this version does not know,
@@ -196,7 +211,11 @@ func (c *Client) lease(ctx context.Context) (block, error) {
 	if keep < size {
 		prefetchAt = last - keep
 	}
-	return block{first: first, last: last, prefetchAt: prefetchAt}, nil
+	lease := ""
+	if leased.Lease != nil {
+		lease = *leased.Lease
+	}
+	return block{first: first, last: last, prefetchAt: prefetchAt, lease: lease}, nil
 }
 
 // takeEncoded returns the next opaque ID, encoding the next chunk of the block when the last one is used up (lock held).
@@ -212,7 +231,7 @@ func (c *Client) takeEncoded() (uint64, bool) {
 		}
 		b := c.blocks[0]
 		c.blocks = c.blocks[1:]
-		*o = opaqueCursor{inHand: true, cur: b.first, last: b.last, fastEnd: b.prefetchAt}
+		*o = opaqueCursor{inHand: true, cur: b.first, last: b.last, fastEnd: b.prefetchAt, lease: b.lease}
 	}
 	if o.cur >= o.fastEnd {
 		c.topUp()

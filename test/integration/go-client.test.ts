@@ -35,11 +35,13 @@ import {
   type GoRun,
 } from '../support/go-client.js';
 import { sleep } from '../support/id-ledger.js';
+import { judgeCloseReturns, serveAndDecode, type CloseReturnsRun } from '../support/close-returns.js';
 
 const go = findGo();
 goMissing(go, 'the Go client conformance scenarios');
 const OPAQUE = 'go_opaque';
 const OPAQUE_TOKEN = 'go-opaque-token-0123456789';
+const RETURNS = 'go_returns';
 /** The scenario ids of clients/conformance.md, the list every client runs. */
 const SCENARIOS = [...readFileSync('clients/conformance.md', 'utf8').matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map(
   (m) => m[1]!,
@@ -75,7 +77,7 @@ function repeatsIn(ids: readonly bigint[]): number {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-go-'));
   // The holders' lease files, apart from the ID lists of the other scenarios.
   const leases = join(dir, 'leases');
-  const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN}` };
+  const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN},${RETURNS}:${OPAQUE_TOKEN}` };
   const urls = (): string => fronts.map((f) => f.url).join(',');
 
   beforeAll(async () => {
@@ -196,6 +198,27 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(refused?.codes).toContain('TICKETD_UNAUTHORIZED');
     passed.add('opaque-decodes-back');
   }, 120_000);
+
+  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on Close; ticketd serves them again; no ID repeats', async () => {
+    expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
+    const run = summary(
+      await runGo(programs.conformance, ['close-returns', urls(), RETURNS, OPAQUE_TOKEN, '7', '300']),
+      'close-returns',
+    ) as unknown as CloseReturnsRun;
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
+    const judged = judgeCloseReturns(run, 100, served);
+    console.log(`SCENARIO close-returns ok: ${judged.line}`);
+    expect(run.taken.length).toBe(7);
+    expect(run.returns.length).toBeGreaterThan(0);
+    expect(judged.failedReturns).toEqual([]);
+    expect(judged.returned).toBeGreaterThanOrEqual(93n);
+    expect(judged.tailFromNextId).toBe(true);
+    expect(judged.takenAndReturned).toBe(0);
+    expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
+    passed.add('close-returns');
+  }, 60_000);
 
   it('strict-coalesced: concurrent calls on a strict sequence are coalesced, every ID from ticketd in real-time order', async () => {
     const sequence = 'go_strict';

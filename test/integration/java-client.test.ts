@@ -26,6 +26,7 @@ import {
   type ChildTicketd,
 } from '../support/ticketd.js';
 import { putPool } from '../support/worker-pools.js';
+import { judgeCloseReturns, serveAndDecode, type CloseEvent } from '../support/close-returns.js';
 
 const MISSING = javaMissing();
 if (MISSING !== undefined)
@@ -41,6 +42,7 @@ if (!FAKETIME)
 const OPAQUE = 'java_opaque';
 const OPAQUE_TOKEN = 'java-opaque-token-0123456789';
 const WIDE = 'java_wide';
+const RETURNS = 'java_returns';
 /** The scenario ids of clients/conformance.md, the list every client runs. */
 const SCENARIOS = [...readFileSync('clients/conformance.md', 'utf8').matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map(
   (m) => m[1]!,
@@ -78,7 +80,9 @@ run('Java client conformance (clients/conformance.md)', () => {
   beforeAll(async () => {
     const built = buildJavaClient(scratch());
     pair = await startPrivatePair();
-    const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN},${WIDE}:${OPAQUE_TOKEN}` };
+    const env = {
+      TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN},${WIDE}:${OPAQUE_TOKEN},${RETURNS}:${OPAQUE_TOKEN}`,
+    };
     fronts = [await spawnTicketd(pair.backendsUrl, env), await spawnTicketd(pair.backendsUrl, env)];
     build = await built;
     console.log(
@@ -172,6 +176,43 @@ run('Java client conformance (clients/conformance.md)', () => {
     console.log(
       `java checks: opaque ${sample.length} decoded on the server as the client decoded them; retired ${JSON.stringify(event('retired').codes)}; strict ${JSON.stringify(event('strict'))}; unknown ${JSON.stringify(event('unknown').codes)}`,
     );
+  }, 90_000);
+
+  it('close-returns: a client that took 7 IDs of an opaque block gives the rest back on close(); ticketd serves them again; no ID repeats', async () => {
+    expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
+    const jvm = java('close-returns', ['close-returns', RETURNS, '7', '300'], { env: { OPAQUE_TOKEN } });
+    await jvm.waitFor('done', 60_000);
+    const of = (client: string): { taken: Record<string, unknown>; events: CloseEvent[] } => ({
+      taken: jvm.events.find((e) => e.type === 'taken' && e.client === client)!,
+      events: jvm.events.filter(
+        (e) => e.client === client && (e.type === 'returned' || e.type === 'return-failed'),
+      ) as unknown as CloseEvent[],
+    });
+    const [first, then] = [of('first'), of('then')];
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
+    const judged = judgeCloseReturns(
+      {
+        taken: first.taken.ids as string[],
+        takenOrdered: first.taken.ordered as string[],
+        returns: first.events,
+        after: then.taken.ids as string[],
+        afterOrdered: then.taken.ordered as string[],
+        afterReturns: then.events,
+      },
+      100,
+      served,
+    );
+    console.log(`SCENARIO close-returns ok: ${judged.line}`);
+    expect((first.taken.ids as string[]).length).toBe(7);
+    expect(first.events.length).toBeGreaterThan(0);
+    expect(judged.failedReturns).toEqual([]);
+    expect(judged.returned).toBeGreaterThanOrEqual(93n);
+    expect(judged.tailFromNextId).toBe(true);
+    expect(judged.takenAndReturned).toBe(0);
+    expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
+    passed.add('close-returns');
   }, 90_000);
 
   it('snowflake-sigstop: a JVM paused past its TTL mints nothing more while another holds its worker ID; no ID twice', async () => {

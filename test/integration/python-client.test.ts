@@ -25,6 +25,7 @@ import {
   type Holder,
 } from '../support/snowflake-fleet.js';
 import { putPool } from '../support/worker-pools.js';
+import { judgeCloseReturns, serveAndDecode, type CloseReturnsRun } from '../support/close-returns.js';
 import { makeCertificates } from '../support/tls-certs.js';
 import {
   findPython,
@@ -39,6 +40,7 @@ const python = findPython();
 pythonMissing(python, 'the Python client conformance scenarios');
 const OPAQUE = 'py_opaque';
 const OPAQUE_TOKEN = 'py-opaque-token-0123456789';
+const RETURNS = 'py_returns';
 const HOLDER = join(PYTHON_CLIENT_DIR, 'conformance', 'snowflake_holder.py');
 const RUN = join(PYTHON_CLIENT_DIR, 'conformance', 'run.py');
 
@@ -74,7 +76,7 @@ function repeatsIn(ids: readonly bigint[]): number {
   const dir = mkdtempSync(join(tmpdir(), 'ticketd-python-'));
   // The holders' lease files, apart from the ID lists of the other scenarios.
   const leases = join(dir, 'leases');
-  const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN}` };
+  const env = { TICKETD_CLIENT_TOKENS: `${OPAQUE}:${OPAQUE_TOKEN},${RETURNS}:${OPAQUE_TOKEN}` };
   const urls = (): string => fronts.map((f) => f.url).join(',');
 
   beforeAll(async () => {
@@ -166,6 +168,26 @@ function repeatsIn(ids: readonly bigint[]): number {
     expect(refused.code).toBe('TICKETD_CLIENT_LEASE_FAILED');
     expect(refused.codes).toContain('TICKETD_UNAUTHORIZED');
   }, 120_000);
+
+  it('close-returns: a client that took 7 IDs of an opaque block gives the other 93 back on close(); ticketd serves them again; no ID repeats', async () => {
+    expect(await putSequence(fronts[0]!.url, RETURNS, { blockSize: 100, ids: 'opaque' })).toBe(201);
+    const run = summary(
+      await runPython(py, [RUN, 'close-returns', urls(), RETURNS, OPAQUE_TOKEN, '7', '300']),
+      'close-returns',
+    ) as unknown as CloseReturnsRun;
+    const served = await serveAndDecode(fronts[0]!.url, RETURNS, OPAQUE_TOKEN, 200);
+    const judged = judgeCloseReturns(run, 100, served);
+    console.log(`SCENARIO close-returns ok: ${judged.line}`);
+    expect(run.taken.length).toBe(7);
+    expect(run.returns.length).toBeGreaterThan(0);
+    expect(judged.failedReturns).toEqual([]);
+    expect(judged.returned).toBeGreaterThanOrEqual(93n);
+    expect(judged.tailFromNextId).toBe(true);
+    expect(judged.takenAndReturned).toBe(0);
+    expect(judged.repeats).toBe(0);
+    // ticketd counted the return: its next refill served every ID given back.
+    expect(judged.reused).toBe(judged.returned);
+  }, 60_000);
 
   it('strict-coalesced: concurrent calls on a strict sequence are coalesced, every ID from ticketd in real-time order', async () => {
     const sequence = 'py_strict';

@@ -8,6 +8,7 @@ commands print; they only use the client as an application would and report what
     python3 run.py strict    <urls> <sequence> <threads> <calls-per-thread>       each call's ID and times
     python3 run.py retired   <urls> <sequence> <block-size>                      waits for a line on stdin
     python3 run.py https     <urls> <sequence> <ca.pem> <client.pem> <client.key>  with and without a client certificate
+    python3 run.py close-returns <urls> <sequence> <token> <take> <then>          two clients, each closed
 
 Every command prints one JSON line last: {"scenario": ..., ...}. URLs are comma-separated.
 """
@@ -20,7 +21,7 @@ import ssl
 import sys
 import threading
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ticketd_client import LeaseFailedError, StrictSequenceError, TicketClient, TicketClientError
 
@@ -190,6 +191,36 @@ def https(urls: List[str], sequence: str, ca: str, cert: str, key: str) -> None:
     report({"scenario": "https", "ids": ids, "withoutCertificate": refused})
 
 
+def close_returns(urls: List[str], sequence: str, token: str, take: int, then: int) -> None:
+    """A client with the sequence's token takes a few IDs and is closed, which gives the rest of its blocks
+    back; a second client then takes more and is closed too. Each ID with the client's own decoding (the
+    block's ordered ID), and what each close() reported."""
+
+    def take_and_close(count: int) -> Tuple[List[str], List[str], List[Dict[str, Any]]]:
+        events: List[Dict[str, Any]] = []
+        client = TicketClient(urls, sequence, token=token, on_event=events.append)
+        ids = client.next_batch(count)
+        codec = client.codec()
+        client.close()
+        # IDs as decimal strings, as the other clients print them.
+        shown = [{**e, "first": str(e["first"]), "last": str(e["last"])} for e in events]
+        return [str(i) for i in ids], [str(codec.decode(i)) for i in ids], shown
+
+    taken, taken_ordered, returns = take_and_close(take)
+    after, after_ordered, after_returns = take_and_close(then)
+    report(
+        {
+            "scenario": "close-returns",
+            "taken": taken,
+            "takenOrdered": taken_ordered,
+            "returns": returns,
+            "after": after,
+            "afterOrdered": after_ordered,
+            "afterReturns": after_returns,
+        }
+    )
+
+
 def main(argv: List[str]) -> None:
     command, rest = argv[0], argv[1:]
     urls = rest[0].split(",")
@@ -203,6 +234,8 @@ def main(argv: List[str]) -> None:
         retired(urls, rest[1], int(rest[2]))
     elif command == "https":
         https(urls, rest[1], rest[2], rest[3], rest[4])
+    elif command == "close-returns":
+        close_returns(urls, rest[1], rest[2], int(rest[3]), int(rest[4]))
     else:
         raise SystemExit(f"unknown command {command}")
 

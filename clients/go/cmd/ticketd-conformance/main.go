@@ -7,6 +7,7 @@
 //	ticketd-conformance opaque   <urls> <sequence> <token> <count>                     pairs (opaque ID, decode)
 //	ticketd-conformance strict   <urls> <sequence> <goroutines> <calls-each>           each call's ID and times
 //	ticketd-conformance retired  <urls> <sequence> <block-size>                       waits for a line on stdin
+//	ticketd-conformance close-returns <urls> <sequence> <token> <take> <then>         two clients, each closed
 //
 // Every command prints one JSON line last: {"scenario": ..., ...}. URLs are comma-separated.
 package main
@@ -208,6 +209,44 @@ func retired(urls []string, sequence string, blockSize int) {
 	report(map[string]interface{}{"scenario": "retired-refused", "first": strconv.FormatUint(first, 10), "after": after, "refused": refused})
 }
 
+// closeReturns: a client with the sequence's token takes a few IDs and is closed, which gives the rest
+// of its blocks back; a second client then takes more and is closed too. Each ID with the client's
+// own decoding (the block's ordered ID), and what each Close reported.
+func closeReturns(urls []string, sequence, token string, take, then int) {
+	taken, takenOrdered, returns := takeAndClose(urls, sequence, token, take)
+	after, afterOrdered, afterReturns := takeAndClose(urls, sequence, token, then)
+	report(map[string]interface{}{"scenario": "close-returns", "taken": taken, "takenOrdered": takenOrdered, "returns": returns,
+		"after": after, "afterOrdered": afterOrdered, "afterReturns": afterReturns})
+}
+
+func takeAndClose(urls []string, sequence, token string, count int) ([]string, []string, []map[string]interface{}) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	events := []map[string]interface{}{}
+	onEvent := func(e ticketd.ClientEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, map[string]interface{}{"type": e.Type, "first": strconv.FormatUint(e.First, 10),
+			"last": strconv.FormatUint(e.Last, 10), "count": e.Count, "error": e.Error, "codes": append([]string{}, e.Codes...)})
+	}
+	client, err := ticketd.NewClient(ticketd.Options{URLs: urls, Sequence: sequence, Token: token, OnEvent: onEvent})
+	must(err)
+	ids, err := client.NextBatch(ctx, count)
+	must(err)
+	codec, err := client.Codec(ctx)
+	must(err)
+	texts, ordered := make([]string, len(ids)), make([]string, len(ids))
+	for k, id := range ids {
+		o, err := codec.Decode(id)
+		must(err)
+		texts[k], ordered[k] = strconv.FormatUint(id, 10), strconv.FormatUint(o, 10)
+	}
+	must(client.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	return texts, ordered, events
+}
+
 func number(text string) int {
 	n, err := strconv.Atoi(text)
 	must(err)
@@ -216,7 +255,7 @@ func number(text string) int {
 
 func main() {
 	if len(os.Args) < 4 {
-		fmt.Fprintln(os.Stderr, "usage: ticketd-conformance hand-out|opaque|strict|retired <urls> <sequence> ...")
+		fmt.Fprintln(os.Stderr, "usage: ticketd-conformance hand-out|opaque|strict|retired|close-returns <urls> <sequence> ...")
 		os.Exit(2)
 	}
 	command, rest := os.Args[1], os.Args[2:]
@@ -232,6 +271,8 @@ func main() {
 		strict(urls, rest[1], number(rest[2]), number(rest[3]))
 	case command == "retired" && len(rest) == 3:
 		retired(urls, rest[1], number(rest[2]))
+	case command == "close-returns" && len(rest) == 5:
+		closeReturns(urls, rest[1], rest[2], number(rest[3]), number(rest[4]))
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command or arguments: %s %v\n", command, rest)
 		os.Exit(2)

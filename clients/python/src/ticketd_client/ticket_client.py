@@ -4,6 +4,8 @@ within or across processes; a crash loses the rest of the block, which only leav
 
 A strict sequence has no blocks (409 TICKETD_STRICT_NO_BLOCKS): its IDs then come from ticketd each
 time (strict_ids.py), and ``next_nowait()`` raises StrictSequenceError.
+
+``close()`` gives the unused IDs of blocks leased with a ``lease`` back (block_returns.py), once.
 """
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ import itertools
 import ssl
 import sys
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
-from typing import Callable, Deque, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from ._http import Attempt, Transport, ask_in_turn
+from .block_returns import DEFAULT_GIVE_BACK_TIMEOUT_S, Tail, give_back, tail_of
 from .errors import LeaseFailedError, NoBufferedIdsError
 from .id_codec import IdCodec, fetch_id_codec
 from .id_permutation import IdPermutation
@@ -33,6 +37,8 @@ class _Block(NamedTuple):
     last: int
     #: From this ID on, the next block is leased in the background.
     prefetch_at: int
+    #: What gives the block's unused IDs back on close(); None when ticketd leased it without one.
+    lease: Optional[str] = None
 
 
 class TicketClient:
@@ -43,6 +49,8 @@ class TicketClient:
     than this fraction of the current one is left. ``timeout``: seconds per request (default 2; 5 for
     a strict sequence). ``ordered``: for an opaque sequence, hand out its ordered IDs (and show
     ``codec().encode(id)``). ``ssl_context``: for https:// URLs with a private CA or client certificates.
+    ``give_back_timeout``: seconds ``close()`` may spend giving unused leased IDs back (0: none given back).
+    ``on_event``: called with dicts (``type``: returned, return-failed) from the thread that closes the client.
     """
 
     def __init__(
@@ -55,6 +63,8 @@ class TicketClient:
         timeout: Optional[float] = None,
         ordered: bool = False,
         ssl_context: Optional[ssl.SSLContext] = None,
+        give_back_timeout: float = DEFAULT_GIVE_BACK_TIMEOUT_S,
+        on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
     ) -> None:
         if isinstance(urls, str):
             urls = [urls]
@@ -66,8 +76,14 @@ class TicketClient:
         self._prefetch_ratio = prefetch_below_ratio
         self._timeout_given = timeout
         self._transport = Transport(token, timeout, ssl_context)
+        self._give_back_timeout = give_back_timeout
+        self._emit: Callable[[Dict[str, Any]], None] = on_event if on_event is not None else (lambda event: None)
         # Every field below is guarded by this lock.
         self._lock = threading.Lock()
+        # Notified whenever a lease ends, for close().
+        self._leases_ended = threading.Condition(self._lock)
+        # Blocks whose lease ended after close(), given back with the rest; None once close() took them.
+        self._late: Optional[List[Tail]] = []
         self._blocks: Deque[_Block] = deque()
         self._preferred = 0
         self._closed = False
@@ -82,6 +98,7 @@ class TicketClient:
         # The ordered block being handed out: its counter, its prefetch point and its last ID, replaced
         # together (one tuple) when the client moves to the next block or past the prefetch point.
         self._hot: Tuple[Iterator[int], int, int] = (_count(0), 0, -1)
+        self._hot_lease: Optional[str] = None
         # An opaque block being handed out (under the lock): its cursor, prefetch point and last ID,
         # and the opaque IDs encoded from it, handed out before the cursor moves on.
         self._cur = 0
@@ -89,6 +106,7 @@ class TicketClient:
         self._last = -1
         self._encoded: List[int] = []
         self._pos = 0
+        self._cur_lease: Optional[str] = None
         self._strict: Optional[StrictIds] = None
         #: Blocks leased so far.
         self.leases = 0
@@ -107,7 +125,9 @@ class TicketClient:
         # threads ever get the same ID, and an ID below the block's own prefetch point is in it.
         counter, end, last = self._hot
         id_ = next(counter)
-        if id_ < end:
+        # Read after the draw: close() sets _closed before it draws where its give-back starts, so an
+        # ID drawn after that is never handed out.
+        if id_ < end and not self._closed:
             return id_
         with self._lock:
             got = self._take_locked(id_, counter, last)
@@ -121,7 +141,7 @@ class TicketClient:
         """The next ID; waits for a lease only when no block is buffered (a strict sequence: asks ticketd each time)."""
         counter, end, last = self._hot
         id_ = next(counter)
-        if id_ < end:
+        if id_ < end and not self._closed:
             return id_
         with self._lock:
             got = self._take_locked(id_, counter, last)
@@ -147,9 +167,15 @@ class TicketClient:
         return self._strict is not None
 
     def close(self) -> None:
-        """Stops prefetching; IDs already leased are given up (a gap)."""
+        """Stops prefetching and gives the unused IDs of the blocks in hand back (those leased with a
+        ``lease``), once, within ``give_back_timeout``; the rest are given up (a gap). Waits for the leases
+        in flight (within the same time when giving back). Calls after it raise LeaseFailedError."""
+        deadline = time.monotonic() + self._give_back_timeout
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+            tails = self._unused_tails()
             strict = self._strict
             self._blocks.clear()
             self._hot = (_count(0), 0, -1)
@@ -158,15 +184,32 @@ class TicketClient:
             self._last = -1
             self._encoded = []
             self._pos = 0
-            waiter = self._waiter
         if strict is not None:
             strict.close()
-        if waiter is not None:
-            try:
-                waiter.result()
-            except Exception:  # noqa: BLE001 - a lease that failed while closing changes nothing
-                pass
+        giving_back = self._give_back_timeout > 0
+        with self._lock:
+            # A lease still running at the deadline is given up: its block, when it comes, is dropped.
+            wait_s = deadline - time.monotonic() if giving_back else None
+            self._leases_ended.wait_for(lambda: self._in_flight == 0, wait_s)
+            tails.extend(self._late or [])
+            self._late = None
+            start = self._preferred
+        if giving_back:
+            give_back(self._transport, self._urls, start, self._sequence, tails, deadline, self._emit)
         self._transport.close()
+
+    def _unused_tails(self) -> List[Tail]:
+        """The unused IDs of the block in hand and of every block buffered (lock held, _closed set)."""
+        found: List[Optional[Tail]] = []
+        if self._permutation is not None:
+            # Encoded but not handed out: the IDs before the cursor, in the block's own order.
+            found.append(tail_of(self._cur_lease, self._cur - (len(self._encoded) - self._pos), self._last))
+        else:
+            # Drawn after _closed was set: a thread on the hot path that draws after this hands nothing out.
+            counter, _, last = self._hot
+            found.append(tail_of(self._hot_lease, next(counter), last))
+        found.extend(tail_of(b.lease, b.first, b.last) for b in self._blocks)
+        return [t for t in found if t is not None]
 
     def _next_slow(self) -> int:
         doubled = False
@@ -202,6 +245,8 @@ class TicketClient:
         """An ID from the buffered blocks, or None when none is buffered (lock held). ``drawn`` is an ID
         the hot path drew at or past its block's prefetch point (``counter`` and ``last`` are that
         block's): still the caller's if it lies in that block."""
+        if self._closed:
+            return None
         if self._permutation is not None:
             return self._take_encoded()
         if drawn is not None and drawn <= last:
@@ -220,6 +265,7 @@ class TicketClient:
                 return None
             block = self._blocks.popleft()
             self._hot = (_count(block.first), block.prefetch_at, block.last)
+            self._hot_lease = block.lease
 
     def _past_prefetch_point(self, counter: Iterator[int], last: int) -> None:
         # Lease ahead while this block still has a share left, so next() rarely waits; the rest of
@@ -272,7 +318,8 @@ class TicketClient:
         first = int(body["first"])
         last = int(body["last"])
         keep = ((last - first + 1) * round(self._prefetch_ratio * 1000)) // 1000
-        return _Block(first, last, last - keep)
+        lease = body.get("lease")
+        return _Block(first, last, last - keep, lease if isinstance(lease, str) else None)
 
     def _refill(self) -> "Future[None]":
         """Starts a lease in a thread of its own (called with the lock held)."""
@@ -289,13 +336,20 @@ class TicketClient:
         except BaseException as error:  # noqa: BLE001 - handed to whoever waits for this lease
             with self._lock:
                 self._in_flight -= 1
+                self._leases_ended.notify_all()
             future.set_exception(error)
             return
         with self._lock:
             if not self._closed:
                 self._blocks.append(block)
                 self.leases += 1
+            elif self._late is not None:
+                # Leased after close(): nobody will take from it, so it is given back with the rest (if in time).
+                tail = tail_of(block.lease, block.first, block.last)
+                if tail is not None:
+                    self._late.append(tail)
             self._in_flight -= 1
+            self._leases_ended.notify_all()
         future.set_result(None)
 
     def _top_up(self) -> None:
@@ -313,6 +367,7 @@ class TicketClient:
             block = self._blocks.popleft()
             self._cur = block.first
             self._last = block.last
+            self._cur_lease = block.lease
             self._fast_end = block.prefetch_at
         if self._cur >= self._fast_end:
             self._top_up()

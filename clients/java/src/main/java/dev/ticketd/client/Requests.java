@@ -148,7 +148,12 @@ final class Requests {
 
   /** POST a JSON body (null: none) and read a JSON object. */
   Attempt<Map<String, Object>> postJson(String url, String body, Predicate<Map<String, Object>> complete) throws IOException, InterruptedException {
-    HttpRequest.Builder builder = request(url);
+    return postJson(url, body, complete, timeout);
+  }
+
+  /** The same within {@code within} (a give-back on close shares one deadline across its requests). */
+  Attempt<Map<String, Object>> postJson(String url, String body, Predicate<Map<String, Object>> complete, Duration within) throws IOException, InterruptedException {
+    HttpRequest.Builder builder = request(url).timeout(within.compareTo(timeout) < 0 ? within : timeout);
     if (body == null) builder.POST(HttpRequest.BodyPublishers.noBody());
     else builder.header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
     return send(builder.build(), complete);

@@ -2,15 +2,17 @@ package dev.ticketd.client;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -22,6 +24,9 @@ import javax.net.ssl.SSLContext;
  *
  * <p>A strict sequence has no blocks (409 TICKETD_STRICT_NO_BLOCKS): its IDs come from ticketd each
  * time, concurrent calls coalesced into the next request, and {@link #nextNow()} throws.
+ *
+ * <p>{@link #close()} gives the unused IDs of blocks ticketd leased with a {@code lease} back (opaque
+ * sequences, ordered ones created with reuse), once, within {@code giveBackTimeout}.
  */
 public final class TicketClient implements AutoCloseable {
   /** Most blocks a client leases ahead of use. */
@@ -31,16 +36,22 @@ public final class TicketClient implements AutoCloseable {
   /** Per-request timeout of a strict sequence when the builder gives none: above a leader change (3 s). */
   static final Duration STRICT_TIMEOUT = Duration.ofMillis(5000);
 
-  /** A leased block: IDs first .. first + size − 1; from index prefetchAt on, the next one is leased. */
+  /** A leased block: IDs first .. first + size − 1; from index prefetchAt on, the next one is leased; lease (or null) gives it back. */
   private static final class Block {
     final long first;
     final long size;
     final long prefetchAt;
+    final String lease;
 
-    Block(long first, long size, long prefetchAt) {
+    Block(long first, long size, long prefetchAt, String lease) {
       this.first = first;
       this.size = size;
       this.prefetchAt = prefetchAt;
+      this.lease = lease;
+    }
+
+    BlockReturns.Tail tailFrom(long pos) {
+      return BlockReturns.Tail.of(lease, first, size, pos);
     }
   }
 
@@ -72,10 +83,14 @@ public final class TicketClient implements AutoCloseable {
   private final boolean ordered;
   private final boolean unsignedIds;
   private final ExecutorService executor;
+  private final Duration giveBackTimeout;
+  private final Consumer<TicketClientEvent> emit;
 
   private volatile Run current = EMPTY;
   /** Guards everything below: the blocks buffered, the block being cut into runs, the leases in flight. */
   private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled whenever a lease ends, for close(). */
+  private final Condition leasesEnded = lock.newCondition();
   private final ArrayDeque<Block> blocks = new ArrayDeque<>();
   private Block block;
   private long blockPos;
@@ -86,6 +101,8 @@ public final class TicketClient implements AutoCloseable {
   private int ahead = 1;
   private CompletableFuture<Void> waiter;
   private volatile boolean closed;
+  /** Blocks whose lease ended after close(), given back with the rest; null once close() has taken them. */
+  private List<BlockReturns.Tail> lateTails = new ArrayList<>();
   /** The URL that answered last: leases start there. */
   private volatile int preferred;
   /** Set once, with the first opaque block (unless ordered): the permutation the blocks are encoded with. */
@@ -99,6 +116,9 @@ public final class TicketClient implements AutoCloseable {
     this.prefetchRatio = b.prefetchBelowRatio;
     this.ordered = b.ordered;
     this.unsignedIds = b.unsignedIds;
+    this.giveBackTimeout = b.giveBackTimeout;
+    Consumer<TicketClientEvent> onEvent = b.onEvent;
+    this.emit = onEvent == null ? event -> {} : onEvent;
     this.executor = Futures.daemonPool("ticketd-" + b.sequence);
     this.requests = new Requests(b.urls, b.token, b.timeout, b.sslContext, executor);
     List<String> urls = b.urls;
@@ -151,32 +171,72 @@ public final class TicketClient implements AutoCloseable {
     return sequence;
   }
 
-  /** Stops prefetching; IDs already leased are given up (a gap). Waits for a lease in flight to end. */
+  /**
+   * Stops prefetching and gives the unused IDs of the blocks in hand back (those leased with a
+   * {@code lease}), once, within {@code giveBackTimeout}; the rest are given up (a gap). Waits for the leases
+   * in flight to end (within the same time when giving back). Calls after it throw LeaseFailedException.
+   */
   @Override
   public void close() {
-    CompletableFuture<Void> pending;
+    List<BlockReturns.Tail> tails;
     lock.lock();
     try {
+      if (closed) return;
       closed = true;
+      tails = unusedTails();
       blocks.clear();
       block = null;
       current = EMPTY;
-      pending = waiter;
     } finally {
       lock.unlock();
     }
+    long deadline = System.nanoTime() + giveBackTimeout.toNanos();
+    boolean givingBack = giveBackTimeout.toNanos() > 0;
     StrictIds s = strict;
     if (s != null) s.close();
-    if (pending != null) {
-      try {
-        pending.get();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ExecutionException ignored) {
-        // A lease that failed while closing leaves nothing to give back.
-      }
+    lock.lock();
+    try {
+      awaitLeases(givingBack ? deadline : Long.MAX_VALUE);
+      tails.addAll(lateTails);
+      lateTails = null;
+    } finally {
+      lock.unlock();
     }
+    if (givingBack) BlockReturns.giveBack(requests, preferred, sequence, tails, deadline, emit);
     executor.shutdown();
+  }
+
+  /**
+   * The unused IDs of the block in hand and of every block buffered. Threads still on the current run
+   * after this find it used up: its counter is set to its end, and what they drew before stays theirs.
+   * Holds the lock.
+   */
+  private List<BlockReturns.Tail> unusedTails() {
+    List<BlockReturns.Tail> tails = new ArrayList<>();
+    Run run = current;
+    if (block != null && run != EMPTY) {
+      long used = Math.min(run.taken.getAndSet(run.size), run.size);
+      BlockReturns.Tail tail = block.tailFrom(blockPos - run.size + used);
+      if (tail != null) tails.add(tail);
+    }
+    for (Block b : blocks) {
+      BlockReturns.Tail tail = b.tailFrom(0);
+      if (tail != null) tails.add(tail);
+    }
+    return tails;
+  }
+
+  /** Waits until no lease is in flight, or until the deadline (System.nanoTime(); MAX_VALUE: none). Holds the lock. */
+  private void awaitLeases(long deadlineNanos) {
+    try {
+      while (inFlight > 0) {
+        if (deadlineNanos == Long.MAX_VALUE) leasesEnded.await();
+        // A lease still running at the deadline is given up: its block, when it comes, is dropped.
+        else if (leasesEnded.awaitNanos(deadlineNanos - System.nanoTime()) <= 0) return;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private long slow(boolean wait) {
@@ -263,7 +323,13 @@ public final class TicketClient implements AutoCloseable {
       lock.lock();
       try {
         inFlight--;
+        leasesEnded.signalAll();
         if (error == null && !closed) blocks.add(got);
+        // Leased after close(): nobody will take from it, so it is given back with the rest (if in time).
+        else if (error == null && lateTails != null) {
+          BlockReturns.Tail tail = got.tailFrom(0);
+          if (tail != null) lateTails.add(tail);
+        }
       } finally {
         lock.unlock();
       }
@@ -315,7 +381,7 @@ public final class TicketClient implements AutoCloseable {
     long perMille = Math.round(prefetchRatio * 1000);
     // size · perMille / 1000, exactly and without overflow: (1000q + r) · p / 1000 = q · p + r · p / 1000.
     long keep = size / 1000 * perMille + size % 1000 * perMille / 1000;
-    return new Block(first, size, Math.max(0, size - 1 - keep));
+    return new Block(first, size, Math.max(0, size - 1 - keep), Requests.string(answered.value, "lease"));
   }
 
   private void loadEncoder() {
@@ -335,6 +401,8 @@ public final class TicketClient implements AutoCloseable {
     private boolean ordered;
     private boolean unsignedIds;
     private SSLContext sslContext;
+    private Duration giveBackTimeout = BlockReturns.DEFAULT_TIMEOUT;
+    private Consumer<TicketClientEvent> onEvent;
 
     private Builder() {}
 
@@ -390,6 +458,19 @@ public final class TicketClient implements AutoCloseable {
     /** TLS for https:// URLs whose certificate is not in the JVM's trust store, or a client certificate. */
     public Builder sslContext(SSLContext sslContext) {
       this.sslContext = sslContext;
+      return this;
+    }
+
+    /** How long {@code close()} may spend giving unused leased IDs back (default 1 s, as the Node client); {@code Duration.ZERO}: give nothing back. */
+    public Builder giveBackTimeout(Duration giveBackTimeout) {
+      if (giveBackTimeout.isNegative()) throw new IllegalArgumentException("giveBackTimeout must not be negative; got " + giveBackTimeout);
+      this.giveBackTimeout = giveBackTimeout;
+      return this;
+    }
+
+    /** Called with each event ({@code returned}, {@code return-failed}), from the thread that closes the client; it must not throw. */
+    public Builder onEvent(Consumer<TicketClientEvent> onEvent) {
+      this.onEvent = onEvent;
       return this;
     }
 

@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   hand-out &lt;dir&gt; &lt;name&gt;        TicketClient on TICKETD_SEQUENCE from TICKETD_URLS, THREADS threads, until SIGTERM
  *   holder &lt;dir&gt; &lt;name&gt; &lt;pool&gt; &lt;urls&gt; [idsPerTick]   Snowflake holder, one file per lease, until SIGTERM
  *   checks                        opaque decoding, a retired sequence, a strict sequence, an unknown one
+ *   close-returns &lt;sequence&gt; &lt;take&gt; &lt;then&gt;   two clients (OPAQUE_TOKEN), each closed: CloseReturns
  * </pre>
  */
 public final class Conformance {
@@ -47,8 +48,11 @@ public final class Conformance {
       case "checks":
         checks();
         break;
+      case "close-returns":
+        CloseReturns.run(urls(), args[1], System.getenv("OPAQUE_TOKEN"), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+        break;
       default:
-        System.err.println("usage: Conformance hand-out|holder|checks …");
+        System.err.println("usage: Conformance hand-out|holder|checks|close-returns …");
         System.exit(2);
     }
   }
