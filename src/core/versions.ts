@@ -12,7 +12,7 @@
  */
 
 /** The version of this ticketd; a unit test holds it equal to package.json's. */
-export const THIS_VERSION = '0.12.0';
+export const THIS_VERSION = '0.13.0';
 
 /** The first version that reads gated sequences and checks needs_version: what a gated sequence needs at least. */
 export const GATE_VERSION = '0.6.0';

@@ -33,7 +33,7 @@ from .snowflake_layout import (
 )
 from .ticket_client import TicketClient
 
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 __all__ = [
     "ClockMovedBackError",
