@@ -42,3 +42,8 @@ export function group(value: number | bigint | string): string {
   const text = String(value);
   return /^[0-9]+$/.test(text) ? text.replace(/\B(?=(\d{3})+(?!\d))/g, ',') : text;
 }
+
+/** Text made safe inside HTML elements and attributes: every value a page shows passes through it. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

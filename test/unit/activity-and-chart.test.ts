@@ -1,4 +1,5 @@
-import { overallState, renderChart } from '../../src/http/status-page.js';
+import { renderChart } from '../../src/http/status-chart.js';
+import { overallState } from '../../src/http/status-page.js';
 import type { TicketService } from '../../src/service/ticket-service.js';
 import { ACTIVITY_SAMPLES, ActivityHistory } from '../../src/service/activity.js';
 
