@@ -6,6 +6,7 @@
  * `POST …/ids` is asked for IDs: a front end's refill hands out ranges given back before fresh
  * tickets (client leases take fresh tickets past the cache), and the admin route decodes them.
  */
+import { expect } from '@jest/globals';
 import { TEST_ADMIN_TOKEN } from './ticketd.js';
 
 /** One event of a client's close(): IDs first..last of a block's own range, as decimal strings. */
@@ -98,4 +99,16 @@ export function judgeCloseReturns(run: CloseReturnsRun, blockSize: number, serve
     `${afterReturned} back; ticketd's …/ids then served ${served.ids.length}, ${reused} of them from the ranges the ` +
     `first gave back; ${repeated} repeated, ${takenAndReturned} handed out and given back`;
   return { failedReturns, returned, tailFromNextId, takenAndReturned, repeats: repeated, reused, line };
+}
+
+/** What every client's close-returns must show: the 93 IDs after the 7 taken went back once, and ticketd served each again. */
+export function expectClosedAndReused(judged: CloseReturnsFigures): void {
+  console.log(`SCENARIO close-returns ok: ${judged.line}`);
+  expect(judged.failedReturns).toEqual([]);
+  expect(judged.returned).toBeGreaterThanOrEqual(93n);
+  expect(judged.tailFromNextId).toBe(true);
+  expect(judged.takenAndReturned).toBe(0);
+  expect(judged.repeats).toBe(0);
+  // ticketd counted the return: its next refill served every ID given back.
+  expect(judged.reused).toBe(judged.returned);
 }
