@@ -14,10 +14,15 @@ import type { RestoreReport } from '../ticket-backend.js';
 import { restorableStatements } from './dump-statements.js';
 import type { Connection, Db } from './pool.js';
 
-/** Tables merged before the rest: the claims that guard every used ticket, then what ends or gates a sequence. Sequence rows go last. */
+/**
+ * Tables merged before the rest: the claims that guard every used ticket and every reused range (so a
+ * given-back range the dump brings back meets its claim), then what ends or gates a sequence.
+ * Sequence rows go last.
+ */
 const MERGE_FIRST = [
   'ticketd_claims',
   'ticketd_claim_floors',
+  'ticketd_range_claims',
   'ticketd_marks',
   'ticketd_retired_sequences',
   'ticketd_gated_sequences',
