@@ -188,6 +188,7 @@ CREATE TABLE IF NOT EXISTS ticketd_usage (
   ids_lost_shutdown BIGINT UNSIGNED  NOT NULL,
   ids_lost_retired  BIGINT UNSIGNED  NOT NULL,
   ids_lost_surplus  BIGINT UNSIGNED  NOT NULL,
+  seconds_left      DOUBLE           NULL,
   written_at        TIMESTAMP(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (sequence, instance, flush_no),
   KEY by_instance (instance, flush_no)

@@ -179,6 +179,7 @@ export async function startTicketd(options: TicketdOptions): Promise<RunningTick
     holdings: () => service.holdings(),
     instance: strict.instance,
     flushEveryMs: config.usageFlushMs,
+    secondsLeft: (sequence) => service.capacityStatus(sequence)?.secondsLeft ?? null,
   });
   usage.start();
   logger.info(

@@ -1,6 +1,7 @@
 /** `ticketd sequences usage [NAME]`: how many IDs the fleet handed out and lost, and why (docs/operating.md). */
 import type { Command } from 'commander';
 import { LOSS_REASONS } from '../core/usage.js';
+import { formatTimeLeft } from '../http/human-figures.js';
 import type { FleetUsage } from '../core/fleet-usage.js';
 import type { FleetUsageRead } from '../service/usage-reporter.js';
 import type { WithService } from './migrate-commands.js';
@@ -10,7 +11,7 @@ export function addUsageCommand(sequences: Command, withService: WithService): v
   sequences
     .command('usage [name]')
     .description(
-      'IDs each sequence handed out, lost (per reason: shutdown, crash, retired, surplus) and cached, over every front end, from the figures they write to the backends',
+      'IDs each sequence handed out, lost (per reason: shutdown, crash, retired, surplus) and cached, and the time left until its maxId at the recent rate, over every front end, from the figures they write to the backends',
     )
     .option('--json', 'print the figures as JSON')
     .option('--backends <urls>', 'comma-separated mysql:// URLs (TICKETD_BACKENDS)')
@@ -43,6 +44,7 @@ export function usageLine(s: FleetUsage): string {
     `cached=${s.cached}`,
     `returned=${s.returned}`,
     `leased=${s.leased}`,
+    `timeLeft=${formatTimeLeft(s.secondsLeft)}`,
     `frontEnds=${running} running, ${stopped} stopped, ${crashed} crashed`,
   ].join('\t');
 }

@@ -28,6 +28,11 @@ export interface FleetUsage {
   readonly lostTotal: number;
   /** Lost over lost + handed out: the share of the IDs used up that nobody received; null before any. */
   readonly lossRatio: number | null;
+  /**
+   * When it runs out: the shortest forecast of the running instances (seconds until maxId at the
+   * fleet's recent rate, as each wrote it last); null when none of them has a rate.
+   */
+  readonly secondsLeft: number | null;
 }
 
 /** How one instance's last row reads: running, stopped cleanly, or crashed (stale and not stopped). */
@@ -70,9 +75,12 @@ function sumSequence(sequence: string, rows: readonly StoredUsageRow[]): FleetUs
   let returned = 0;
   let reclaimed = 0;
   let cached = 0;
+  let secondsLeft: number | null = null;
   for (const row of rows) {
     const state = instanceState(row);
     instances[state]++;
+    if (state === 'running' && row.secondsLeft !== null)
+      secondsLeft = secondsLeft === null ? row.secondsLeft : Math.min(secondsLeft, row.secondsLeft);
     const c = row.counts;
     leased += c.leased;
     handedOut += c.handedOut;
@@ -95,5 +103,6 @@ function sumSequence(sequence: string, rows: readonly StoredUsageRow[]): FleetUs
     lost,
     lostTotal,
     lossRatio: lostTotal + handedOut === 0 ? null : lostTotal / (lostTotal + handedOut),
+    secondsLeft,
   };
 }

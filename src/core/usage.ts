@@ -53,6 +53,8 @@ export interface UsageRow {
   readonly stopped: boolean;
   /** How often the instance writes; a row older than a few of these, not stopped, is a crash. */
   readonly flushEveryMs: number;
+  /** The instance's forecast when it wrote: seconds until maxId at the fleet's recent rate (capacity.ts); null without a rate. */
+  readonly secondsLeft: number | null;
   readonly counts: UsageCounts;
 }
 

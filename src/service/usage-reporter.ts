@@ -26,6 +26,8 @@ export interface UsageReporterOptions {
   /** This front end instance: random at every start. */
   readonly instance: string;
   readonly flushEveryMs: number;
+  /** This process's forecast for a sequence (TicketService.capacityStatus): seconds until maxId, or null. */
+  readonly secondsLeft: (sequence: string) => number | null;
 }
 
 /** The flush loop of one front end. */
@@ -101,6 +103,8 @@ export class UsageReporter {
       flush,
       stopped: this.#stopped,
       flushEveryMs,
+      // A stopped instance forecasts nothing: the fleet's figure comes from the running ones.
+      secondsLeft: this.#stopped ? null : this.#options.secondsLeft(sequence),
       counts,
     }));
     const answers = await this.#options.allocator.onUsageStores((s) => s.write(instance, flush, rows));

@@ -4,12 +4,12 @@
  * a second, 80 through one and 20 through the other, run until one answers TICKETD_SEQUENCE_EXHAUSTED. At ~40% of the
  * run, one front end's forecast (the fleet's rate, seen through the ticket numbers it fetched) is
  * read from GET /v1/sequences/{name}, /metrics and the status page; the time it said was left must
- * be within 20% of the time that was left.
+ * be within 20% of the time that was left; `sequences usage` says it too.
  */
 import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
 import { sleep } from '../support/id-ledger.js';
-import { putSequence, startInProcess, startPrivatePair } from '../support/ticketd.js';
+import { putSequence, runCliAsync, startInProcess, startPrivatePair } from '../support/ticketd.js';
 import { putPool } from '../support/worker-pools.js';
 
 const SEQUENCE = 'forecast';
@@ -51,6 +51,7 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
         await startInProcess(pair.backendsUrl, {
           runsOutWarningDays: '0.5',
           snowflakeEpoch: String(EPOCH_MS),
+          usageFlushMs: '500',
           logLevel: 'silent',
         }),
       );
@@ -90,6 +91,10 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
       new RegExp(`^ticketd_sequence_seconds_left\\{sequence="${SEQUENCE}"\\} (\\S+)$`, 'm'),
     );
     const page = await (await fetch(`${fronts[0]!.url}/`)).text();
+    // `sequences usage` tells it too: the shortest forecast the running front ends wrote with their figures.
+    const cli = await runCliAsync(['sequences', 'usage', SEQUENCE, '--json'], { TICKETD_BACKENDS: pair!.backendsUrl });
+    const cliAt = Date.now();
+    const [usage] = (JSON.parse(cli.stdout) as { sequences: { secondsLeft: number | null }[] }).sequences;
     await load;
     await sleep(500);
 
@@ -102,6 +107,11 @@ describeEachEngine('the forecast of a sequence running out', (engine) => {
     expect(forecast.idsPerSecond).toBeGreaterThan(640);
     expect(forecast.idsPerSecond).toBeLessThan(960);
     expect(Math.abs(forecast.secondsLeft! - actual) / actual).toBeLessThan(0.2);
+    const actualFromCli = (exhaustedAt! - cliAt) / 1000;
+    console.log(
+      `${engine.name}: sequences usage said ${usage?.secondsLeft} s left, ${actualFromCli.toFixed(1)} s before it ran out`,
+    );
+    expect(Math.abs(usage!.secondsLeft! - actualFromCli) / actualFromCli).toBeLessThan(0.25);
     // The gauge is the same figure (read a moment later), and the page says it to a person.
     expect(Math.abs(metric! - forecast.secondsLeft!)).toBeLessThan(2);
     expect(page).toMatch(/<td>1\d s<\/td>/);

@@ -14,6 +14,7 @@ function stored(
     flush,
     stopped: false,
     flushEveryMs: 1000,
+    secondsLeft: null,
     ageMs: 0,
     counts: { leased: 0, handedOut: 0, returned: 0, reclaimed: 0, cached: 0, abandoned: NO_LOSS, ...counts },
     ...extra,
@@ -67,6 +68,18 @@ describe('a front end tallies what it did with the IDs it leased', () => {
 });
 
 describe("the fleet's figures from every backend's rows", () => {
+  it('says when it runs out by the shortest forecast of the running instances, not of stopped or crashed ones', () => {
+    const rows = [
+      stored('running-a', 1, {}, { secondsLeft: 5000 }),
+      stored('running-b', 1, {}, { secondsLeft: 3000 }),
+      stored('running-c', 1, {}),
+      stored('stopped', 1, {}, { stopped: true, secondsLeft: 10 }),
+      stored('crashed', 1, {}, { ageMs: 3 * 1000 + STALE_MARGIN_MS + 1, secondsLeft: 20 }),
+    ];
+    expect(fleetUsage(rows)[0]!.secondsLeft).toBe(3000);
+    expect(fleetUsage([stored('alone', 1, {})])[0]!.secondsLeft).toBeNull();
+  });
+
   it('keeps each instance’s row of the highest flush, whichever backend holds it (a restored backend holds older ones)', () => {
     const rows = [stored('a', 7, { leased: 70 }), stored('a', 9, { leased: 90 }), stored('b', 2, { leased: 20 })];
     expect(

@@ -9,7 +9,7 @@ import type { Db } from './pool.js';
 
 const TABLE = 'ticketd_usage';
 const COLUMNS =
-  'sequence, instance, flush_no, stopped, flush_every_ms, ids_leased, ids_handed_out, ids_returned, ids_reclaimed, ids_cached, ids_lost_shutdown, ids_lost_retired, ids_lost_surplus';
+  'sequence, instance, flush_no, stopped, flush_every_ms, ids_leased, ids_handed_out, ids_returned, ids_reclaimed, ids_cached, ids_lost_shutdown, ids_lost_retired, ids_lost_surplus, seconds_left';
 
 /** The store of one backend. */
 export class UsageSql implements UsageStore {
@@ -45,14 +45,15 @@ export class UsageSql implements UsageStore {
       const c = r.counts;
       return [r.sequence, instance, flush, r.stopped ? 1 : 0, r.flushEveryMs, c.leased, c.handedOut, c.returned]
         .concat([c.reclaimed, c.cached, c.abandoned.shutdown, c.abandoned.retired, c.abandoned.surplus])
-        .map((v) => (typeof v === 'number' ? String(v) : v));
+        .map((v): string | null => (typeof v === 'number' ? String(v) : v))
+        .concat([r.secondsLeft === null ? null : String(r.secondsLeft)]);
     });
     // One round trip: the new rows first, so that a failure between the two leaves the older ones, never none.
     await this.#outdatedIfMissing(() =>
       this.#db.withConnection((conn) =>
         conn.query({
           sql:
-            `INSERT INTO ${TABLE} (${COLUMNS}) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}; ` +
+            `INSERT INTO ${TABLE} (${COLUMNS}) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}; ` +
             `DELETE FROM ${TABLE} WHERE instance = ? AND flush_no < ?`,
           values: [...values, instance, String(flush)],
           timeout: this.#db.options.queryTimeoutMs,
@@ -98,6 +99,7 @@ function toRow(r: RowDataPacket): StoredUsageRow {
     flush: n(r.flush_no),
     stopped: n(r.stopped) === 1,
     flushEveryMs: n(r.flush_every_ms),
+    secondsLeft: r.seconds_left === null ? null : n(r.seconds_left),
     ageMs: n(r.age_ms),
     counts: {
       leased: n(r.ids_leased),
