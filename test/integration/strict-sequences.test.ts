@@ -37,7 +37,7 @@ describe('strict sequences', () => {
     // Enough answers for the order to be judged; how many is the machine's load (1,500 quiet, 446 under a full CI run).
     expect(verdict.operations).toBeGreaterThan(200);
     expect(Object.keys(load.statuses)).toEqual(['200']);
-    // One leads; the other two forwarded.
+    // One leads; the other two forwarded to it.
     const shown = await Promise.all(
       fronts.map(
         async (f) =>
@@ -53,7 +53,11 @@ describe('strict sequences', () => {
     const forwarded = await Promise.all(
       fronts.map((f) => metricSum(f.url, 'ticketd_strict_forwarded_requests_total', { sequence: name })),
     );
-    expect(forwarded.filter((n) => n > 0)).toHaveLength(2);
+    const leader = shown.findIndex((s) => s.leader?.self === true);
+    expect(forwarded.filter((n, i) => i !== leader && n > 0)).toHaveLength(2);
+    // The leader may have forwarded a call or two while leadership settled at the start (a CI run saw
+    // one); a leadership that moved during the run would show as many.
+    expect(forwarded[leader]).toBeLessThanOrEqual(5);
   }, 30_000);
 
   it('refuses a block (409 TICKETD_STRICT_NO_BLOCKS), a widening, and a strict-range call to a follower (421)', async () => {
