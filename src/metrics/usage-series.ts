@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { LOSS_REASONS, type UsageCounts } from '../core/usage.js';
+import type { FleetUsage } from '../core/fleet-usage.js';
 import type { TicketService } from '../service/ticket-service.js';
 
 /** This process's counters: one value per sequence, read from its figures at scrape time. */
@@ -69,6 +70,14 @@ export function addUsageSeries(registers: Registry[], service: () => TicketServi
   addFleetGauges(registers, service);
 }
 
+/** The fleet's figures as every gauge reads them: one read shared by a scrape's gauges (FLEET_USAGE_MAX_AGE_MS), none when it failed. */
+async function fleetNow(service: () => TicketService | undefined): Promise<readonly FleetUsage[]> {
+  const read = await service()
+    ?.fleetUsage({ cached: true })
+    .catch(() => undefined);
+  return read?.sequences ?? [];
+}
+
 function addFleetGauges(registers: Registry[], service: () => TicketService | undefined): void {
   // Every process reads the same rows: under --workers, the primary keeps one worker's value (max), not their sum.
   new Gauge({
@@ -79,10 +88,7 @@ function addFleetGauges(registers: Registry[], service: () => TicketService | un
     registers,
     async collect() {
       this.reset();
-      const read = await service()
-        ?.fleetUsage({ cached: true })
-        .catch(() => undefined);
-      for (const s of read?.sequences ?? [])
+      for (const s of await fleetNow(service))
         for (const reason of LOSS_REASONS) this.labels(s.sequence, reason).set(s.lost[reason]);
     },
   });
@@ -95,10 +101,7 @@ function addFleetGauges(registers: Registry[], service: () => TicketService | un
       registers,
       async collect() {
         this.reset();
-        const read = await service()
-          ?.fleetUsage({ cached: true })
-          .catch(() => undefined);
-        for (const s of read?.sequences ?? []) this.labels(s.sequence).set(s[pick]);
+        for (const s of await fleetNow(service)) this.labels(s.sequence).set(s[pick]);
       },
     });
   }
