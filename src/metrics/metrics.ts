@@ -4,7 +4,7 @@
  * from the service when scraped (scraped-series.ts), so the request path pays nothing for them.
  * Every series is declared in those tables; createMetrics only registers them.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { AllocatorEvents } from '../allocator/events.js';
 import { THIS_VERSION } from '../core/versions.js';
 import type { TicketService } from '../service/ticket-service.js';
@@ -14,6 +14,7 @@ import type { WorkerPools } from '../service/worker-pools.js';
 import { allocatorSeries, eventCounters, HTTP_BUCKETS_SECONDS, strictSeries, workerSeries } from './event-series.js';
 import { addLeaseGauges, addScraped } from './scraped-series.js';
 import { addUsageSeries } from './usage-series.js';
+import { BatchedHistogram, type HistogramChild } from './batched-histogram.js';
 import { DEFAULT_RUNS_OUT_WARNING_DAYS } from '../config/settings.js';
 
 export { FETCH_BUCKETS_SECONDS, HTTP_BUCKETS_SECONDS, SKEW_BUCKETS_SECONDS } from './event-series.js';
@@ -36,42 +37,66 @@ export interface TicketdMetrics {
   attach(service: TicketService, workers?: WorkerPools): void;
 }
 
+/** One (route, method, status)'s answers: counted in a plain number, timed in its histogram child. */
+interface AnswerCount {
+  readonly method: string;
+  readonly status: number;
+  readonly labels: { route: string; method: string; code: string };
+  n: number;
+  readonly time: HistogramChild;
+}
+
 /** Counts HTTP answers and their durations (TicketdMetrics.answered). */
 function httpAnswers(registers: Registry[]): TicketdMetrics['answered'] {
   // Counted in plain numbers and handed to prom-client when scraped: its inc() builds a label key per call.
-  const counts = new Map<string, { labels: { route: string; method: string; code: string }; n: number }>();
+  const byRoute = new Map<string, AnswerCount[]>();
   new Counter({
     name: 'ticketd_http_requests_total',
     help: 'HTTP answers, per route (as declared), method and status code.',
     labelNames: ['route', 'method', 'code'],
     registers,
     collect() {
-      for (const c of counts.values()) {
-        this.inc(c.labels, c.n);
-        c.n = 0;
+      for (const counts of byRoute.values()) {
+        for (const c of counts) {
+          this.inc(c.labels, c.n);
+          c.n = 0;
+        }
       }
     },
   });
-  const durations = new Histogram({
+  const durations = new BatchedHistogram({
     name: 'ticketd_http_request_duration_seconds',
     help: 'Time from a request to its answer, per route and method.',
-    labelNames: ['route', 'method'],
-    buckets: [...HTTP_BUCKETS_SECONDS],
+    buckets: HTTP_BUCKETS_SECONDS,
     registers,
   });
-  // Children looked up once per (route, method, status): a label lookup per answer costs more than the answer's counting.
-  const answers = new Map<string, { count: { n: number }; time: Histogram.Internal<string> }>();
+  const timers = new Map<string, HistogramChild>();
+  // Found by route (a constant string), then among its few (method, status) pairs: no key is built per answer.
   return (route, method, status, seconds) => {
-    const key = `${method} ${status} ${route}`;
-    let child = answers.get(key);
-    if (child === undefined) {
-      const count = { labels: { route, method, code: String(status) }, n: 0 };
-      counts.set(key, count);
-      child = { count, time: durations.labels(route, method) };
-      answers.set(key, child);
+    let counts = byRoute.get(route);
+    if (counts === undefined) {
+      counts = [];
+      byRoute.set(route, counts);
     }
-    child.count.n++;
-    child.time.observe(seconds);
+    let count: AnswerCount | undefined;
+    for (const c of counts) {
+      if (c.status === status && c.method === method) {
+        count = c;
+        break;
+      }
+    }
+    if (count === undefined) {
+      const timer = `${method} ${route}`;
+      let time = timers.get(timer);
+      if (time === undefined) {
+        time = durations.child({ route, method });
+        timers.set(timer, time);
+      }
+      count = { method, status, labels: { route, method, code: String(status) }, n: 0, time };
+      counts.push(count);
+    }
+    count.n++;
+    count.time.observe(seconds);
   };
 }
 
