@@ -39,7 +39,7 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /** The fast path of the issuing routes. */
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { service, guards, maxCount, logger, observe, shownTo, audit } = options;
+  const { service, guards, maxCount } = options;
   return (req, res) => {
     const match = PLAIN_PATH.exec(req.url ?? '');
     if (match === null) return false;
@@ -53,33 +53,55 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) return false;
     if (!isNext && mentionsPlainText(headers.accept)) return false;
 
-    const started = performance.now();
-    const route = isNext ? NEXT_ROUTE : IDS_ROUTE;
-    const answer = (reply: HttpAnswer): void => {
-      writeAnswer(res, reply);
-      observe?.(route, method, reply.status, (performance.now() - started) / 1000);
-    };
-    const issued = (ids: IssuedIds): HttpAnswer => (isNext ? nextAnswer(name, ids) : idsAnswer(name, ids, false));
+    const asked: Asked = { options, req, res, name, isNext, started: performance.now() };
+    // Guards first, then the count: the order of the Express route (guards, body, handler).
     const caller = guards.identify(req);
-    const failed = (error: unknown): void => {
-      if (!isExpectedError(error)) logUnexpected(logger, method, (req.url ?? '').split('?')[0]!, error);
-      // A failure after the answer was written (in counting it) cannot replace it: logged only.
-      if (!res.headersSent) answer(problemAnswer(error, shownTo(caller)));
-    };
+    let ids: IssuedIds | Promise<IssuedIds>;
     try {
-      // Guards first, then the count: the order of the Express route (guards, body, handler).
-      const refused = guards.refusal(name, caller, req.socket.remoteAddress);
+      const refused = guards.refusal(name, caller, req);
       if (refused !== undefined) {
-        audit?.refused(caller, `${method} ${route}`, name, refused);
+        options.audit?.refused(caller, `${method} ${isNext ? NEXT_ROUTE : IDS_ROUTE}`, name, refused);
         throw refused;
       }
-      const count = isNext ? 1 : parseCount(match[3], maxCount);
-      const ids = service.issue(name, count, caller);
-      if (ids instanceof Promise) ids.then((waited) => answer(issued(waited))).catch(failed);
-      else answer(issued(ids));
+      ids = service.issue(name, isNext ? 1 : parseCount(match[3], maxCount), caller);
     } catch (error) {
-      failed(error);
+      failed(asked, caller, error);
+      return true;
     }
+    // Answered here when the cache covered the request (almost always): no closure is made for it.
+    if (!(ids instanceof Promise)) answer(asked, issued(asked, ids));
+    else
+      ids.then(
+        (waited) => answer(asked, issued(asked, waited)),
+        (error: unknown) => failed(asked, caller, error),
+      );
     return true;
   };
+}
+
+/** One request the fast path took, and what its answer needs. */
+interface Asked {
+  readonly options: FastPathOptions;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly name: string;
+  readonly isNext: boolean;
+  readonly started: number;
+}
+
+function issued(asked: Asked, ids: IssuedIds): HttpAnswer {
+  return asked.isNext ? nextAnswer(asked.name, ids) : idsAnswer(asked.name, ids, false);
+}
+
+function answer(asked: Asked, reply: HttpAnswer): void {
+  writeAnswer(asked.res, reply);
+  const route = asked.isNext ? NEXT_ROUTE : IDS_ROUTE;
+  asked.options.observe?.(route, asked.req.method!, reply.status, (performance.now() - asked.started) / 1000);
+}
+
+function failed(asked: Asked, caller: Caller, error: unknown): void {
+  const { req, res, options } = asked;
+  if (!isExpectedError(error)) logUnexpected(options.logger, req.method, (req.url ?? '').split('?')[0]!, error);
+  // A failure after the answer was written (in counting it) cannot replace it: logged only.
+  if (!res.headersSent) answer(asked, problemAnswer(error, options.shownTo(caller)));
 }

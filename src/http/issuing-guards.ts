@@ -16,7 +16,7 @@ export interface IssuingGuards {
   /** Who sent the request, counted (request-caller.ts); for the fast path, which answers the request alone. */
   identify(req: IncomingMessage): Caller;
   /** Why this caller may not issue from `name`, or undefined; an admitted request takes from its rate-limit bucket (a peer's: none). */
-  refusal(name: string, caller: Caller, address: string | undefined): TicketdError | undefined;
+  refusal(name: string, caller: Caller, req: IncomingMessage): TicketdError | undefined;
   /** The same checks as Express middleware (routes with `:name`). */
   readonly middleware: readonly RequestHandler[];
 }
@@ -31,8 +31,9 @@ export function issuingGuards(
   const limiter = perSecond === undefined ? undefined : createRateLimiter(perSecond);
   return {
     identify: (req) => callerOnce(req, credentials, count),
-    refusal: (name, caller, address) =>
-      clientTokenRefusal(credentials, name, caller) ?? (caller.peer ? undefined : limiter?.admit(caller, address)),
+    refusal: (name, caller, req) =>
+      clientTokenRefusal(credentials, name, caller) ??
+      (caller.peer || limiter === undefined ? undefined : limiter.admit(caller, req.socket.remoteAddress)),
     middleware: [requireClientToken(credentials), ...(limiter === undefined ? [] : [rateLimitGuard(limiter)])],
   };
 }
