@@ -33,7 +33,8 @@ export function firstId(ids: IssuedIds): string {
 }
 
 function isQuoted(ids: IssuedIds): ids is QuotedRun {
-  return 'parts' in ids;
+  // Not `'parts' in ids`: on the ranges of every ordered answer, that walks their prototypes.
+  return !Array.isArray(ids) && !(ids instanceof BigUint64Array);
 }
 
 /** `head`, the quoted IDs without their last comma, then `tail`. */
