@@ -5,43 +5,29 @@
  * under it (a reset it would have to read as a failure), but opens one to another front end instead.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 
 /** How often a drain ends keep-alive connections that have gone idle. */
 const IDLE_SWEEP_MS = 50;
 
-/** The connection's latest answer (its request's, while that is in flight); kept on the socket itself. */
-const LATEST = Symbol('ticketd.latestAnswer');
-
-type TrackedSocket = Socket & { [LATEST]?: ServerResponse };
-
-/** The connections a listener has answered on, and whether it is draining. */
+/** The answers in flight on a listener, and whether it is draining. */
 interface Answers {
-  readonly sockets: Set<TrackedSocket>;
+  readonly open: Set<ServerResponse>;
   closing: boolean;
 }
 
 const listeners = new WeakMap<Server, Answers>();
 
-/**
- * Keeps track of the answers in flight on `server`, for drain(). Call once, before it serves. A request
- * costs one property write: a connection answers in order, so its latest answer is the one to close it
- * with (a pipelined request's answer comes last), and a connection is added once, on its first request.
- */
+/** Keeps track of the answers in flight on `server`, for drain(). Call once, before it serves. */
 export function trackAnswers(server: Server): void {
-  const answers: Answers = { sockets: new Set(), closing: false };
+  const answers: Answers = { open: new Set(), closing: false };
   listeners.set(server, answers);
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     if (answers.closing) {
       res.shouldKeepAlive = false;
       return;
     }
-    const socket = req.socket as TrackedSocket;
-    if (socket[LATEST] === undefined) {
-      answers.sockets.add(socket);
-      socket.once('close', () => answers.sockets.delete(socket));
-    }
-    socket[LATEST] = res;
+    answers.open.add(res);
+    res.once('close', () => answers.open.delete(res));
   });
 }
 
@@ -50,10 +36,7 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   const answers = listeners.get(server);
   if (answers !== undefined) {
     answers.closing = true;
-    for (const socket of answers.sockets) {
-      const res = socket[LATEST];
-      if (res !== undefined && !res.headersSent) res.shouldKeepAlive = false;
-    }
+    for (const res of answers.open) if (!res.headersSent) res.shouldKeepAlive = false;
   }
   const closed = new Promise<void>((done) => server.close(() => done()));
   const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
