@@ -64,6 +64,15 @@ export class BatchedHistogram {
     };
   }
 
+  /** Zeroes every label set's counts (what a registry's resetMetrics() asks of each metric). */
+  reset(): void {
+    for (const child of this.#children) {
+      child.counts.fill(0);
+      child.sum = 0;
+      child.count = 0;
+    }
+  }
+
   /** The series: per label set, cumulative buckets (`le` first), +Inf, sum and count. */
   get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: SeriesValue[] }> {
     const values: SeriesValue[] = [];

@@ -61,4 +61,14 @@ describe('BatchedHistogram', () => {
       'ticketd_http_request_duration_seconds_count{route="/v1/sequences/:name/ids",method="POST"} 4',
     );
   });
+
+  test('resetMetrics() zeroes its counts (the label sets stay: the request path holds them)', async () => {
+    const { ours } = both();
+    ours.resetMetrics();
+    const text = await ours.metrics();
+    expect(text).toContain(
+      'ticketd_http_request_duration_seconds_count{route="/v1/sequences/:name/next",method="GET"} 0',
+    );
+    expect(text).not.toMatch(/ [1-9][0-9]*$/m);
+  });
 });
