@@ -7,7 +7,7 @@
  * peer down. Every ID any front end served is recorded; none may repeat.
  */
 import mysql, { type RowDataPacket } from 'mysql2/promise';
-import { createTicketClient } from 'ticketd-client';
+import { createTicketClient, type TicketClientEvent } from 'ticketd-client';
 import type { RunningTicketd } from '../../src/server.js';
 import { describeEachEngine } from '../support/engines.js';
 import { IdLedger, sleep } from '../support/id-ledger.js';
@@ -149,7 +149,13 @@ describeEachEngine('giving unused IDs back', (engine) => {
 
   it('the Node client gives its unused leased IDs back on close(), and a front end serves them', async () => {
     expect(await putSequence(admin.url, 'gb_client', { blockSize: Number(BLOCK), reuse: true })).toBe(201);
-    const client = createTicketClient({ urls: [admin.url], sequence: 'gb_client', prefetchBelowRatio: 0.9 });
+    const events: TicketClientEvent[] = [];
+    const client = createTicketClient({
+      urls: [admin.url],
+      sequence: 'gb_client',
+      prefetchBelowRatio: 0.9,
+      onEvent: (e) => events.push(e),
+    });
     const ledger = new IdLedger();
     for (const id of await client.nextBatch(25)) ledger.record(String(id), 'client');
     await client.close();
@@ -157,6 +163,13 @@ describeEachEngine('giving unused IDs back', (engine) => {
       ...(await returnedRows(pair.a.url, 'gb_client')),
       ...(await returnedRows(pair.b.url, 'gb_client')),
     ];
+    // close() told of each block it gave back, and what it told is what the backends hold.
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.map((e) => e.type)).toEqual(events.map(() => 'returned'));
+    expect(events.map((e) => [e.first, e.last]).sort((x, y) => (x[0]! < y[0]! ? -1 : 1))).toEqual(
+      returned.map(([f, l]) => [f, l]).sort((x, y) => (x[0]! < y[0]! ? -1 : 1)),
+    );
+    expect(events.reduce((n, e) => n + e.count, 0n)).toBe(returned.reduce((n, [f, l]) => n + l - f + 1n, 0n));
     const handed = [...ledger.ids()].map(BigInt);
     // Every ID from the 26th of its block on came back, and none it handed out.
     expect(returned.length).toBeGreaterThan(0);
@@ -168,5 +181,35 @@ describeEachEngine('giving unused IDs back', (engine) => {
     const reused = [...ledger.ids()].map(BigInt).filter((id) => inside(returned, id)).length;
     expect(reused).toBe(returned.reduce((n, [f, l]) => n + Number(l - f + 1n), 0));
     expect(ledger.repeats).toEqual([]);
+  }, 60_000);
+
+  it('the Node client reports what it could not give back: a return-failed event per block, its IDs a gap', async () => {
+    expect(await putSequence(admin.url, 'gb_unreached', { blockSize: Number(BLOCK), reuse: true })).toBe(201);
+    const gone = await startInProcess(pair.backendsUrl);
+    const events: TicketClientEvent[] = [];
+    const client = createTicketClient({
+      urls: [gone.url],
+      sequence: 'gb_unreached',
+      giveBackTimeoutMs: 500,
+      onEvent: (e) => events.push(e),
+    });
+    const handed = await client.nextBatch(5);
+    // The only front end it knows is gone before it closes.
+    await gone.close();
+    await client.close();
+    expect(events.length).toBeGreaterThan(0);
+    for (const e of events) {
+      expect(e.type).toBe('return-failed');
+      if (e.type !== 'return-failed') continue;
+      expect(e.count).toBe(e.last - e.first + 1n);
+      expect(e.error).toContain('no ticketd took back IDs');
+    }
+    const highest = handed.reduce((m, id) => (id > m ? id : m), 0n);
+    expect(events.some((e) => e.first === highest + 1n)).toBe(true);
+    // Nothing of it was recorded: those IDs are a gap, never served again.
+    expect([
+      ...(await returnedRows(pair.a.url, 'gb_unreached')),
+      ...(await returnedRows(pair.b.url, 'gb_unreached')),
+    ]).toEqual([]);
   }, 60_000);
 });

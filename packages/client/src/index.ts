@@ -1,5 +1,6 @@
 /** ticketd-client: lease blocks of IDs from ticketd and hand them out in-process. No dependencies. */
 export { createTicketClient, type TicketClient, type TicketClientOptions } from './ticket-client.js';
+export type { TicketClientEvent } from './give-back.js';
 export { fetchIdCodec, type CodecOptions, type IdCodec } from './id-codec.js';
 export {
   ClockMovedBackError,

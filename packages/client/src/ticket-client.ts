@@ -12,7 +12,7 @@ import { fetchIdCodec, type IdCodec, type OpaqueCodec } from './id-codec.js';
 import type { IdPermutation } from './id-permutation.js';
 import { askInTurn, getJson, requestInit, type Attempt } from './requests.js';
 import { STRICT_NO_BLOCKS, StrictIds } from './strict-ids.js';
-import { giveBack, type UnusedTail } from './give-back.js';
+import { giveBack, type TicketClientEvent, type UnusedTail } from './give-back.js';
 
 /** Options of a client. */
 export interface TicketClientOptions extends TlsMaterial {
@@ -35,6 +35,8 @@ export interface TicketClientOptions extends TlsMaterial {
    * blocks ticketd leased with a `lease` (sequences that take IDs back) are given back.
    */
   readonly giveBackTimeoutMs?: number;
+  /** Told what close() gave back and what it could not, one event per leased block (TicketClientEvent). */
+  readonly onEvent?: (event: TicketClientEvent) => void;
 }
 
 /** A client of one sequence. */
@@ -215,8 +217,10 @@ class BlockClient implements TicketClient {
     const tails: UnusedTail[] = [];
     // An opaque block's chunk is encoded ahead: its IDs from #pos on were not handed out.
     const next = this.#encoder === undefined ? this.#cur : this.#cur - BigInt(this.#end - this.#pos);
-    if (this.#curLease !== undefined && next <= this.#last) tails.push({ lease: this.#curLease, from: next });
-    for (const b of this.#blocks) if (b.lease !== undefined) tails.push({ lease: b.lease, from: b.first });
+    if (this.#curLease !== undefined && next <= this.#last)
+      tails.push({ lease: this.#curLease, from: next, last: this.#last });
+    for (const b of this.#blocks)
+      if (b.lease !== undefined) tails.push({ lease: b.lease, from: b.first, last: b.last });
     return tails;
   }
 
@@ -279,7 +283,8 @@ class BlockClient implements TicketClient {
     const leased = this.#lease()
       .then((block) => {
         if (!this.#closed) this.#blocks.push(block);
-        else if (block.lease !== undefined) this.#late.push({ lease: block.lease, from: block.first });
+        else if (block.lease !== undefined)
+          this.#late.push({ lease: block.lease, from: block.first, last: block.last });
       })
       .finally(() => {
         this.#inFlight--;
