@@ -46,6 +46,19 @@ function mean(rows: readonly WrkResult[], name: string): number {
   return of.reduce((s, r) => s + r.idsPerSecond, 0) / Math.max(1, of.length);
 }
 
+/** Each round's rate of `name` ÷ the same round's rate of `base`, and their median: `0.91 0.88 0.93 (0.91)`. */
+function perRound(rows: readonly WrkResult[], name: string, base: string): string {
+  const of = rows.filter((r) => r.name === name);
+  const under = rows.filter((r) => r.name === base);
+  const ratios = of.map((r, k) => r.idsPerSecond / under[k]!.idsPerSecond);
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const median =
+    sorted.length % 2 === 1
+      ? sorted[(sorted.length - 1) / 2]!
+      : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  return `${ratios.map((r) => r.toFixed(2)).join(' ')} (${median.toFixed(2)})`;
+}
+
 async function main(): Promise<void> {
   const before = process.env.BENCH_BEFORE;
   if (before === undefined)
@@ -102,8 +115,14 @@ async function main(): Promise<void> {
       }
     }
     for (const build of ['after', 'before']) {
+      const next = perRound(rows, `${build} next`, 'node:http next');
+      const one = perRound(rows, `${build} ids?count=1`, 'node:http ids?count=1');
+      const opaque = perRound(rows, `${build} opaque count=1000`, `${build} ordered count=1000`);
       console.log(
-        `${build}: next ${(mean(rows, `${build} next`) / mean(rows, 'node:http next')).toFixed(2)}× node:http, ids?count=1 ${(mean(rows, `${build} ids?count=1`) / mean(rows, 'node:http ids?count=1')).toFixed(2)}× node:http, opaque/ordered count=1000 ${(mean(rows, `${build} opaque count=1000`) / mean(rows, `${build} ordered count=1000`)).toFixed(2)}×`,
+        `${build}: next ${(mean(rows, `${build} next`) / mean(rows, 'node:http next')).toFixed(2)}× node:http, ids?count=1 ${(mean(rows, `${build} ids?count=1`) / mean(rows, 'node:http ids?count=1')).toFixed(2)}× node:http, opaque/ordered count=1000 ${(mean(rows, `${build} opaque count=1000`) / mean(rows, `${build} ordered count=1000`)).toFixed(2)}× (means of the rates)`,
+      );
+      console.log(
+        `${build}, per round (median): next ÷ node:http ${next} · ids?count=1 ÷ node:http ${one} · opaque ÷ ordered ${opaque}`,
       );
     }
   } finally {
