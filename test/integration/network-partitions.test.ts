@@ -255,6 +255,14 @@ const CUT_MS = 8000;
           .map((h) => `${h.name} ${stops(h).length} refusals`)
           .join(', ')}; skew events ${skewEvents.length} ${JSON.stringify(skewEvents.map((e) => [e.name, e.skewMs]))}`,
       );
+      // What each of B's holders saw from the cut to the heal, in ms from the cut: why one stopped, when one did.
+      for (const h of ownedByB)
+        console.log(
+          `partition (d) ${h.name}: ${h.events
+            .filter((e) => e.at >= cutAt && e.at <= healedAt && e.type !== 'renewed')
+            .map((e) => `${e.type}@${e.at - cutAt}${e.type === 'error' ? `(${String(e.code)})` : ''}`)
+            .join(', ')}`,
+        );
       expect(repeats).toEqual([]);
       expect(overlaps).toEqual([]);
       expect(ownedByB.length).toBeGreaterThan(0);

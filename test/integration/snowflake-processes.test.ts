@@ -184,7 +184,12 @@ describe('Snowflake generators in real processes', () => {
       expect(by('ahead')).toBe(0);
       expect(ahead.events.some((e) => e.type === 'skew')).toBe(true);
     }
-    // The paused holder found its lease over when it woke.
+    // The paused holder found its lease over when it woke. Its events, in ms from t0 (it paused at 6,000
+    // and woke at 11,000), say why when it did not.
+    const paused = fleet[2]!.events.map(
+      (e) => `${e.type}@${e.at - t0}${e.type === 'lease-ended' ? `(${String(e.reason)})` : ''}`,
+    );
+    console.log(`fleet: the paused holder's events: ${paused.join(', ')}`);
     expect(fleet[2]!.events.some((e) => e.type === 'lease-ended' && e.at >= t0 + 11_000)).toBe(true);
   }, 90_000);
 });
