@@ -32,7 +32,8 @@ export function firstId(ids: IssuedIds): string {
   return ids instanceof BigUint64Array ? ids[0]!.toString() : ids[0]!.first.toString();
 }
 
-function isQuoted(ids: IssuedIds): ids is QuotedRun {
+/** True for opaque IDs written already (the encoder's QuotedRun), told apart from ranges and BigUint64Arrays. */
+export function isQuoted(ids: IssuedIds): ids is QuotedRun {
   // Not `'parts' in ids`: on the ranges of every ordered answer, that walks their prototypes.
   return !Array.isArray(ids) && !(ids instanceof BigUint64Array);
 }

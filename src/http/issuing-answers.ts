@@ -1,9 +1,8 @@
 /** What the issuing routes read from a request and answer, shared by the Express routes and the fast path. */
 import { BadRequestError } from '../core/errors.js';
-import type { IdRange } from '../core/blocks.js';
 import type { IssuedIds } from '../service/opaque-ids.js';
 import { JSON_TYPE, TEXT_TYPE, type HttpAnswer } from './answer.js';
-import { firstId, idsAsJson, idsAsLines } from './format-ids.js';
+import { firstId, idsAsJson, idsAsLines, isQuoted } from './format-ids.js';
 import { shown } from '../util/error-text.js';
 
 /** The routes as declared: the `route` label of ticketd_http_* series. */
@@ -53,13 +52,8 @@ export function idsAnswer(sequence: string, ids: IssuedIds, plainText: boolean):
 
 /** True when the IDs are exactly one. */
 function isOneId(ids: IssuedIds): boolean {
-  // Ordered ranges first, by Array.isArray: `'parts' in` an array walks its prototypes.
-  if (isRanges(ids)) return ids.length === 1 && ids[0]!.first === ids[0]!.last;
-  return ids instanceof BigUint64Array ? ids.length === 1 : ids.count === 1;
-}
-
-function isRanges(ids: IssuedIds): ids is readonly IdRange[] {
-  return Array.isArray(ids);
+  if (isQuoted(ids)) return ids.count === 1;
+  return ids instanceof BigUint64Array ? ids.length === 1 : ids.length === 1 && ids[0]!.first === ids[0]!.last;
 }
 
 /** Below this, copying the body into a string costs less than a second socket write. */
