@@ -15,6 +15,15 @@ function unmentioned(readme: string, names: Iterable<string>): string[] {
   );
 }
 
+/** The `type`s of a union of event objects declared as `export type NAME =` in `file`, and their other fields. */
+function eventsOf(file: string, name: string): { types: string[]; fields: string[] } {
+  const declared = readFileSync(file, 'utf8').split(`export type ${name} =`)[1]!.split('\n\n')[0]!;
+  return {
+    types: [...declared.matchAll(/type: '([a-z-]+)'/g)].map((m) => m[1]!),
+    fields: [...declared.matchAll(/readonly (\w+):/g)].map((m) => m[1]!).filter((f) => f !== 'type'),
+  };
+}
+
 describe("the clients' READMEs cover their public API", () => {
   it('the Node client: every export of its index, and every field of every SnowflakeEvent and TicketClientEvent', () => {
     const index = readFileSync('packages/client/src/index.ts', 'utf8');
@@ -25,21 +34,15 @@ describe("the clients' READMEs cover their public API", () => {
         .filter((s) => s !== ''),
     );
     expect(exported.length).toBeGreaterThan(30);
-    const events = readFileSync('packages/client/src/lease-keeper.ts', 'utf8')
-      .split('export type SnowflakeEvent =')[1]!
-      .split('\n\n')[0]!;
-    const fields = [...events.matchAll(/readonly (\w+):/g)].map((m) => m[1]!).filter((f) => f !== 'type');
-    const types = [...events.matchAll(/type: '([a-z-]+)'/g)].map((m) => m[1]!);
-    expect(types).toHaveLength(8);
+    const snowflake = eventsOf('packages/client/src/lease-keeper.ts', 'SnowflakeEvent');
+    expect(snowflake.types).toHaveLength(8);
     // And what close() reports of the blocks it gives back.
-    const returns = readFileSync('packages/client/src/give-back.ts', 'utf8')
-      .split('export type TicketClientEvent =')[1]!
-      .split('\n\n')[0]!;
-    const returnFields = [...returns.matchAll(/readonly (\w+):/g)].map((m) => m[1]!).filter((f) => f !== 'type');
-    const returnTypes = [...returns.matchAll(/type: '([a-z-]+)'/g)].map((m) => m[1]!);
-    expect(returnTypes).toEqual(['returned', 'return-failed']);
+    const returns = eventsOf('packages/client/src/give-back.ts', 'TicketClientEvent');
+    expect(returns.types).toEqual(['returned', 'return-failed']);
     const readme = readFileSync('packages/client/README.md', 'utf8');
-    expect(unmentioned(readme, [...exported, ...fields, ...types, ...returnFields, ...returnTypes])).toEqual([]);
+    expect(
+      unmentioned(readme, [...exported, ...snowflake.fields, ...snowflake.types, ...returns.fields, ...returns.types]),
+    ).toEqual([]);
   });
 
   it('the Python client: every name of __all__, and every on_event type and field', () => {
